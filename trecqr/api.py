@@ -1,0 +1,134 @@
+"""The Python API: ``trecqr.evaluate(qrels, run, measures) -> Results``.
+
+qrels and run may be paths (``.gz`` and ``-`` accepted), pytrec_eval-style dicts
+(``{qid: {docno: grade|score}}``), pandas DataFrames with ir_measures' columns, or already
+parsed :class:`~trecqr.formats.Run` / :class:`~trecqr.formats.Qrels`. Measures are trec_eval
+names (``map``, ``P.5,10``, ``ndcg_cut.3``, nicknames such as ``all_trec``) or ir_measures names
+(``nDCG@3``, ``RR@3``, ``R@100``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
+                      run_from_dict, run_from_frame)
+from .measures.selection import select
+from .scorer.evaluator import EvalContext, Evaluation, evaluate_rankings
+from .scorer.options import Options
+from .scorer.rankings import build_rankings
+
+
+def _is_frame(obj) -> bool:
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def load_run(run, *, comments: bool = True) -> Run:
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, dict):
+        return run_from_dict(run)
+    if _is_frame(run):
+        return run_from_frame(run)
+    return read_run(run, comments=comments)
+
+
+def load_qrels(qrels, *, comments: bool = True) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, dict):
+        return qrels_from_dict(qrels)
+    if _is_frame(qrels):
+        return qrels_from_frame(qrels)
+    return read_qrels(qrels, comments=comments)
+
+
+def score_trec(qrels, run, measures=None, options: Options | None = None, *,
+               zscores=None) -> Evaluation:
+    """trec_eval's computation: parsed inputs and ``-m`` style measure arguments."""
+    options = options or Options()
+    comments = options.v10
+    if isinstance(measures, str):
+        measures = [measures]
+    selection = select(list(measures or []), options.compat)
+    q = load_qrels(qrels, comments=comments)
+    r = load_run(run, comments=comments)
+    rankings = build_rankings(r, q, options)
+    return evaluate_rankings(EvalContext(rankings, options, r, q), selection, zscores)
+
+
+@dataclass
+class Results:
+    """Per-topic and summary values of an evaluation, keyed by measure name."""
+
+    evaluation: Evaluation
+    names: dict  # output name -> name as the caller wrote it
+
+    def aggregate(self) -> dict:
+        """{measure name: summary value} over the evaluated topics (``all`` in trec_eval)."""
+        out = {}
+        for c in self.evaluation.columns:
+            if c.measure.summary == "none":
+                continue
+            out[self.names.get(c.name, c.name)] = float(c.summary)
+        return out
+
+    def per_query(self) -> dict:
+        """{qid: {measure name: value}} for every evaluated topic."""
+        cols = [c for c in self.evaluation.columns if c.measure.summary != "none"
+                or c.measure.per_query]
+        result = {}
+        for i, qid in enumerate(self.evaluation.qids):
+            result[qid] = {self.names.get(c.name, c.name): _py(c.values[i]) for c in cols
+                           if c.measure.name != "runid"}
+        return result
+
+    def to_dataframe(self):
+        """Long format: one row per (qid, measure); qid ``all`` holds the summary."""
+        import pandas as pd
+
+        rows = [(qid, m, v) for qid, vals in self.per_query().items() for m, v in vals.items()]
+        rows += [("all", m, v) for m, v in self.aggregate().items()]
+        return pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+
+
+def _py(v):
+    return v if isinstance(v, str) else float(v)
+
+
+def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: int | None = None,
+             judged_only: bool = False, complete: bool = False, compat: str = "9.0.8",
+             zscores=None) -> Results:
+    """Score a run against qrels.
+
+    Options are trec_eval's: relevance_level (-l), max_docs (-M), judged_only (-J),
+    complete (-c), compat ("9.0.8" default, or "10.0").
+    """
+    from .measures.names import split_measures
+
+    options = Options(relevance_level=relevance_level,
+                      max_docs=sys.maxsize if max_docs is None else max_docs,
+                      judged_only=judged_only, complete=complete, compat=compat)
+    trec_args, irm = split_measures(measures)
+    return split_and_score(qrels, run, trec_args, irm, options, zscores)
+
+
+def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Results:
+    """Evaluate trec_eval-style arguments, then ir_measures-style names (if any)."""
+    comments = options.v10
+    q = load_qrels(qrels, comments=comments)
+    r = load_run(run, comments=comments)
+    names: dict = {}
+    ev = score_trec(q, r, trec_args if trec_args or not irm else ["runid"], options,
+                    zscores=zscores)
+    if irm:
+        from .measures.names import score_ir_measures
+
+        score_ir_measures(q, r, irm, options, ev, names)
+    return Results(ev, names)
+
+
+def _fspath(x):
+    return os.fspath(x) if isinstance(x, os.PathLike) else x

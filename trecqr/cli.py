@@ -1,0 +1,123 @@
+"""Command line: thin click commands over the Python API.
+
+``trecqr eval [OPTIONS] QRELS RUN`` takes trec_eval's own options and prints its output byte
+for byte. Bad input is one line ``file:line: what is wrong`` on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import click
+
+from .errors import InputError, TrecqrError, UsageError
+
+
+def _fail(message: str) -> None:
+    click.echo(message, err=True)
+    sys.exit(2)
+
+
+def _run_guarded(fn):
+    """Run fn, turning our errors (and anything unexpected) into one line and exit status 2."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn()
+        except InputError as exc:
+            _flush_warnings(caught)
+            _fail(str(exc))
+        except UsageError as exc:
+            _fail(f"trecqr: {exc}")
+        except TrecqrError as exc:
+            _fail(f"trecqr: {exc}")
+        except MemoryError:
+            _fail("trecqr: out of memory")
+        except BrokenPipeError:
+            sys.exit(1)
+        _flush_warnings(caught)
+    return result
+
+
+def _flush_warnings(caught) -> None:
+    seen = set()
+    for w in caught:
+        text = str(w.message)
+        if text not in seen:
+            seen.add(text)
+            click.echo(f"trecqr: warning: {text}", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["--help"]})
+@click.version_option(package_name="trecqr")
+def main():
+    """trecqr: trec_eval-exact evaluation for conversational search and query suggestion."""
+
+
+@main.command("eval", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("qrels", type=str)
+@click.argument("run", type=str)
+@click.option("-q", "query", is_flag=True, help="Print per-topic values as well as the summary.")
+@click.option("-c", "complete", is_flag=True,
+              help="Average over every qrels topic; topics missing from the run count 0.")
+@click.option("-n", "nosummary", is_flag=True, help="No summary ('all') rows.")
+@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
+@click.option("-M", "max_docs", type=int, default=None, metavar="N",
+              help="Keep the first N documents of each topic (after tie-breaking).")
+@click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
+              help="Minimum grade counted relevant.")
+@click.option("-N", "num_docs", type=int, default=None, metavar="N",
+              help="Number of documents in the collection (accepted, as trec_eval).")
+@click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
+              help="Measure or nickname (official, all_trec, ...); repeatable.")
+@click.option("-R", "rel_format", default="qrels", show_default=True, metavar="FORMAT",
+              help="Relevance file format: qrels, prefs, qrels_prefs, qrels_jg.")
+@click.option("-Z", "zscores", default=None, metavar="FILE",
+              help="Print z-scores using the per-topic mean/stddev in FILE.")
+@click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
+              show_default=True, help="trec_eval version to reproduce.")
+@click.option("--format", "fmt", type=click.Choice(["trec", "json", "jsonl", "csv", "tsv"]),
+              default="trec", show_default=True, help="Output format.")
+@click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimal places of float values.")
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
+@click.option("--engine", type=click.Choice(["native", "pytrec_eval"]), default="native",
+              show_default=True, help="native, or delegate computation to pytrec_eval.")
+@click.option("--quiet", is_flag=True, help="No coverage line on stderr.")
+def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, level,
+                 num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
+                 quiet):
+    """Evaluate RUN against QRELS, as trec_eval does (same options, same output)."""
+    from .report.outputs import render
+    from .scorer.options import Options
+    from .scorer.run_eval import run_trec_eval
+    from .formats.writer import atomic_write_text
+
+    def job():
+        if max_docs is not None and max_docs < 0:
+            raise UsageError(f"-M must not be negative (got {max_docs})")
+        options = Options(relevance_level=level,
+                          max_docs=sys.maxsize if max_docs is None else max_docs,
+                          judged_only=judged_only, complete=complete, compat=compat)
+        ev = run_trec_eval(qrels, run, list(measures), options, rel_format=rel_format,
+                           zscores=zscores, engine=engine)
+        text = render(ev, fmt, query=query, summary=not nosummary, places=places)
+        atomic_write_text(output, text)
+        if not quiet:
+            click.echo(coverage_line(ev), err=True)
+
+    _run_guarded(job)
+
+
+def coverage_line(ev) -> str:
+    rk = ev.rankings
+    def few(names):
+        shown = ", ".join(names[:5])
+        return f" ({shown}{', ...' if len(names) > 5 else ''})" if names else ""
+    return (f"trecqr: {len(ev.qids)} topics evaluated; {len(rk.qrels_only)} only in qrels"
+            f"{few(rk.qrels_only)}; {len(rk.run_only)} only in run{few(rk.run_only)}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

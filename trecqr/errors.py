@@ -1,0 +1,31 @@
+"""Errors that carry a `file:line:` location.
+
+Every problem with user input becomes an :class:`InputError`; the CLI prints it as one line
+``file:line: what is wrong`` and exits with status 2, so a messy run file never produces a
+traceback or a partial result.
+"""
+
+from __future__ import annotations
+
+
+class TrecqrError(Exception):
+    """Base class of every error trecqr raises on purpose."""
+
+
+class InputError(TrecqrError, ValueError):
+    """Bad input: a file, a line in it (1-based, or None), and what is wrong."""
+
+    def __init__(self, source: str, line: int | None, message: str):
+        self.source = source
+        self.line = line
+        self.message = message
+        super().__init__(self.location() + message)
+
+    def location(self) -> str:
+        if self.line is None:
+            return f"{self.source}: "
+        return f"{self.source}:{self.line}: "
+
+
+class UsageError(TrecqrError, ValueError):
+    """Bad options or measure names (reported as ``trecqr: message``)."""

@@ -1,0 +1,140 @@
+"""TREC run files: ``qid Q0 docno rank score runid`` (extra fields ignored, as trec_eval does).
+
+A :class:`Run` holds one Arrow/numpy column per field; the rank column is not kept because
+trec_eval ignores it (rankings are rebuilt from scores). ``runid`` is the runid of the last
+line, which is what trec_eval prints.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from .textio import Source, arrow_fields, python_lines, read_source
+from .writer import atomic_write_lines
+
+RUN_FIELDS = "qid Q0 docno rank score runid"
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+
+
+@dataclass
+class Run:
+    """A ranked-retrieval run as columns: one row per (qid, docno, score) line."""
+
+    qid: pa.Array
+    docno: pa.Array
+    score: np.ndarray
+    runid: str = "trecqr"
+    source: str = "<run>"
+    _raw: Source | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+    def locate(self, predicate) -> list[int]:
+        """Line numbers (1-based) of lines whose fields satisfy predicate (error path only)."""
+        src = self._raw
+        if src is None:
+            try:
+                src = read_source(self.source)
+            except InputError:
+                return []
+        return [n for n, f in python_lines(src, comments=True) if predicate(f)]
+
+
+def parse_score(text: str) -> float | None:
+    """trec_eval reads scores with atof; we accept only complete, finite decimal numbers."""
+    if not _NUMBER.match(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _python_run(src: Source, comments: bool) -> Run:
+    qids, docnos, scores, runid = [], [], [], None
+    for number, fields in python_lines(src, comments=comments):
+        if len(fields) < 6:
+            raise InputError(src.name, number,
+                             f"expected at least 6 fields ({RUN_FIELDS}), found {len(fields)}")
+        score = parse_score(fields[4])
+        if score is None:
+            raise InputError(src.name, number, f"score {fields[4]!r} is not a finite number")
+        qids.append(fields[0])
+        docnos.append(fields[2])
+        scores.append(score)
+        runid = fields[5]
+    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
+               np.asarray(scores, dtype=np.float64), runid or "trecqr", src.name, src)
+
+
+def read_run(path, *, comments: bool = True) -> Run:
+    """Read a TREC run file (path, ``-`` for stdin, ``.gz``, or a binary file object).
+
+    ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
+    comments, so under that compatibility a ``#`` line is read as data.
+    """
+    src = read_source(path)
+    table = arrow_fields(src, comments=comments)
+    if table is None or table.num_columns < 6 or table.num_rows == 0:
+        return _python_run(src, comments)
+    try:
+        score = pc.cast(table.column(4), pa.float64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return _python_run(src, comments)  # locates and reports the bad score
+    if not np.isfinite(score).all():
+        return _python_run(src, comments)
+    qid = table.column(0).combine_chunks()
+    docno = table.column(2).combine_chunks()
+    runid = table.column(5)[table.num_rows - 1].as_py()
+    keep = src if src.name == "<stdin>" else None
+    return Run(qid, docno, score, runid, src.name, keep)
+
+
+def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") -> Run:
+    """pytrec_eval's ``{qid: {docno: score}}``."""
+    qids, docnos, scores = [], [], []
+    for qid, docs in run.items():
+        if not isinstance(docs, dict):
+            raise InputError(source, None, f"query {qid!r}: expected a dict of docno -> score")
+        qids.extend([str(qid)] * len(docs))
+        docnos.extend(str(d) for d in docs)
+        scores.extend(docs.values())
+    try:
+        arr = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(source, None, "scores must be numbers") from None
+    if not np.isfinite(arr).all():
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise InputError(source, None,
+                         f"query {qids[bad]!r} doc {docnos[bad]!r}: score is NaN or infinite")
+    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), arr, runid, source)
+
+
+def run_from_frame(frame, source: str = "<run DataFrame>", runid: str = "trecqr") -> Run:
+    """A pandas DataFrame with ir_measures' columns ``query_id, doc_id, score``."""
+    missing = {"query_id", "doc_id", "score"} - set(frame.columns)
+    if missing:
+        raise InputError(source, None, f"missing columns: {', '.join(sorted(missing))}")
+    arr = np.asarray(frame["score"], dtype=np.float64)
+    if not np.isfinite(arr).all():
+        raise InputError(source, None, "score column has NaN or infinite values")
+    return Run(pa.array(frame["query_id"].astype(str), pa.string()),
+               pa.array(frame["doc_id"].astype(str), pa.string()), arr, runid, source)
+
+
+def write_run(run: Run, path, *, runid: str | None = None) -> None:
+    """Write a run in TREC format, ranks 1.. per query in trec_eval order, atomically."""
+    from ..scorer.rankings import trec_order  # late import: scorer depends on formats
+
+    order, rank = trec_order(run, float32=False)
+    score = pc.cast(pa.array(run.score[order]), pa.string())
+    cols = [run.qid.take(order), pa.array(np.full(len(order), "Q0")), run.docno.take(order),
+            pc.cast(pa.array(rank), pa.string()), score,
+            pa.array(np.full(len(order), runid or run.runid))]
+    atomic_write_lines(path, pc.binary_join_element_wise(*cols, " "))

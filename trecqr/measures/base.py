@@ -1,0 +1,178 @@
+"""How a measure is declared, and trec_eval's rules for measure parameters.
+
+A measure is a class with a name, a parameter kind, how its per-topic values are averaged and
+printed, and one ``compute(batch, params)`` that returns a (topics x values) array for a whole
+:class:`~trecqr.scorer.rankings.Batch` of topics at once. Registering it (``@register``) puts
+it in the table; the order of output rows comes from :mod:`trecqr.measures.table`, which copies
+trec_eval's ``measures.c``.
+
+Parameter kinds mirror trec_eval's ``meas_init.c``: ``P.5,10`` are long cutoffs (read with
+atol, sorted, must be positive and distinct; values named ``P_5``), ``iprec_at_recall..1,.2``
+double cutoffs (named ``%3.2f``), ``Rprec_mult.5.0,0.2`` double parameters, and ``ndcg.1=3``
+name=value pairs (the last two named after the parameter string as written).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UsageError
+
+MIN_GEO_MEAN = 0.00001
+
+_ATOL = re.compile(r"\s*[+-]?\d+")
+_ATOF = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def atol(text: str, measure: str) -> int:
+    """C atol on a cutoff: the leading integer (``23.4`` -> 23); no digits at all is an error."""
+    m = _ATOL.match(text)
+    if not m:
+        raise UsageError(f"measure {measure!r}: parameter {text!r} is not a number")
+    return int(m.group())
+
+
+def atof(text: str, measure: str) -> float:
+    m = _ATOF.match(text)
+    if not m:
+        raise UsageError(f"measure {measure!r}: parameter {text!r} is not a number")
+    return float(m.group())
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parsed parameters: values, and the string as written (None when defaults are used)."""
+
+    values: tuple
+    printable: str | None = None
+
+
+class ParamKind:
+    def __init__(self, *default):
+        self.default = Params(tuple(default))
+
+    def parse(self, text: str, measure: str) -> Params:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def value_names(self, name: str, params: Params) -> list[str]:
+        if params.printable is None:
+            return [name]
+        return [f"{name}_{params.printable}"]
+
+
+class LongCutoffs(ParamKind):
+    """``P.5,10``: integer cutoffs; one value per cutoff, named ``P_5``."""
+
+    def parse(self, text, measure):
+        values = sorted(atol(t, measure) for t in text.split(","))
+        if values[0] <= 0:
+            raise UsageError(f"measure {measure!r}: cutoffs must be positive (got {text!r})")
+        if len(set(values)) != len(values):
+            raise UsageError(f"measure {measure!r}: duplicate cutoffs in {text!r}")
+        return Params(tuple(values), text)
+
+    def value_names(self, name, params):
+        return [f"{name}_{v}" for v in params.values]
+
+
+class DoubleCutoffs(ParamKind):
+    """``iprec_at_recall..10,.20``: float cutoffs, named with ``%3.2f``."""
+
+    def parse(self, text, measure):
+        values = sorted(atof(t, measure) for t in text.split(","))
+        if len(set(values)) != len(values):
+            raise UsageError(f"measure {measure!r}: duplicate cutoffs in {text!r}")
+        return Params(tuple(values), text)
+
+    def value_names(self, name, params):
+        # snprintf(full, strlen(name) + 10, "%s_%3.2f"): at most strlen(name)+9 characters
+        return [f"{name}_{v:3.2f}"[: len(name) + 9] for v in params.values]
+
+
+class DoubleParams(ParamKind):
+    """``Rprec_mult.5.0,0.2`` or ``utility.2,-1,0,0``: ordered float parameters."""
+
+    def parse(self, text, measure):
+        return Params(tuple(atof(t, measure) if t.strip() else 0.0 for t in text.split(",")),
+                      text)
+
+
+class ParamPairs(ParamKind):
+    """``ndcg.1=3,2=9``: name=value pairs (gains for grades, or rbp's ``p=0.8``)."""
+
+    def parse(self, text, measure):
+        last = ","
+        for ch in text:
+            if ch in ",=":
+                if ch == last:
+                    last = ","
+                    break
+                last = ch
+        if last != "=":
+            raise UsageError(f"measure {measure!r}: malformed pair parameters in {text!r}")
+        pairs = []
+        for item in text.split(","):
+            key, _, value = item.partition("=")
+            pairs.append((key, atof(value, measure) if _ATOF.match(value) else 0.0))
+        return Params(tuple(pairs), text)
+
+
+class Measure:
+    """A trec_eval measure (or family, when parameters make several values)."""
+
+    name: str = ""
+    explanation: str = ""
+    params: ParamKind | None = None
+    integer: bool = False        # per-topic and summary values printed as %ld
+    summary: str = "mean"        # mean | sum | gm | count | none
+    per_query: bool = True       # printed with -q
+    since: str = "9.0.8"         # first trec_eval version that has it
+    bogus_zero: bool = False     # 10.0 -c: zeroed for topics missing from the run
+
+    def parse(self, text: str | None) -> Params:
+        if self.params is None:
+            return Params(())
+        if text is None:
+            return self.params.default
+        return self.params.parse(text, self.name)
+
+    def value_names(self, params: Params) -> list[str]:
+        if self.params is None:
+            return [self.name]
+        return self.params.value_names(self.name, params)
+
+    def compute(self, batch, params: Params) -> np.ndarray:
+        """Per-topic values, shape (batch.n, len(value_names)). Add in rank order (seqsum)."""
+        raise NotImplementedError
+
+    def summarize(self, values: np.ndarray, ctx) -> np.ndarray:
+        """Summary over topics from per-topic values (n, k), as trec_eval's calc_avg does."""
+        total = np.cumsum(values, axis=0)[-1] if len(values) else np.zeros(values.shape[1])
+        if self.summary == "sum":
+            return total
+        if self.summary == "count":
+            return np.full(values.shape[1], float(ctx.num_avg))
+        if self.summary == "gm":
+            if ctx.num_avg <= 0:
+                return total
+            total = total + (ctx.num_avg - ctx.num_evaluated) * math.log(MIN_GEO_MEAN)
+            return np.exp(total / ctx.num_avg)
+        if self.summary == "mean":
+            return total / ctx.num_avg if ctx.num_avg else total
+        return total
+
+
+REGISTRY: dict[str, Measure] = {}
+
+
+def register(cls):
+    """Class decorator: add a measure to the registry under its trec_eval name."""
+    inst = cls()
+    if inst.name in REGISTRY:
+        raise RuntimeError(f"measure {inst.name} registered twice")
+    REGISTRY[inst.name] = inst
+    return cls

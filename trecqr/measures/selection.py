@@ -1,0 +1,45 @@
+"""Turning ``-m`` arguments into the measures to compute, exactly as trec_eval's mark_measure.
+
+``-m name.params``: the text before the first ``.`` is a measure or nickname, the rest its
+parameters; the first ``-m`` that gives parameters for a measure wins; no ``-m`` means
+``official``. Measures are computed and printed in table order.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from .base import REGISTRY, Measure, Params
+from .table import NICKNAMES, TABLE
+
+
+def select(args: list[str] | tuple[str, ...], compat: str = "9.0.8") -> list[tuple[Measure, Params]]:
+    """Measures (with parsed parameters) named by trec_eval-style ``-m`` arguments."""
+    from . import load_all
+
+    load_all()  # registers every measure family
+
+    table = TABLE[compat]
+    nick = NICKNAMES[compat]
+    marked: set[str] = set()
+    params: dict[str, str] = {}
+    for arg in (args or ["official"]):
+        name, dot, param = arg.partition(".")
+        if dot:
+            if param == "":
+                raise UsageError(f"improper measure in parameter {arg!r}")
+            params.setdefault(name, param)
+        if name in nick:
+            marked.update(nick[name])
+        elif name in table and name in REGISTRY:
+            marked.add(name)
+        else:
+            hint = ""
+            if name in REGISTRY:
+                hint = f" (not in trec_eval {compat}; try --compat 10.0)"
+            raise UsageError(f"unknown measure {arg!r}{hint}")
+    out = []
+    for name in table:
+        if name in marked and name in REGISTRY:
+            m = REGISTRY[name]
+            out.append((m, m.parse(params.get(name))))
+    return out

@@ -1,0 +1,46 @@
+"""trec_eval's text output, byte for byte: ``%-22s\\t%s\\t%6.4f`` rows.
+
+Rows are grouped by topic (with -q, topics in strcmp order), measures in table order; then the
+summary rows for ``all``. Counts print as integers (``%ld``) except under -Z, where every
+value prints as a float behind a ``Z`` prefix. ``places`` widens the decimals beyond 4.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def _fmt_float(value: float, places: int) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "-nan" if math.copysign(1, value) < 0 else "nan"
+    return f"{value:6.{places}f}"
+
+
+def _row(name: str, qid: str, value, integer: bool, zscored: bool, places: int) -> str:
+    if isinstance(value, str):
+        return f"{name:<22}\t{qid}\t{value}\n"
+    if zscored:
+        return f"Z{name:<22}\t{qid}\t{_fmt_float(value, places)}\n"
+    if integer:
+        return f"{name:<22}\t{qid}\t{int(value)}\n"
+    return f"{name:<22}\t{qid}\t{_fmt_float(float(value), places)}\n"
+
+
+def format_trec(ev, *, query: bool = False, summary: bool = True, places: int = 4) -> str:
+    """The text trec_eval prints for an Evaluation."""
+    out = []
+    if query:
+        printable = [c for c in ev.columns if c.measure.per_query]
+        for i, qid in enumerate(ev.qids):
+            for c in printable:
+                value = c.values[i]
+                if hasattr(c.measure, "format_query_value"):
+                    value = c.measure.format_query_value(value)
+                out.append(_row(c.name, qid, value, c.measure.integer, ev.zscored, places))
+    if summary:
+        for c in ev.columns:
+            if c.measure.name == "runid":
+                out.append(f"{'runid':<22}\tall\t{ev.runid}\n")
+            elif c.measure.summary != "none":
+                out.append(_row(c.name, "all", c.summary, c.measure.integer, ev.zscored, places))
+    return "".join(out)
