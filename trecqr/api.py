@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from .errors import UsageError
 from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
                       run_from_dict, run_from_frame)
 from .measures.selection import select
@@ -56,6 +57,11 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
     q = load_qrels(qrels, comments=comments)
     r = load_run(run, comments=comments)
     rankings = build_rankings(r, q, options)
+    if len(rankings) == 0:
+        raise UsageError(
+            f"no queries with both results and relevance info: none of the "
+            f"{len(rankings.run_only)} topics of {r.source} is among the "
+            f"{len(rankings.qrels_only)} topics of {q.source}")
     return evaluate_rankings(EvalContext(rankings, options, r, q), selection, zscores)
 
 

@@ -79,8 +79,8 @@ def main():
               show_default=True, help="trec_eval version to reproduce.")
 @click.option("--format", "fmt", type=click.Choice(["trec", "json", "jsonl", "csv", "tsv"]),
               default="trec", show_default=True, help="Output format.")
-@click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimal places of float values.")
+@click.option("--places", type=click.IntRange(0, 17), default=None,
+              help="Decimal places of float values (trec: 4; other formats: full precision).")
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
 @click.option("--engine", type=click.Choice(["native", "pytrec_eval"]), default="native",
               show_default=True, help="native, or delegate computation to pytrec_eval.")
@@ -89,12 +89,14 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
                  num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
                  quiet):
     """Evaluate RUN against QRELS, as trec_eval does (same options, same output)."""
-    from .report.outputs import render
+    from .report.outputs import coverage_line, render
     from .scorer.options import Options
     from .scorer.run_eval import run_trec_eval
     from .formats.writer import atomic_write_text
 
     def job():
+        if qrels == "-" and run == "-":
+            raise UsageError("QRELS and RUN cannot both be '-' (stdin)")
         if max_docs is not None and max_docs < 0:
             raise UsageError(f"-M must not be negative (got {max_docs})")
         options = Options(relevance_level=level,
@@ -111,12 +113,10 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
 
 
 def coverage_line(ev) -> str:
-    rk = ev.rankings
-    def few(names):
-        shown = ", ".join(names[:5])
-        return f" ({shown}{', ...' if len(names) > 5 else ''})" if names else ""
-    return (f"trecqr: {len(ev.qids)} topics evaluated; {len(rk.qrels_only)} only in qrels"
-            f"{few(rk.qrels_only)}; {len(rk.run_only)} only in run{few(rk.run_only)}")
+    """Kept for callers of the old location; the text is built in report/outputs.py."""
+    from .report.outputs import coverage_line as line
+
+    return line(ev)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,9 @@
 """TREC qrels files: exactly ``qid iter docno grade`` per line, integer grades (negative allowed).
 
-trec_eval reads grades with ``atol``, so ``1.7`` counts as 1: we keep that truncation and warn,
-and reject grades that are not numbers at all (atol would silently read them as 0).
+trec_eval reads grades with ``atol``, so ``1.7`` counts as 1: we keep that truncation and warn
+(once per file), and reject grades that are not numbers at all (atol would silently read 0).
+Under ``--compat 10.0`` lines starting with ``#`` are comments; trec_eval 9.0.8 has no
+comments, so there a ``#`` line is data (and malformed unless it has exactly 4 fields).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -20,8 +22,10 @@ from .textio import Source, arrow_fields, python_lines, read_source
 from .writer import atomic_write_lines
 
 QRELS_FIELDS = "qid iter docno grade"
-_INT = re.compile(r"[+-]?\d+\Z")
-_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_INT = re.compile(r"[+-]?[0-9]+\Z")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
+_ATOL_PREFIX = re.compile(r"[+-]?[0-9]*")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 class TruncatedGradeWarning(UserWarning):
@@ -36,12 +40,13 @@ class Qrels:
     docno: pa.Array
     grade: np.ndarray
     source: str = "<qrels>"
-    _raw: Source | None = None
+    _raw: Source | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.grade)
 
     def locate(self, predicate) -> list[int]:
+        """Line numbers (1-based) of lines whose fields satisfy predicate (error path only)."""
         src = self._raw
         if src is None:
             try:
@@ -51,36 +56,50 @@ class Qrels:
         return [n for n, f in python_lines(src, comments=True) if predicate(f)]
 
 
-def parse_grade(text: str, source: str, line: int | None) -> int:
+def parse_grade(text: str, source: str, line: int | None) -> tuple[int, bool]:
+    """(grade, truncated): an integer, or a decimal number cut to its integer prefix.
+
+    trec_eval reads grades with C's ``atol``, which stops at the first non-digit: ``1.7`` and
+    ``1e3`` are both 1. Text that is not a number at all (atol would read 0) is an error.
+    """
     if _INT.match(text):
-        return int(text)
-    if _FLOAT.match(text) and math.isfinite(float(text)):
-        value = int(float(text))  # C atol: truncation toward zero
-        warnings.warn(f"{source}:{line}: grade {text!r} is not an integer; "
-                      f"truncated to {value} as trec_eval does", TruncatedGradeWarning,
-                      stacklevel=3)
-        return value
-    raise InputError(source, line, f"grade {text!r} is not an integer")
+        value, truncated = int(text), False
+    elif _FLOAT.match(text):
+        prefix = _ATOL_PREFIX.match(text).group()
+        value, truncated = (int(prefix) if prefix.strip("+-") else 0), True
+    else:
+        raise InputError(source, line, f"grade {text!r} is not an integer")
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise InputError(source, line, f"grade {text!r} is out of range")
+    return value, truncated
+
+
+def warn_truncated(source: str, line, text: str, value: int, count: int) -> None:
+    """One warning per input, naming the first fractional grade and how many there were."""
+    where = f"{source}:{line}" if line is not None else source
+    more = f" ({count} fractional grades in all)" if count > 1 else ""
+    warnings.warn(f"{where}: grade {text!r} is not an integer; truncated to {value} as "
+                  f"trec_eval's atol does{more}", TruncatedGradeWarning, stacklevel=3)
 
 
 def _python_qrels(src: Source, comments: bool) -> Qrels:
     qids, docnos, grades = [], [], []
-    warned = False
+    first_truncated, count = None, 0
     for number, fields in python_lines(src, comments=comments):
         if len(fields) != 4:
             raise InputError(src.name, number,
                              f"expected 4 fields ({QRELS_FIELDS}), found {len(fields)}")
-        if _INT.match(fields[3]):
-            grade = int(fields[3])
-        elif warned:
-            grade = parse_grade(fields[3], src.name, number) if not _FLOAT.match(fields[3]) \
-                else int(float(fields[3]))
-        else:
-            grade = parse_grade(fields[3], src.name, number)
-            warned = True
+        grade, truncated = parse_grade(fields[3], src.name, number)
+        if truncated:
+            count += 1
+            first_truncated = first_truncated or (number, fields[3], grade)
         qids.append(fields[0])
         docnos.append(fields[2])
         grades.append(grade)
+    if not grades:
+        raise InputError(src.name, None, "no data lines (only blank or comment lines)")
+    if first_truncated:
+        warn_truncated(src.name, *first_truncated, count)
     return Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
                  np.asarray(grades, dtype=np.int64), src.name, src)
 
@@ -101,36 +120,60 @@ def read_qrels(path, *, comments: bool = True) -> Qrels:
 
 
 def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
-    """pytrec_eval's ``{qid: {docno: grade}}``."""
+    """pytrec_eval's ``{qid: {docno: grade}}``; a float grade is truncated, with a warning."""
     qids, docnos, grades = [], [], []
+    first_truncated, count = None, 0
     for qid, docs in qrels.items():
         if not isinstance(docs, dict):
             raise InputError(source, None, f"query {qid!r}: expected a dict of docno -> grade")
         for doc, grade in docs.items():
-            if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)):
-                if isinstance(grade, float) and math.isfinite(grade):
-                    grade = int(grade)
-                else:
-                    raise InputError(source, None,
-                                     f"query {qid!r} doc {doc!r}: grade {grade!r} is not an integer")
+            if isinstance(grade, (float, np.floating)) and math.isfinite(grade):
+                if grade != int(grade):
+                    count += 1
+                    first_truncated = first_truncated or (f"query {qid!r} doc {doc!r}",
+                                                          repr(float(grade)), int(grade))
+                grade = int(grade)
+            elif isinstance(grade, bool) or not isinstance(grade, (int, np.integer)):
+                raise InputError(source, None,
+                                 f"query {qid!r} doc {doc!r}: grade {grade!r} is not an integer")
             qids.append(str(qid))
             docnos.append(str(doc))
             grades.append(int(grade))
-    return Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
-                 np.asarray(grades, dtype=np.int64), source)
+    if first_truncated:
+        where, text, value = first_truncated
+        warn_truncated(f"{source}: {where}", None, text, value, count)
+    try:
+        grade_array = np.asarray(grades, dtype=np.int64)
+    except OverflowError:
+        raise InputError(source, None, "a grade is out of the 64-bit integer range") from None
+    return Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), grade_array, source)
 
 
 def qrels_from_frame(frame, source: str = "<qrels DataFrame>") -> Qrels:
-    """A pandas DataFrame with ir_measures' columns ``query_id, doc_id, relevance``."""
+    """A pandas DataFrame with ir_measures' columns ``query_id, doc_id, relevance``.
+
+    Other columns (ir_measures' ``iteration``) are ignored; float grades are truncated with a
+    warning, as for text qrels.
+    """
     missing = {"query_id", "doc_id", "relevance"} - set(frame.columns)
     if missing:
         raise InputError(source, None, f"missing columns: {', '.join(sorted(missing))}")
     rel = np.asarray(frame["relevance"])
-    if rel.dtype.kind not in "iu":
-        if rel.dtype.kind == "f" and np.isfinite(rel).all():
-            rel = np.trunc(rel)
-        else:
-            raise InputError(source, None, "relevance column must hold integers")
+    if rel.dtype.kind == "O":  # pandas nullable or mixed columns
+        try:
+            rel = rel.astype(np.float64)
+        except (TypeError, ValueError):
+            raise InputError(source, None, "relevance column must hold integers") from None
+    if rel.dtype.kind == "f" and np.isfinite(rel).all():
+        cut = np.trunc(rel)
+        fractional = np.flatnonzero(cut != rel)
+        if len(fractional):
+            i = int(fractional[0])
+            warn_truncated(f"{source}: row {i}", None, repr(float(rel[i])), int(cut[i]),
+                           len(fractional))
+        rel = cut
+    elif rel.dtype.kind not in "iu":
+        raise InputError(source, None, "relevance column must hold integers")
     return Qrels(pa.array(frame["query_id"].astype(str), pa.string()),
                  pa.array(frame["doc_id"].astype(str), pa.string()),
                  rel.astype(np.int64), source)

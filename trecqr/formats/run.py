@@ -20,7 +20,7 @@ from .textio import Source, arrow_fields, python_lines, read_source
 from .writer import atomic_write_lines
 
 RUN_FIELDS = "qid Q0 docno rank score runid"
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
 @dataclass
@@ -49,7 +49,10 @@ class Run:
 
 
 def parse_score(text: str) -> float | None:
-    """trec_eval reads scores with atof; we accept only complete, finite decimal numbers."""
+    """trec_eval reads scores with atof; we accept only complete, finite decimal numbers.
+
+    The same strings Arrow's float64 cast accepts, minus nan/inf (checked in tests).
+    """
     if not _NUMBER.match(text):
         return None
     value = float(text)
@@ -69,6 +72,8 @@ def _python_run(src: Source, comments: bool) -> Run:
         docnos.append(fields[2])
         scores.append(score)
         runid = fields[5]
+    if not scores:
+        raise InputError(src.name, None, "no data lines (only blank or comment lines)")
     return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
                np.asarray(scores, dtype=np.float64), runid or "trecqr", src.name, src)
 
@@ -121,9 +126,13 @@ def run_from_frame(frame, source: str = "<run DataFrame>", runid: str = "trecqr"
     missing = {"query_id", "doc_id", "score"} - set(frame.columns)
     if missing:
         raise InputError(source, None, f"missing columns: {', '.join(sorted(missing))}")
-    arr = np.asarray(frame["score"], dtype=np.float64)
+    try:
+        arr = np.asarray(frame["score"], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(source, None, "score column must hold numbers") from None
     if not np.isfinite(arr).all():
-        raise InputError(source, None, "score column has NaN or infinite values")
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise InputError(source, None, f"row {bad}: score is NaN or infinite")
     return Run(pa.array(frame["query_id"].astype(str), pa.string()),
                pa.array(frame["doc_id"].astype(str), pa.string()), arr, runid, source)
 

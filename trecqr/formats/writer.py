@@ -1,33 +1,91 @@
-"""Atomic output: write to a temporary file beside the target, then rename it into place."""
+"""Atomic output: write to a temporary file beside the target, then rename it into place.
+
+A reader never sees a partial file, and when anything fails (bad input found late, a full
+disk, Ctrl-C) the temporary file is removed and an existing target is left untouched.
+The new file gets the mode an ordinary ``open(path, "w")`` would give it (the existing
+file's mode, or 0666 minus the umask), not mkstemp's private 0600.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+
+
+def _new_file_mode(path: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def atomic_write_bytes(path, parts) -> None:
+    """Write the byte strings (or buffers) in parts to path, ``-`` for stdout, atomically."""
+    if str(path) == "-":
+        out = getattr(sys.stdout, "buffer", None)
+        sys.stdout.flush()
+        for part in parts:
+            if out is None:
+                sys.stdout.write(bytes(part).decode("utf-8"))
+            else:
+                out.write(part)
+        (out or sys.stdout).flush()
+        return
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".trecqr-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+        os.chmod(tmp, _new_file_mode(path))
+        os.replace(tmp, path)
+    except BaseException as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
+        raise
+
 
 def atomic_write_text(path, text: str) -> None:
-    """Write text to path (``-`` for stdout) so that no partial file is ever visible."""
+    """Write text (UTF-8, ``\\n`` line ends) to path, ``-`` for stdout, atomically."""
     if str(path) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".trecqr-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_bytes(path, [text.encode("utf-8")])
+
+
+def _line_buffers(lines):
+    """Each chunk of an Arrow string array as one buffer of ``value\\n`` lines (no copy per line)."""
+    chunks = lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        joined = pc.binary_join_element_wise(chunk, pa.scalar("", chunk.type), "\n")
+        width = np.int64 if pa.types.is_large_string(joined.type) else np.int32
+        offsets = np.frombuffer(joined.buffers()[1], dtype=width)[
+            joined.offset:joined.offset + len(joined) + 1]
+        yield memoryview(joined.buffers()[2])[int(offsets[0]):int(offsets[-1])]
 
 
 def atomic_write_lines(path, lines) -> None:
-    """Write an Arrow string array (or iterable of str) one per line, atomically."""
-    if hasattr(lines, "to_pylist"):
-        lines = lines.to_pylist()
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    """Write an Arrow string array (or an iterable of str) one value per line, atomically."""
+    if isinstance(lines, (pa.Array, pa.ChunkedArray)):
+        atomic_write_bytes(path, list(_line_buffers(lines)))
+    else:
+        atomic_write_text(path, "".join(line + "\n" for line in lines))

@@ -1,19 +1,22 @@
-"""Average precision: map, gm_map (trec_eval's m_map.c, m_gm_map.c)."""
+"""Average precision: map, gm_map, map_cut (trec_eval's m_map.c, m_gm_map.c, m_map_cut.c)."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from ..scorer.rankings import seqsum
-from .base import MIN_GEO_MEAN, Measure, register
+from . import _libm
+from .base import MIN_GEO_MEAN, LongCutoffs, Measure, register
+
+
+def precision_at_relevant(b) -> np.ndarray:
+    """Precision at the rank of each relevant retrieved document, 0 elsewhere."""
+    return np.where(b.is_rel, b.rel_so_far / b.ranks, 0.0)
 
 
 def average_precision(b) -> np.ndarray:
     """Sum over relevant retrieved docs of precision at their rank, over num_rel (0 if none)."""
-    terms = np.where(b.is_rel, b.rel_so_far / b.ranks, 0.0)
-    total = seqsum(terms)
+    total = seqsum(precision_at_relevant(b))
     return np.divide(total, b.num_rel, out=np.zeros(b.n), where=(b.num_rel_ret > 0))
 
 
@@ -36,4 +39,18 @@ class GMMAP(Measure):
     per_query = False
 
     def compute(self, b, p):
-        return np.log(np.maximum(average_precision(b), MIN_GEO_MEAN))[:, None]
+        # libm's log, not numpy's SIMD one: they differ in the last bit for some inputs
+        return _libm.log(np.maximum(average_precision(b), MIN_GEO_MEAN))[:, None]
+
+
+@register
+class MapCut(Measure):
+    name = "map_cut"
+    explanation = ("Average precision over the top k documents only (relevant documents "
+                   "below rank k add nothing; still divided by R), for cutoffs k.")
+    params = LongCutoffs(5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+    def compute(self, b, p):
+        running = np.cumsum(precision_at_relevant(b), axis=1)  # left-to-right partial sums
+        return np.stack([np.divide(b.at(running, k), b.num_rel, out=np.zeros(b.n),
+                                   where=b.num_rel > 0) for k in p.values], axis=1)

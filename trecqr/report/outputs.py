@@ -1,53 +1,121 @@
-"""Render an Evaluation: trec_eval text, or JSON/JSONL/CSV/TSV for pipelines."""
+"""Render an Evaluation: trec_eval text, or JSON/JSONL/CSV/TSV for pipelines.
+
+Every format holds the same rows in trec_eval's print order (per topic with -q, then ``all``).
+Measure names are trec_eval's (``P_5``; ``Zmap`` under -Z). Decimal places: trec text uses
+``places`` (4 when None, as trec_eval's ``%6.4f``); the other formats keep full float precision
+(Python's shortest round-trip repr) unless ``places`` is given, so a pipeline reading JSON gets
+exactly the values the Python API returns. NaN (gm of an empty set, ...) is JSON ``null``.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 
 from .trec_text import format_trec
 
+FORMATS = ("trec", "json", "jsonl", "csv", "tsv")
+
 
 def rows(ev, *, query: bool, summary: bool):
-    """(measure, qid, value) in trec_eval's print order."""
+    """(measure, qid, value) in trec_eval's print order; values int, float or str."""
+    prefix = "Z" if ev.zscored else ""
     if query:
         cols = [c for c in ev.columns if c.measure.per_query]
         for i, qid in enumerate(ev.qids):
             for c in cols:
-                yield c.name, qid, _value(c, c.values[i])
+                yield prefix + c.name, qid, _value(ev, c, c.values[i])
     if summary:
         for c in ev.columns:
             if c.measure.name == "runid":
                 yield "runid", "all", ev.runid
             elif c.measure.summary != "none":
-                yield c.name, "all", _value(c, c.summary)
+                yield prefix + c.name, "all", _value(ev, c, c.summary)
 
 
-def _value(col, v):
-    if isinstance(v, str):
+def _value(ev, col, v):
+    if isinstance(v, (str, bytes)):
+        return v if isinstance(v, str) else v.decode("utf-8", "replace")
+    if col.measure.integer and not ev.zscored:
+        return int(v)
+    return float(v)
+
+
+def _rounded(v, places: int | None):
+    """A float cut to places decimals (as %.Nf prints it), NaN as None; others unchanged."""
+    if not isinstance(v, float):
         return v
-    return int(v) if col.measure.integer and not getattr(col, "zscored", False) else float(v)
+    if math.isnan(v) or math.isinf(v):
+        return None
+    return v if places is None else float(f"{v:.{places}f}")
 
 
-def render(ev, fmt: str, *, query: bool = False, summary: bool = True, places: int = 4) -> str:
+def _cell(v, places: int | None) -> str:
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return repr(v) if places is None else f"{v:.{places}f}"
+    return str(v)
+
+
+def render(ev, fmt: str, *, query: bool = False, summary: bool = True,
+           places: int | None = None) -> str:
+    """The text of one evaluation in fmt (one of FORMATS)."""
     if fmt == "trec":
-        return format_trec(ev, query=query, summary=summary, places=places)
+        return format_trec(ev, query=query, summary=summary,
+                           places=4 if places is None else places)
     data = list(rows(ev, query=query, summary=summary))
     if fmt == "jsonl":
-        return "".join(json.dumps({"measure": m, "qid": q, "value": v}) + "\n" for m, q, v in data)
+        return "".join(json.dumps({"measure": m, "qid": q, "value": _rounded(v, places)},
+                                  allow_nan=False) + "\n" for m, q, v in data)
     if fmt == "json":
-        doc = {"runid": ev.runid, "compat": ev.options.compat, "summary": {}, "per_query": {}}
-        for m, q, v in data:
-            if q == "all":
-                doc["summary"][m] = v
-            else:
-                doc["per_query"].setdefault(q, {})[m] = v
-        if not query:
-            del doc["per_query"]
-        return json.dumps(doc, indent=2) + "\n"
+        return json.dumps(_document(ev, data, query, places), indent=2, allow_nan=False) + "\n"
+    if fmt not in ("csv", "tsv"):
+        raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter="," if fmt == "csv" else "\t", lineterminator="\n")
     writer.writerow(["measure", "qid", "value"])
-    writer.writerows(data)
+    writer.writerows((m, q, _cell(v, places)) for m, q, v in data)
     return buf.getvalue()
+
+
+def _document(ev, data, query: bool, places):
+    doc = {"runid": ev.runid, "compat": ev.options.compat}
+    cover = coverage(ev)
+    if cover is not None:
+        doc["topics"] = cover
+    doc["summary"] = {}
+    if query:
+        doc["per_query"] = {}
+    for m, q, v in data:
+        if q == "all":
+            doc["summary"][m] = _rounded(v, places)
+        else:
+            doc["per_query"].setdefault(q, {})[m] = _rounded(v, places)
+    return doc
+
+
+def coverage(ev) -> dict | None:
+    """Topics evaluated, and topics found only in the qrels or only in the run."""
+    rk = getattr(ev, "rankings", None)
+    if rk is None:
+        return None
+    return {"evaluated": len(ev.qids), "qrels_only": list(rk.qrels_only),
+            "run_only": list(rk.run_only)}
+
+
+def coverage_line(ev) -> str:
+    """``trecqr: 49 topics evaluated; 1 only in qrels (302); 0 only in run`` (for stderr)."""
+    cover = coverage(ev)
+    if cover is None:
+        return f"trecqr: {len(ev.qids)} topics evaluated"
+
+    def few(names):
+        shown = ", ".join(names[:5])
+        return f" ({shown}{', ...' if len(names) > 5 else ''})" if names else ""
+
+    return (f"trecqr: {cover['evaluated']} topics evaluated; "
+            f"{len(cover['qrels_only'])} only in qrels{few(cover['qrels_only'])}; "
+            f"{len(cover['run_only'])} only in run{few(cover['run_only'])}")

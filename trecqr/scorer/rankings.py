@@ -46,7 +46,10 @@ def _blocks(qid: pa.Array):
 
 
 def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
-    """Map each row's qid to a code; returns (codes, unique qids seen)."""
+    """Map each row's qid to a code; returns (codes, unique qids seen, in first-seen order).
+
+    Without vocab_index, codes number the qids in first-seen order.
+    """
     starts, names = _blocks(qid)
     if starts is None:
         uniq, idx = names
@@ -55,7 +58,7 @@ def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
         remap = np.array([vocab_index[u] for u in uniq], dtype=np.int64)
         return remap[idx], uniq
     if vocab_index is None:
-        local = {}
+        local: dict = {}
         block_codes = np.array([local.setdefault(q, len(local)) for q in names], np.int64)
         uniq = list(local)
     else:
@@ -63,6 +66,12 @@ def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
         uniq = list(dict.fromkeys(names))
     lengths = np.diff(np.append(starts, len(qid)))
     return np.repeat(block_codes, lengths), uniq
+
+
+def topics_of(qid: pa.Array) -> list:
+    """Distinct qids of a column (cheap for files grouped by topic)."""
+    starts, names = _blocks(qid)
+    return list(dict.fromkeys(names if starts is not None else names[0]))
 
 
 # --------------------------------------------------------------------------- ordering
@@ -87,7 +96,9 @@ def _sort_ties(order: np.ndarray, qcode: np.ndarray, score: np.ndarray, docno: p
 def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
     """Row order of trec_eval's ranking and the 1-based rank of each row in that order.
 
-    Returns (order, rank): ``order`` lists rows topic block by topic block.
+    Returns (order, rank): ``order`` lists rows topic block by topic block. Runs written in
+    rank order (each topic one block, scores non-increasing) need no sort: only groups of tied
+    scores are reordered by docno.
     """
     if qcode is None:
         qcode, _ = qid_codes(run.qid)
@@ -99,10 +110,7 @@ def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
         heads = np.concatenate([[0], np.flatnonzero(~same) + 1])
         grouped = len(heads) == len(np.unique(qcode[heads]))  # each topic in one block
         if grouped and not np.any(same & (score[1:] > score[:-1])):
-            tie = np.flatnonzero(same & (score[1:] == score[:-1]))
-            if len(tie) == 0 or pc.all(pc.greater(run.docno.take(pa.array(tie)),
-                                                  run.docno.take(pa.array(tie + 1)))).as_py():
-                order = np.arange(n)
+            order = _sort_ties(np.arange(n), qcode, score, run.docno)
     if order is None:
         order = _sort_ties(np.lexsort((-score, qcode)), qcode, score, run.docno)
     q = qcode[order]
@@ -114,34 +122,60 @@ def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
 
 
 # --------------------------------------------------------------------------- duplicates
-def _duplicate_rows(qcode: np.ndarray, docno: pa.Array):
-    """Indices (i, j) of the first repeated (topic, docno) pair, or None."""
+def _docno_codes(docno: pa.Array) -> np.ndarray:
+    """Integer codes with equal codes exactly for equal docnos.
+
+    Canonical decimal docids (MS MARCO, TopiOCQA: no sign, no leading zeros) are their own
+    codes, which costs one cast; any other docids are dictionary-encoded (hashing).
+    """
+    try:
+        values = pc.cast(docno, pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = None
+    if values is not None and len(values) and values.min() >= 0:
+        powers = 10 ** np.arange(19, dtype=np.int64)
+        digits = np.maximum(np.searchsorted(powers, values, side="right"), 1)
+        lengths = pc.binary_length(docno).to_numpy(zero_copy_only=False)
+        if np.array_equal(digits, lengths):
+            return values
+    return pc.dictionary_encode(docno).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _duplicate_rows(qcode: np.ndarray, docno: pa.Array, order: np.ndarray):
+    """Indices (i, j) of a repeated (topic, docno) pair, or None.
+
+    ``order`` lists rows topic block by topic block (trec_order), so each topic's docno codes
+    are sorted as one row of a padded 2-D array: many short sorts instead of one long one.
+    """
     n = len(qcode)
     if n < 2:
         return None
-    try:
-        as_int = pc.cast(docno, pa.int64())
-        canonical = pc.all(pc.equal(pc.cast(as_int, pa.string()), docno)).as_py()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        canonical = False
-    if canonical:
-        codes = as_int.to_numpy(zero_copy_only=False)
-        codes = codes - codes.min()
-    else:
-        codes = pc.dictionary_encode(docno).indices.to_numpy().astype(np.int64)
-    width = int(codes.max()) + 1
-    if width * (int(qcode.max()) + 1) < 2 ** 62:
-        key = qcode * width + codes
-        order = np.argsort(key, kind="stable")
-        k = key[order]
-        dup = np.flatnonzero(k[1:] == k[:-1])
-    else:
-        order = np.lexsort((codes, qcode))
-        dup = np.flatnonzero((qcode[order][1:] == qcode[order][:-1])
-                             & (codes[order][1:] == codes[order][:-1]))
-    if len(dup) == 0:
-        return None
-    return int(order[dup[0]]), int(order[dup[0] + 1])
+    codes = _docno_codes(docno)[order]
+    q = qcode[order]
+    starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
+    lengths = np.diff(np.append(starts, n))
+    klass = np.ceil(np.log2(lengths)).astype(np.int64)
+    for k in np.unique(klass):
+        sel = np.flatnonzero(klass == k)
+        width = int(lengths[sel].max())
+        if width < 2:
+            continue
+        mat = np.broadcast_to(-1 - np.arange(width, dtype=np.int64), (len(sel), width)).copy()
+        row = np.repeat(np.arange(len(sel)), lengths[sel])
+        col = np.arange(int(lengths[sel].sum())) - np.repeat(np.cumsum(lengths[sel]) - lengths[sel],
+                                                             lengths[sel])
+        mat[row, col] = codes[np.repeat(starts[sel], lengths[sel]) + col]
+        mat.sort(axis=1)
+        hit = np.flatnonzero((mat[:, 1:] == mat[:, :-1]).any(axis=1))
+        if len(hit):
+            t = sel[hit[0]]
+            block = order[starts[t]:starts[t] + lengths[t]]
+            vals = codes[starts[t]:starts[t] + lengths[t]]
+            uniq, first, counts = np.unique(vals, return_index=True, return_counts=True)
+            v = uniq[counts > 1][0]
+            rows = block[vals == v]
+            return int(rows[0]), int(rows[1])
+    return None
 
 
 def _raise_duplicate(obj, what: str, qid: str, docno: str):
@@ -273,13 +307,11 @@ def seqsum(values: np.ndarray) -> np.ndarray:
 def build_rankings(run, qrels, options: Options) -> Rankings:
     """Join run and qrels into the rankings of every topic trec_eval would evaluate."""
     # topics: strcmp order of UTF-8 bytes is code point order, as Python sorts str
-    qq_local, q_topics = qid_codes(qrels.qid)
-    rq_local, r_topics = qid_codes(run.qid)
-    q_topic_set, r_topic_set = set(q_topics), set(r_topics)
+    q_topic_set, r_topic_set = set(topics_of(qrels.qid)), set(topics_of(run.qid))
     vocab = sorted(q_topic_set | r_topic_set)
     index = {q: i for i, q in enumerate(vocab)}
-    qq = np.array([index[t] for t in q_topics], np.int64)[qq_local] if len(qq_local) else qq_local
-    rq = np.array([index[t] for t in r_topics], np.int64)[rq_local] if len(rq_local) else rq_local
+    qq, _ = qid_codes(qrels.qid, index)
+    rq, _ = qid_codes(run.qid, index)
 
     # qrels: duplicates, then (topic, doc) keys over the qrels docno dictionary
     enc = pc.dictionary_encode(qrels.docno)
@@ -296,7 +328,8 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     grade_sorted = qrels.grade[korder]
 
     # run: duplicates, grades of retrieved documents
-    pair = _duplicate_rows(rq, run.docno)
+    order, rank = trec_order(run, options.float32_scores, qcode=rq)
+    pair = _duplicate_rows(rq, run.docno, order)
     if pair is not None:
         i = pair[0]
         _raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
@@ -310,8 +343,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
         g = grade_sorted[pos[found]]
         rel[hit[found]] = np.where(g < 0, UNJUDGED, g)
 
-    # trec_eval order, -M, -J
-    order, rank = trec_order(run, options.float32_scores, qcode=rq)
+    # -M, -J
     keep = rank <= options.max_docs
     order = order[keep]
     ranked_rel = rel[order]

@@ -1,0 +1,233 @@
+"""Gains of relevance grades, as trec_eval's ``setup_gains`` builds them (ndcg, G, rbp...).
+
+Per topic, trec_eval lists one entry per ``level=gain`` parameter, then one per grade
+``0 .. num_rel_levels-1`` not given a parameter (gain = the grade); an entry gets the number of
+judged documents of its grade (``rel_levels``), and the list is sorted by increasing gain with
+``qsort`` and the comparator ``return (int)(g1 - g2)``. That comparator truncates: gains that
+differ by less than 1 compare equal (``ndcg.1=0.5`` leaves the level-1 entry *below* the
+level-0 one). glibc's qsort is a stable merge sort, emulated here step by step.
+
+Consequences kept exactly:
+* the gain of a ranked document is that of the first entry (in sorted order) of its grade, 0
+  if none (unjudged documents have gain 0 unless a ``-1=`` parameter exists);
+* the ideal ranking walks the entries from the last (highest) one down, each repeated by its
+  count, skipping empty entries, and stops at the first non-empty entry whose gain is <= 0; if
+  the last entry itself has a gain <= 0 the ideal ranking is empty;
+* ``-l`` plays no part in gains.
+
+trec_eval 10.0 (gain_init.c) ignores parameters whose name is not an integer
+(``rbp.p=0.8``); 9.0.8 reads every name with atol (``p`` -> level 0).
+
+Entries depend on the topic only through ``num_rel_levels`` (1 + its highest judged grade),
+so topics of a batch are grouped by it; each group is computed with numpy at once.
+
+Logarithms come from libm (Python's ``math``): numpy's SIMD log2 can differ in the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..scorer.rankings import PAD
+
+_C_ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
+_VALID_INT = re.compile(r"[+-]?\d+\Z")
+_INT_MIN = -(2 ** 31)
+
+
+def c_atol(text: str) -> int:
+    """C ``atol``: the leading integer, 0 when there is none."""
+    m = _C_ATOL.match(text)
+    return int(m.group(1)) if m else 0
+
+
+def c_int(x: float) -> int:
+    """C's (int) conversion of a double on x86-64: truncation, INT_MIN when out of range."""
+    if not (-2147483649.0 < x < 2147483648.0):  # NaN too
+        return _INT_MIN
+    return int(x)
+
+
+# --------------------------------------------------------------------------- libm log2
+_LOG2 = np.zeros(0)
+
+
+def log2_int(upto: int) -> np.ndarray:
+    """``log2(i)`` from libm for i in 0..upto-1 (index 0 and 1 are -inf and 0)."""
+    global _LOG2
+    if len(_LOG2) < upto:
+        n = max(upto, 2 * len(_LOG2), 1024)
+        _LOG2 = np.array([-math.inf] + [math.log2(i) for i in range(1, n)])
+    return _LOG2[:upto]
+
+
+def libm_log2(values: np.ndarray) -> np.ndarray:
+    """Elementwise libm log2 of arbitrary doubles, one call per distinct value."""
+    uniq, inverse = np.unique(values, return_inverse=True)
+    logs = np.array([math.log2(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+                     for v in uniq.tolist()])
+    return logs[inverse].reshape(values.shape)
+
+
+# --------------------------------------------------------------------------- gain tables
+def _msort(items: list, cmp) -> list:
+    """glibc's msort_with_tmp: top-down merge sort, left element first on ``cmp <= 0``."""
+    n = len(items)
+    if n <= 1:
+        return list(items)
+    left, right = _msort(items[: n // 2], cmp), _msort(items[n // 2:], cmp)
+    out, i, j = [], 0, 0
+    while i < len(left) and j < len(right):
+        if cmp(left[i], right[j]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
+
+
+@dataclass(frozen=True)
+class GainTable:
+    """Sorted gain entries for topics with a given num_rel_levels.
+
+    level[k], gain[k]: entry k in ascending (qsort) order; count_grade[k]: the grade whose
+    number of judged documents the entry holds (-1: none, it keeps 0).
+    """
+
+    level: tuple
+    gain: tuple
+    count_grade: tuple
+
+    def gain_of(self, grade: int) -> float:
+        for lev, g in zip(self.level, self.gain):
+            if lev == grade:
+                return g
+        return 0.0
+
+
+def gain_table(params, num_rel_levels: int, v10: bool) -> GainTable:
+    """trec_eval's setup_gains for one num_rel_levels (params: ((name, value), ...))."""
+    entries = []  # [level, gain, count_grade]
+    for name, value in params.values:
+        if v10 and not _VALID_INT.match(name):
+            continue
+        entries.append([c_atol(name), float(value), -1])
+    for grade in range(num_rel_levels):
+        for e in entries:
+            if e[0] == grade:
+                e[2] = grade
+                break
+        else:
+            entries.append([grade, float(grade), grade])
+    ordered = _msort(entries, lambda a, b: c_int(a[1] - b[1]))
+    return GainTable(tuple(e[0] for e in ordered), tuple(e[1] for e in ordered),
+                     tuple(e[2] for e in ordered))
+
+
+def num_rel_levels(batch) -> np.ndarray:
+    """Per topic: 1 + highest grade with a judged document (0 if none), as form_res_rels."""
+    nz = batch.level_counts > 0
+    if nz.shape[1] == 0:
+        return np.zeros(batch.n, np.int64)
+    last = nz.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
+    return np.where(nz.any(axis=1), batch.levels[last] + 1, 0).astype(np.int64)
+
+
+def grade_counts(batch, rows: np.ndarray, grades) -> np.ndarray:
+    """(len(rows), len(grades)) judged documents of each grade (0 for grade -1 = none)."""
+    out = np.zeros((len(rows), len(grades)), np.int64)
+    for k, g in enumerate(grades):
+        if g >= 0:
+            pos = np.searchsorted(batch.levels, g)
+            if pos < len(batch.levels) and batch.levels[pos] == g:
+                out[:, k] = batch.level_counts[rows, pos]
+    return out
+
+
+@dataclass
+class Graded:
+    """Gains for some topics of a batch that share one GainTable.
+
+    gains: (n, depth) gain of each ranked document (0 on padding); ideal: (n, width) the ideal
+    ranking's gains (all > 0), padded with 0; ideal_len: its length per topic.
+    """
+
+    rows: np.ndarray
+    table: GainTable
+    rel: np.ndarray
+    num_ret: np.ndarray
+    gains: np.ndarray
+    ideal: np.ndarray
+    ideal_len: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+
+def _lookup_gains(rel: np.ndarray, table: GainTable) -> np.ndarray:
+    """Gain of each ranked grade (first entry of that grade in sorted order), 0 on padding."""
+    lo = min(-2, min(table.level, default=0))
+    hi = max(int(rel.max()) if rel.size else 0, max(table.level, default=0), 0)
+    lut = np.zeros(hi - lo + 1)
+    for g in range(lo, hi + 1):
+        lut[g - lo] = table.gain_of(g)
+    out = lut[np.clip(rel, lo, hi) - lo]
+    out[rel == PAD] = 0.0
+    return out
+
+
+def _ideal(counts_desc: np.ndarray, gains_desc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ideal gains from entries walked highest first, stopping at a non-empty gain <= 0."""
+    n, m = counts_desc.shape
+    counts = counts_desc.copy()
+    if m == 0 or gains_desc[0] <= 0.0:
+        counts[:] = 0
+    else:
+        stop = np.cumsum((counts > 0) & (gains_desc <= 0.0)[None, :], axis=1) > 0
+        counts[stop] = 0
+    length = counts.sum(axis=1)
+    width = int(length.max()) if n else 0
+    ideal = np.zeros((n, width))
+    if width:
+        flat = np.repeat(np.tile(gains_desc, n), counts.ravel())
+        row = np.repeat(np.arange(n), length)
+        col = np.arange(len(flat)) - np.repeat(np.cumsum(length) - length, length)
+        ideal[row, col] = flat
+    return ideal, length
+
+
+def graded_groups(batch, params, *, ideal: bool = True):
+    """Yield a Graded per group of topics of the batch sharing num_rel_levels."""
+    nrl = num_rel_levels(batch)
+    v10 = batch.options.v10
+    for levels in np.unique(nrl):
+        rows = np.flatnonzero(nrl == levels)
+        table = gain_table(params, int(levels), v10)
+        rel = batch.rel[rows]
+        gains = _lookup_gains(rel, table)
+        if ideal:
+            counts = grade_counts(batch, rows, table.count_grade)
+            ideal_gains, length = _ideal(counts[:, ::-1], np.array(table.gain[::-1], float))
+        else:
+            ideal_gains, length = np.zeros((len(rows), 0)), np.zeros(len(rows), np.int64)
+        yield Graded(rows, table, rel, batch.num_ret[rows], gains, ideal_gains, length)
+
+
+def discounted(values: np.ndarray) -> np.ndarray:
+    """values[:, i] / log2(i + 2): the DCG term of each rank (i is 0-based)."""
+    width = values.shape[1]
+    return values / log2_int(width + 2)[2:]
+
+
+def prefix_sums(terms: np.ndarray) -> np.ndarray:
+    """(n, w+1) running sums in rank order with a leading 0: column k sums the first k terms."""
+    out = np.zeros((terms.shape[0], terms.shape[1] + 1))
+    if terms.shape[1]:
+        out[:, 1:] = np.cumsum(terms, axis=1)
+    return out

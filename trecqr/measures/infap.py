@@ -1,0 +1,41 @@
+"""Inferred AP (trec_eval's m_infap.c; Yilmaz and Aslam, CIKM 2006).
+
+Documents not in the qrels are skipped but keep their rank; documents in the pool with a
+negative grade ("unjudged") count in the estimate of how many judged documents sit above.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..scorer.rankings import UNJUDGED, seqsum
+from .base import Measure, register
+
+INFAP_EPSILON = 0.00001
+
+
+@register
+class InfAP(Measure):
+    name = "infAP"
+    explanation = ("Inferred AP: precision at each judged relevant document estimated from the "
+                   "judged documents above it, averaged over the relevant documents.")
+
+    def compute(self, b, p):
+        level = b.relevance_level
+        judged_nonrel = (b.rel >= 0) & (b.rel < level)
+        judged_rel = (b.rel >= 0) & (b.rel >= level)
+        rel_so_far = np.cumsum(judged_rel, axis=1)              # including this document
+        nonrel_so_far = np.cumsum(judged_nonrel, axis=1)        # = above it, at relevant docs
+        unjudged_so_far = np.cumsum(b.rel == UNJUDGED, axis=1)
+        fj = np.arange(b.depth, dtype=np.float64)[None, :]      # 0-based rank j
+        rel_before = rel_so_far - 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the expression exactly as trec_eval evaluates it, operation by operation
+            term = (1.0 / (fj + 1.0)
+                    + (fj / (fj + 1.0))
+                    * ((rel_before + nonrel_so_far + unjudged_so_far) / fj)
+                    * ((rel_before + INFAP_EPSILON)
+                       / ((rel_before + nonrel_so_far) + 2 * INFAP_EPSILON)))
+        term = np.where(fj == 0, 1.0, term)
+        total = seqsum(np.where(judged_rel, term, 0.0))
+        return np.divide(total, b.num_rel, out=total.copy(), where=b.num_rel > 0)[:, None]
