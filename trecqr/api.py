@@ -57,12 +57,10 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
     q = load_qrels(qrels, comments=comments)
     r = load_run(run, comments=comments)
     rankings = build_rankings(r, q, options)
-    if len(rankings) == 0:
-        raise UsageError(
-            f"no queries with both results and relevance info: none of the "
-            f"{len(rankings.run_only)} topics of {r.source} is among the "
-            f"{len(rankings.qrels_only)} topics of {q.source}")
-    return evaluate_rankings(EvalContext(rankings, options, r, q), selection, zscores)
+    rankings.check_coverage(r.source, q.source)
+    run_arg = r if r is run else None  # a run read here is not needed past this point
+    del r
+    return evaluate_rankings(EvalContext(rankings, options, run_arg, q), selection, zscores)
 
 
 @dataclass

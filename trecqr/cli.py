@@ -49,10 +49,23 @@ def _flush_warnings(caught) -> None:
             click.echo(f"trecqr: warning: {text}", err=True)
 
 
+def _lean_arrow_memory() -> None:
+    """Return freed Arrow memory to the OS at once (jemalloc, no decay): a command-line run
+    reads a file of millions of lines once, and its peak memory is what users see."""
+    import pyarrow as pa
+
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+        pa.jemalloc_set_decay_ms(0)
+    except (NotImplementedError, AttributeError, pa.ArrowException):
+        pass
+
+
 @click.group(context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():
     """trecqr: trec_eval-exact evaluation for conversational search and query suggestion."""
+    _lean_arrow_memory()
 
 
 @main.command("eval", context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,7 +81,7 @@ def main():
 @click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
               help="Minimum grade counted relevant.")
 @click.option("-N", "num_docs", type=int, default=None, metavar="N",
-              help="Number of documents in the collection (accepted, as trec_eval).")
+              help="Number of documents in the collection (for utility's 4th coefficient).")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
               help="Measure or nickname (official, all_trec, ...); repeatable.")
 @click.option("-R", "rel_format", default="qrels", show_default=True, metavar="FORMAT",
@@ -101,7 +114,8 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
             raise UsageError(f"-M must not be negative (got {max_docs})")
         options = Options(relevance_level=level,
                           max_docs=sys.maxsize if max_docs is None else max_docs,
-                          judged_only=judged_only, complete=complete, compat=compat)
+                          judged_only=judged_only, complete=complete, compat=compat,
+                          num_docs_in_coll=num_docs or 0)
         ev = run_trec_eval(qrels, run, list(measures), options, rel_format=rel_format,
                            zscores=zscores, engine=engine)
         text = render(ev, fmt, query=query, summary=not nosummary, places=places)

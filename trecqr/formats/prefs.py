@@ -50,31 +50,28 @@ class Prefs:
             else self.rel_level
 
 
-def read_fields(src: Source, nfields: int, names: str, comments: bool,
-                number_column: int, number_ok) -> list[pa.Array] | None:
-    """Split src into exactly nfields string columns; None if any line is malformed.
+def read_columns(src: Source, nfields: int, names: str, comments: bool, number_column: int,
+                 columns_ok, check_number) -> list:
+    """Exactly nfields string columns per line, through Arrow; the slow path locates errors.
 
-    ``number_ok(column) -> bool array`` checks the numeric column; a malformed line is then
-    located and reported by :func:`locate_error`.
+    ``columns_ok(column) -> bool`` vets the numeric column on the fast path; on the slow path
+    ``check_number(text, source, line)`` raises the InputError of a bad value.
     """
     table = arrow_fields(src, comments=comments)
-    if table is None or table.num_columns != nfields or table.num_rows == 0:
-        return None
-    cols = [table.column(i).combine_chunks() for i in range(nfields)]
-    if not number_ok(cols[number_column]):
-        return None
-    return cols
-
-
-def locate_error(src: Source, nfields: int, names: str, comments: bool, number_column: int,
-                 check_number) -> None:
-    """Raise the InputError of the first malformed line (slow path, error case only)."""
+    if table is not None and table.num_columns == nfields and table.num_rows:
+        cols = [table.column(i).combine_chunks() for i in range(nfields)]
+        if columns_ok(cols[number_column]):
+            return cols
+    rows = []
     for number, fields in python_lines(src, comments=comments):
         if len(fields) != nfields:
             raise InputError(src.name, number,
                              f"expected {nfields} fields ({names}), found {len(fields)}")
         check_number(fields[number_column], src.name, number)
-    raise InputError(src.name, None, "no judgments")  # only comments / blank lines
+        rows.append(fields)
+    if not rows:
+        raise InputError(src.name, None, "no judgments (only comments or blank lines)")
+    return [pa.array([r[i] for r in rows], pa.string()) for i in range(nfields)]
 
 
 def _finite_floats(col: pa.Array) -> bool:
@@ -93,9 +90,7 @@ def check_level(text: str, source: str, line: int) -> float:
 def _read(path, comments: bool, nfields: int, names: str, kind: str) -> Prefs:
     src = read_source(path)
     level_col = nfields - 1
-    cols = read_fields(src, nfields, names, comments, level_col, _finite_floats)
-    if cols is None:
-        locate_error(src, nfields, names, comments, level_col, check_level)
+    cols = read_columns(src, nfields, names, comments, level_col, _finite_floats, check_level)
     level = pc.cast(cols[level_col], pa.float64()).to_numpy(zero_copy_only=False)
     if nfields == 5:
         qid, jg, jsg, docno = cols[:4]

@@ -9,6 +9,7 @@ comments, so there a ``#`` line is data (and malformed unless it has exactly 4 f
 from __future__ import annotations
 
 import math
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .textio import Source, arrow_fields, python_lines, read_source
+from .textio import Source, arrow_fields, fast_table, python_lines, read_source
 from .writer import atomic_write_lines
 
 QRELS_FIELDS = "qid iter docno grade"
@@ -41,6 +42,7 @@ class Qrels:
     grade: np.ndarray
     source: str = "<qrels>"
     _raw: Source | None = field(default=None, repr=False)
+    comments: bool = True  # '#' lines were skipped (10.0): locate() must count them the same
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -53,7 +55,7 @@ class Qrels:
                 src = read_source(self.source)
             except InputError:
                 return []
-        return [n for n, f in python_lines(src, comments=True) if predicate(f)]
+        return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
 
 
 def parse_grade(text: str, source: str, line: int | None) -> tuple[int, bool]:
@@ -101,11 +103,17 @@ def _python_qrels(src: Source, comments: bool) -> Qrels:
     if first_truncated:
         warn_truncated(src.name, *first_truncated, count)
     return Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
-                 np.asarray(grades, dtype=np.int64), src.name, src)
+                 np.asarray(grades, dtype=np.int64), src.name, src, comments)
 
 
 def read_qrels(path, *, comments: bool = True) -> Qrels:
     """Read a qrels file (path, ``-``, ``.gz``, or binary file object)."""
+    fast = fast_table(path, {0: pa.string(), 2: pa.string(), 3: pa.int64()},
+                      min_fields=4, exact=True, comments=comments)
+    if fast is not None:
+        grade = np.concatenate([c.to_numpy() for c in fast["f3"].chunks])
+        return Qrels(fast["f0"].combine_chunks(), fast["f2"].combine_chunks(), grade,
+                     os.fspath(path), None, comments)
     src = read_source(path)
     table = arrow_fields(src, comments=comments)
     if table is None or table.num_columns != 4 or table.num_rows == 0:
@@ -116,7 +124,7 @@ def read_qrels(path, *, comments: bool = True) -> Qrels:
         return _python_qrels(src, comments)  # fractional (warn) or bad (error) grades
     keep = src if src.name == "<stdin>" else None
     return Qrels(table.column(0).combine_chunks(), table.column(2).combine_chunks(),
-                 grade, src.name, keep)
+                 grade, src.name, keep, comments)
 
 
 def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:

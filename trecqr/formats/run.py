@@ -8,6 +8,7 @@ line, which is what trec_eval prints.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -16,7 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .textio import Source, arrow_fields, python_lines, read_source
+from .textio import (Source, arrow_fields, fast_table, last_line_fields, python_lines,
+                     read_source)
 from .writer import atomic_write_lines
 
 RUN_FIELDS = "qid Q0 docno rank score runid"
@@ -33,6 +35,7 @@ class Run:
     runid: str = "trecqr"
     source: str = "<run>"
     _raw: Source | None = field(default=None, repr=False)
+    comments: bool = True  # '#' lines were skipped (10.0): locate() must count them the same
 
     def __len__(self) -> int:
         return len(self.score)
@@ -45,7 +48,7 @@ class Run:
                 src = read_source(self.source)
             except InputError:
                 return []
-        return [n for n, f in python_lines(src, comments=True) if predicate(f)]
+        return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
 
 
 def parse_score(text: str) -> float | None:
@@ -75,7 +78,7 @@ def _python_run(src: Source, comments: bool) -> Run:
     if not scores:
         raise InputError(src.name, None, "no data lines (only blank or comment lines)")
     return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
-               np.asarray(scores, dtype=np.float64), runid or "trecqr", src.name, src)
+               np.asarray(scores, dtype=np.float64), runid or "trecqr", src.name, src, comments)
 
 
 def read_run(path, *, comments: bool = True) -> Run:
@@ -84,6 +87,18 @@ def read_run(path, *, comments: bool = True) -> Run:
     ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
     comments, so under that compatibility a ``#`` line is read as data.
     """
+    # the runid is that of the last line: read from the file's tail, not as a column
+    last = None if hasattr(path, "read") or str(path) == "-" else \
+        last_line_fields(path, comments=comments)
+    if last is not None and len(last) >= 6:
+        fast = fast_table(path, {0: pa.string(), 2: pa.string(), 4: pa.float64()},
+                          min_fields=6, exact=False, comments=comments)
+        if fast is not None:
+            score = np.concatenate([c.to_numpy() for c in fast["f4"].chunks])
+            if np.isfinite(score).all():
+                return Run(fast["f0"], fast["f2"], score, last[5], os.fspath(path), None,
+                           comments)
+            del fast
     src = read_source(path)
     table = arrow_fields(src, comments=comments)
     if table is None or table.num_columns < 6 or table.num_rows == 0:
@@ -98,7 +113,7 @@ def read_run(path, *, comments: bool = True) -> Run:
     docno = table.column(2).combine_chunks()
     runid = table.column(5)[table.num_rows - 1].as_py()
     keep = src if src.name == "<stdin>" else None
-    return Run(qid, docno, score, runid, src.name, keep)
+    return Run(qid, docno, score, runid, src.name, keep, comments)
 
 
 def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") -> Run:
@@ -141,7 +156,7 @@ def write_run(run: Run, path, *, runid: str | None = None) -> None:
     """Write a run in TREC format, ranks 1.. per query in trec_eval order, atomically."""
     from ..scorer.rankings import trec_order  # late import: scorer depends on formats
 
-    order, rank = trec_order(run, float32=False)
+    order, rank, _ = trec_order(run, float32=False)
     score = pc.cast(pa.array(run.score[order]), pa.string())
     cols = [run.qid.take(order), pa.array(np.full(len(order), "Q0")), run.docno.take(order),
             pc.cast(pa.array(rank), pa.string()), score,

@@ -3,7 +3,9 @@
 A reader never sees a partial file, and when anything fails (bad input found late, a full
 disk, Ctrl-C) the temporary file is removed and an existing target is left untouched.
 The new file gets the mode an ordinary ``open(path, "w")`` would give it (the existing
-file's mode, or 0666 minus the umask), not mkstemp's private 0600.
+file's mode, or 0666 minus the umask), not mkstemp's private 0600. A symlink is followed (its
+target is replaced); a device or FIFO (``/dev/null``, ``/dev/stdout``) is written directly,
+since renaming a file onto it would replace the device node itself.
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ def atomic_write_bytes(path, parts) -> None:
                 out.write(part)
         (out or sys.stdout).flush()
         return
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target, not the link
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        _write_special(path, parts)  # /dev/null, a FIFO: renaming onto it would replace it
+        return
+    folder = os.path.dirname(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".trecqr-", suffix=".tmp", dir=folder)
     except OSError as exc:
@@ -61,6 +66,15 @@ def atomic_write_bytes(path, parts) -> None:
         raise
 
 
+def _write_special(path: str, parts) -> None:
+    try:
+        with open(path, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
+
+
 def atomic_write_text(path, text: str) -> None:
     """Write text (UTF-8, ``\\n`` line ends) to path, ``-`` for stdout, atomically."""
     if str(path) == "-":
@@ -71,7 +85,7 @@ def atomic_write_text(path, text: str) -> None:
 
 
 def _line_buffers(lines):
-    """Each chunk of an Arrow string array as one buffer of ``value\\n`` lines (no copy per line)."""
+    """Each chunk of an Arrow string array as one buffer of ``value\\n`` lines, no per-line copy."""
     chunks = lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]
     for chunk in chunks:
         if len(chunk) == 0:

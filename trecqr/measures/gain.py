@@ -67,6 +67,10 @@ def log2_int(upto: int) -> np.ndarray:
 
 def libm_log2(values: np.ndarray) -> np.ndarray:
     """Elementwise libm log2 of arbitrary doubles, one call per distinct value."""
+    if values.size and values.min() >= 1 and values.max() < 1 << 22:
+        as_int = values.astype(np.int64)
+        if np.array_equal(as_int, values):  # integral: the cached table
+            return log2_int(int(as_int.max()) + 1)[as_int]
     uniq, inverse = np.unique(values, return_inverse=True)
     logs = np.array([math.log2(v) if v > 0 else (-math.inf if v == 0 else math.nan)
                      for v in uniq.tolist()])
@@ -170,7 +174,7 @@ class Graded:
         return len(self.rows)
 
 
-def _lookup_gains(rel: np.ndarray, table: GainTable) -> np.ndarray:
+def lookup_gains(rel: np.ndarray, table: GainTable) -> np.ndarray:
     """Gain of each ranked grade (first entry of that grade in sorted order), 0 on padding."""
     lo = min(-2, min(table.level, default=0))
     hi = max(int(rel.max()) if rel.size else 0, max(table.level, default=0), 0)
@@ -210,7 +214,7 @@ def graded_groups(batch, params, *, ideal: bool = True):
         rows = np.flatnonzero(nrl == levels)
         table = gain_table(params, int(levels), v10)
         rel = batch.rel[rows]
-        gains = _lookup_gains(rel, table)
+        gains = lookup_gains(rel, table)
         if ideal:
             counts = grade_counts(batch, rows, table.count_grade)
             ideal_gains, length = _ideal(counts[:, ::-1], np.array(table.gain[::-1], float))

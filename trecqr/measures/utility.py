@@ -26,7 +26,7 @@ class Utility(Measure):
                              f"(need 4, got {len(p.values)})")
         p1, p2, p3, p4 = p.values
         ret, rel, relret = b.num_ret, b.num_rel, b.num_rel_ret
-        coll = getattr(b.options, "num_docs_in_coll", 0)
+        coll = b.options.num_docs_in_coll
         value = (p1 * relret + p2 * (ret - relret) + p3 * (rel - relret)
                  + p4 * (coll + relret - ret - rel))
         if b.options.v10 and p.printable is None:

@@ -12,7 +12,8 @@ import math
 
 def _fmt_float(value: float, places: int) -> str:
     if isinstance(value, float) and math.isnan(value):
-        return "-nan" if math.copysign(1, value) < 0 else "nan"
+        # printf("%6.4f") pads NaN to the field width too: "  -nan"
+        return f"{'-nan' if math.copysign(1, value) < 0 else 'nan':>6}"
     return f"{value:6.{places}f}"
 
 

@@ -19,6 +19,7 @@ class Options:
     judged_only (-J): drop unjudged documents from the ranking, after -M.
     complete (-c): average over every qrels topic; topics missing from the run score 0.
     compat: "9.0.8" (pytrec_eval's engine, the default) or "10.0".
+    num_docs_in_coll (-N): collection size, read only by utility's fourth coefficient.
     """
 
     relevance_level: int = 1
@@ -26,6 +27,7 @@ class Options:
     judged_only: bool = False
     complete: bool = False
     compat: str = "9.0.8"
+    num_docs_in_coll: int = 0
 
     def __post_init__(self):
         if self.compat not in COMPAT_VERSIONS:

@@ -31,12 +31,50 @@ UNJUDGED = -2
 PAD = -3
 
 
+IDX = np.int32  # row indices and codes: runs of up to 2**31 lines
+MAX_BATCH_CELLS = 1 << 21  # topics x depth per Batch: bounds the measures' temporaries
+
+
+def padded(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray, pad) -> np.ndarray:
+    """Rows values[starts[i]:starts[i]+lengths[i]] padded with ``pad`` to a common width.
+
+    A zero-copy view when the rows are consecutive and equally long (typical runs of depth
+    1000); ``pad`` may be a scalar or a per-column array.
+    """
+    n = len(starts)
+    width = int(lengths.max()) if n else 0
+    if n and (lengths == width).all() and (n == 1 or (np.diff(starts) == width).all()):
+        return values[starts[0]:starts[0] + n * width].reshape(n, width)
+    out = np.empty((n, width), dtype=values.dtype)
+    out[:] = pad
+    if width:
+        total = int(lengths.sum())
+        row = np.repeat(np.arange(n, dtype=IDX), lengths)
+        col = np.arange(total, dtype=IDX)
+        col -= np.repeat((np.cumsum(lengths) - lengths).astype(IDX), lengths)
+        src = np.repeat(starts.astype(np.int64), lengths)
+        src += col
+        out[row, col] = values[src]
+    return out
+
+
+def _depth_groups(lengths: np.ndarray, max_cells: int = MAX_BATCH_CELLS):
+    """Index groups of rows of similar length (powers of two), each at most max_cells padded."""
+    klass = np.where(lengths > 0, np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64) + 1, 0)
+    for k in np.unique(klass):
+        idx = np.flatnonzero(klass == k)
+        width = max(int(lengths[idx].max()), 1)
+        step = max(1, max_cells // width)
+        for i in range(0, len(idx), step):
+            yield idx[i:i + step]
+
+
 # --------------------------------------------------------------------------- qid codes
 def _blocks(qid: pa.Array):
     """Starts of runs of equal qids, and the qid of each run (cheap when files are grouped)."""
     n = len(qid)
     if n == 0:
-        return np.zeros(0, np.int64), []
+        return np.zeros(0, IDX), []
     change = pc.not_equal(qid.slice(1), qid.slice(0, n - 1))
     starts = np.concatenate([[0], np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1])
     if len(starts) > 200_000 and len(starts) > n // 8:  # interleaved file: hash instead
@@ -54,15 +92,15 @@ def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
     if starts is None:
         uniq, idx = names
         if vocab_index is None:
-            return idx.astype(np.int64), uniq
-        remap = np.array([vocab_index[u] for u in uniq], dtype=np.int64)
+            return idx.astype(IDX), uniq
+        remap = np.array([vocab_index[u] for u in uniq], dtype=IDX)
         return remap[idx], uniq
     if vocab_index is None:
         local: dict = {}
-        block_codes = np.array([local.setdefault(q, len(local)) for q in names], np.int64)
+        block_codes = np.array([local.setdefault(q, len(local)) for q in names], IDX)
         uniq = list(local)
     else:
-        block_codes = np.array([vocab_index[q] for q in names], dtype=np.int64)
+        block_codes = np.array([vocab_index[q] for q in names], dtype=IDX)
         uniq = list(dict.fromkeys(names))
     lengths = np.diff(np.append(starts, len(qid)))
     return np.repeat(block_codes, lengths), uniq
@@ -75,105 +113,136 @@ def topics_of(qid: pa.Array) -> list:
 
 
 # --------------------------------------------------------------------------- ordering
-def _sort_ties(order: np.ndarray, qcode: np.ndarray, score: np.ndarray, docno: pa.Array):
-    """Within runs of equal (topic, score) in `order`, put docnos in descending byte order."""
-    q, s = qcode[order], score[order]
+def _sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
+    """Within runs of equal (topic, score) in `order`, put docnos in descending byte order.
+
+    ``order`` None means the rows are already in score order (identity permutation).
+    """
+    n = len(qcode)
+    q, s = (qcode, score) if order is None else (qcode[order], score[order])
     tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    del q, s
+    if order is None:
+        order = np.arange(n, dtype=IDX)
     if not tie.any():
         return order
-    in_group = np.zeros(len(order), bool)
+    in_group = np.zeros(n, bool)
     in_group[:-1] |= tie
     in_group[1:] |= tie
     pos = np.flatnonzero(in_group)
     group = np.cumsum(np.concatenate([[1], ~tie[pos[:-1]]]))  # new group unless tied to prev
     table = pa.table({"g": group, "d": docno.take(pa.array(order[pos]))})
     within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
-    order = order.copy()
     order[pos] = order[pos][within.to_numpy()]
     return order
 
 
 def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
-    """Row order of trec_eval's ranking and the 1-based rank of each row in that order.
+    """Row order of trec_eval's ranking, the 1-based rank of each row in that order, and the
+    start of each topic's block in it.
 
-    Returns (order, rank): ``order`` lists rows topic block by topic block. Runs written in
-    rank order (each topic one block, scores non-increasing) need no sort: only groups of tied
-    scores are reordered by docno.
+    Runs written in rank order (each topic one block, scores non-increasing) need no sort:
+    only groups of tied scores are reordered by docno.
     """
     if qcode is None:
         qcode, _ = qid_codes(run.qid)
     score = run.score.astype(np.float32) if float32 else run.score
     n = len(score)
     order = None
+    starts = np.zeros(min(n, 1), IDX)
     if n > 1:
         same = qcode[1:] == qcode[:-1]
-        heads = np.concatenate([[0], np.flatnonzero(~same) + 1])
-        grouped = len(heads) == len(np.unique(qcode[heads]))  # each topic in one block
-        if grouped and not np.any(same & (score[1:] > score[:-1])):
-            order = _sort_ties(np.arange(n), qcode, score, run.docno)
-    if order is None:
-        order = _sort_ties(np.lexsort((-score, qcode)), qcode, score, run.docno)
-    q = qcode[order]
-    first = np.ones(n, bool)
-    first[1:] = q[1:] != q[:-1]
-    starts = np.flatnonzero(first)
-    rank = np.arange(1, n + 1) - np.repeat(starts, np.diff(np.append(starts, n)))
-    return order, rank
+        heads = np.flatnonzero(~same).astype(IDX)
+        heads += 1
+        starts = np.concatenate([starts, heads])
+        grouped = len(starts) == len(np.unique(qcode[starts]))  # each topic in one block
+        if grouped:
+            down = score[1:] > score[:-1]
+            down &= same
+            if not down.any():
+                order = _sort_ties(None, qcode, score, run.docno)
+            del down
+        del same, heads
+        if order is None:
+            order = _sort_ties(np.lexsort((-score, qcode)).astype(IDX), qcode, score, run.docno)
+            q = qcode[order]
+            starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]])).astype(IDX)
+            del q
+    lengths = np.diff(np.append(starts, n)).astype(IDX)
+    rank = np.ones(n, IDX)
+    rank[starts[1:]] = 1 - lengths[:-1]
+    np.cumsum(rank, out=rank)
+    return order if order is not None else np.arange(n, dtype=IDX), rank, starts
 
 
 # --------------------------------------------------------------------------- duplicates
-def _docno_codes(docno: pa.Array) -> np.ndarray:
+def _canonical_ints(chunk: pa.Array) -> np.ndarray | None:
+    """The docnos of an Arrow chunk as integers, if all are canonical decimals (else None)."""
+    try:
+        values = pc.cast(chunk, pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if len(values) and (values.min() < 0 or values.max() >= 2 ** 31):
+        return None
+    digits = np.searchsorted(_POWERS_OF_TEN, values, side="right")
+    np.maximum(digits, 1, out=digits)
+    if not np.array_equal(digits, pc.binary_length(chunk).to_numpy(zero_copy_only=False)):
+        return None
+    return values
+
+
+_POWERS_OF_TEN = 10 ** np.arange(10, dtype=np.int64)
+
+
+def _docno_codes(docno) -> np.ndarray:
     """Integer codes with equal codes exactly for equal docnos.
 
-    Canonical decimal docids (MS MARCO, TopiOCQA: no sign, no leading zeros) are their own
-    codes, which costs one cast; any other docids are dictionary-encoded (hashing).
+    Canonical decimal docids (MS MARCO, TopiOCQA: no sign, no leading zeros, < 2**31) are their
+    own codes, checked chunk by chunk to keep memory flat; any other docids are
+    dictionary-encoded (hashing).
     """
-    try:
-        values = pc.cast(docno, pa.int64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        values = None
-    if values is not None and len(values) and values.min() >= 0:
-        powers = 10 ** np.arange(19, dtype=np.int64)
-        digits = np.maximum(np.searchsorted(powers, values, side="right"), 1)
-        lengths = pc.binary_length(docno).to_numpy(zero_copy_only=False)
-        if np.array_equal(digits, lengths):
-            return values
-    return pc.dictionary_encode(docno).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    chunks = docno.chunks if isinstance(docno, pa.ChunkedArray) else [docno]
+    out = np.empty(len(docno), dtype=IDX)
+    at = 0
+    for chunk in chunks:
+        values = _canonical_ints(chunk)
+        if values is None:
+            break
+        out[at:at + len(values)] = values
+        at += len(values)
+    else:
+        return out
+    del out
+    if isinstance(docno, pa.ChunkedArray):
+        docno = docno.combine_chunks()
+    return pc.dictionary_encode(docno).indices.to_numpy(zero_copy_only=False)
 
 
-def _duplicate_rows(qcode: np.ndarray, docno: pa.Array, order: np.ndarray):
+def _duplicate_rows(docno, order: np.ndarray, starts: np.ndarray):
     """Indices (i, j) of a repeated (topic, docno) pair, or None.
 
-    ``order`` lists rows topic block by topic block (trec_order), so each topic's docno codes
-    are sorted as one row of a padded 2-D array: many short sorts instead of one long one.
+    ``order`` lists rows topic block by topic block from ``starts`` (trec_order), so each
+    topic's docno codes are sorted as one row of a padded 2-D array: many short sorts instead of
+    one long one.
     """
-    n = len(qcode)
+    n = len(order)
     if n < 2:
         return None
     codes = _docno_codes(docno)[order]
-    q = qcode[order]
-    starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]]))
     lengths = np.diff(np.append(starts, n))
-    klass = np.ceil(np.log2(lengths)).astype(np.int64)
-    for k in np.unique(klass):
-        sel = np.flatnonzero(klass == k)
-        width = int(lengths[sel].max())
-        if width < 2:
+    for sel in _depth_groups(lengths):
+        if lengths[sel].max() < 2:
             continue
-        mat = np.broadcast_to(-1 - np.arange(width, dtype=np.int64), (len(sel), width)).copy()
-        row = np.repeat(np.arange(len(sel)), lengths[sel])
-        col = np.arange(int(lengths[sel].sum())) - np.repeat(np.cumsum(lengths[sel]) - lengths[sel],
-                                                             lengths[sel])
-        mat[row, col] = codes[np.repeat(starts[sel], lengths[sel]) + col]
+        pad = -1 - np.arange(int(lengths[sel].max()), dtype=codes.dtype)  # distinct pads
+        mat = padded(codes, starts[sel], lengths[sel], pad).copy()
         mat.sort(axis=1)
         hit = np.flatnonzero((mat[:, 1:] == mat[:, :-1]).any(axis=1))
+        del mat
         if len(hit):
             t = sel[hit[0]]
-            block = order[starts[t]:starts[t] + lengths[t]]
             vals = codes[starts[t]:starts[t] + lengths[t]]
-            uniq, first, counts = np.unique(vals, return_index=True, return_counts=True)
-            v = uniq[counts > 1][0]
-            rows = block[vals == v]
+            uniq, counts = np.unique(vals, return_counts=True)
+            rows = order[starts[t]:starts[t] + lengths[t]][vals == uniq[counts > 1][0]]
             return int(rows[0]), int(rows[1])
     return None
 
@@ -212,26 +281,30 @@ class Rankings:
     def __len__(self) -> int:
         return len(self.qids)
 
+    def check_coverage(self, run_source: str, rel_source: str) -> None:
+        """Fail where trec_eval fails: no topic in common; or, under 10.0 without -c, a judged
+        topic without results (10.0 loops over the judged topics and exits on it)."""
+        if len(self.qids) == 0:
+            raise InputError(run_source, None,
+                             f"no queries with both results and relevance info: none of the "
+                             f"{len(self.run_only)} topics of the run is among the "
+                             f"{len(self.qrels_only)} topics of {rel_source}")
+        if self.options.v10 and not self.options.complete and self.qrels_only:
+            raise InputError(run_source, None,
+                             f"topic {self.qrels_only[0]!r} of {rel_source} has no results "
+                             f"({len(self.qrels_only)} such topics); trec_eval 10.0 stops here "
+                             f"(\"result qid not found\"); use -c to score them as empty "
+                             f"rankings, or --compat 9.0.8 to skip them")
+
     def batches(self):
-        """Yield (topic indices, Batch) covering all topics, grouped by ranking depth."""
-        n = len(self.qids)
-        depth = self.num_ret
-        klass = np.where(depth > 0, np.ceil(np.log2(np.maximum(depth, 1))).astype(np.int64) + 1, 0)
-        for k in np.unique(klass):
-            idx = np.flatnonzero(klass == k)
+        """Yield (topic indices, Batch) covering all topics, grouped by ranking depth and
+        limited in size, so that a measure's (topics x depth) temporaries stay small."""
+        for idx in _depth_groups(self.num_ret):
             yield idx, self.batch(idx)
-        if n == 0:
-            return
 
     def batch(self, idx: np.ndarray) -> "Batch":
         num_ret = self.num_ret[idx]
-        width = int(num_ret.max()) if len(idx) else 0
-        rel = np.full((len(idx), width), PAD, dtype=np.int64)
-        if width:
-            row = np.repeat(np.arange(len(idx)), num_ret)
-            starts = self.offsets[idx]
-            col = np.arange(int(num_ret.sum())) - np.repeat(np.cumsum(num_ret) - num_ret, num_ret)
-            rel[row, col] = self.rel[np.repeat(starts, num_ret) + col]
+        rel = padded(self.rel, self.offsets[idx], num_ret, PAD).astype(np.int64)
         return Batch(qids=[self.qids[i] for i in idx], rel=rel, num_ret=num_ret,
                      num_rel=self.num_rel[idx], levels=self.levels,
                      level_counts=self.level_counts[idx], options=self.options,
@@ -304,6 +377,10 @@ def seqsum(values: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- building
+def levels_fit(grades: np.ndarray) -> bool:
+    return not len(grades) or (grades.min() > -2 ** 31 and grades.max() < 2 ** 31)
+
+
 def build_rankings(run, qrels, options: Options) -> Rankings:
     """Join run and qrels into the rankings of every topic trec_eval would evaluate."""
     # topics: strcmp order of UTF-8 bytes is code point order, as Python sorts str
@@ -318,7 +395,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     dict_docs = enc.dictionary
     qd = enc.indices.to_numpy().astype(np.int64)
     ndocs = max(len(dict_docs), 1)
-    qkey = qq * ndocs + qd
+    qkey = qq.astype(np.int64) * ndocs + qd
     korder = np.argsort(qkey, kind="stable")
     qkey_sorted = qkey[korder]
     dup = np.flatnonzero(qkey_sorted[1:] == qkey_sorted[:-1])
@@ -328,26 +405,31 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     grade_sorted = qrels.grade[korder]
 
     # run: duplicates, grades of retrieved documents
-    order, rank = trec_order(run, options.float32_scores, qcode=rq)
-    pair = _duplicate_rows(rq, run.docno, order)
+    order, rank, starts = trec_order(run, options.float32_scores, qcode=rq)
+    pair = _duplicate_rows(run.docno, order, starts)
+    del starts
     if pair is not None:
         i = pair[0]
         _raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
     where = pc.index_in(run.docno, value_set=dict_docs)
-    rel = np.full(len(run), NONPOOL, dtype=np.int64)
+    rel = np.full(len(run), NONPOOL, dtype=IDX if levels_fit(qrels.grade) else np.int64)
     hit = np.flatnonzero(where.is_valid().to_numpy(zero_copy_only=False))
     if len(hit):
-        rkey = rq[hit] * ndocs + where.take(pa.array(hit)).to_numpy().astype(np.int64)
+        rkey = rq[hit] * np.int64(ndocs) + where.take(pa.array(hit)).to_numpy().astype(np.int64)
         pos = np.minimum(np.searchsorted(qkey_sorted, rkey), len(qkey_sorted) - 1)
         found = qkey_sorted[pos] == rkey
         g = grade_sorted[pos[found]]
         rel[hit[found]] = np.where(g < 0, UNJUDGED, g)
+    del where, hit
 
     # -M, -J
-    keep = rank <= options.max_docs
-    order = order[keep]
+    if options.max_docs < len(rank):
+        order = order[rank <= options.max_docs]
+    del rank
     ranked_rel = rel[order]
+    del rel
     ranked_q = rq[order]
+    del order, rq
     if options.judged_only:
         judged = ranked_rel >= 0
         ranked_rel, ranked_q = ranked_rel[judged], ranked_q[judged]
@@ -359,22 +441,26 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     else:
         evaluated = sorted(both)
     ev_codes = np.array([index[q] for q in evaluated], dtype=np.int64)
-    pos_of = np.full(len(vocab), -1, np.int64)
-    pos_of[ev_codes] = np.arange(len(evaluated))
+    pos_of = np.full(len(vocab), -1, IDX)
+    pos_of[ev_codes] = np.arange(len(evaluated), dtype=IDX)
 
     # CSR of ranked grades per evaluated topic (run order of blocks is arbitrary: stable sort)
     p = pos_of[ranked_q]
-    sel = p >= 0
-    p, ranked_rel = p[sel], ranked_rel[sel]
+    del ranked_q
+    if len(p) and p.min() < 0:
+        sel = p >= 0
+        p, ranked_rel = p[sel], ranked_rel[sel]
     if len(p) and np.any(p[1:] < p[:-1]):
         o = np.argsort(p, kind="stable")
         p, ranked_rel = p[o], ranked_rel[o]
     counts = np.bincount(p, minlength=len(evaluated))
     bogus = np.array([q not in r_topic_set for q in evaluated], dtype=bool)
-    if bogus.any():  # trec_eval 10.0 -c: a one-document ranking "ceci_nest_pas_un_docno"
+    # trec_eval 10.0 -c: a one-document ranking "ceci_nest_pas_un_docno", unjudged, which
+    # form_res_rels then cuts like any ranking: -J drops it, -M0 too (ranking left empty)
+    if bogus.any() and not options.judged_only and options.max_docs > 0:
         counts = counts + bogus
         ins = np.cumsum(counts)[bogus] - 1
-        out = np.empty(len(ranked_rel) + int(bogus.sum()), np.int64)
+        out = np.empty(len(ranked_rel) + int(bogus.sum()), ranked_rel.dtype)
         mask = np.zeros(len(out), bool)
         mask[ins] = True
         out[mask] = NONPOOL

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from ..errors import UsageError
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InputError, UsageError
 from .options import Options
+
+REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
+# measures that read no relevance information (every other one needs its own -R format)
+_ANY_FORMAT = ("runid", "num_q")
 
 
 def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "qrels",
@@ -11,15 +18,91 @@ def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "
     """Return the Evaluation that ``trec_eval [options] -m ... QRELS RUN`` would print."""
     from ..api import score_trec
 
-    if rel_format != "qrels":
-        raise UsageError(f"unknown relevance format {rel_format!r} for -R")
+    if rel_format not in REL_FORMATS:
+        raise UsageError(f"unknown relevance format {rel_format!r} for -R "
+                         f"(one of {', '.join(REL_FORMATS)})")
     z = None
     if zscores is not None:
         from .zscores import read_zscores
 
         z = read_zscores(zscores)
     if engine == "pytrec_eval":
+        if rel_format != "qrels":
+            raise UsageError(f"--engine pytrec_eval reads only -R qrels, not {rel_format}")
         from ..compat.pytrec_engine import score_with_pytrec_eval
 
         return score_with_pytrec_eval(qrels, run, measures, options)
-    return score_trec(qrels, run, measures, options, zscores=z)
+    if rel_format == "qrels":
+        from ..measures.selection import select
+
+        check_formats(select(list(measures or []), options.compat), rel_format)
+        return score_trec(qrels, run, measures, options, zscores=z)
+    return score_rel_info(qrels, run, measures, options, rel_format, zscores=z)
+
+
+def check_formats(selection, rel_format: str) -> None:
+    """trec_eval fails ("Can't calculate measure") on a measure of another -R format."""
+    for measure, _ in selection:
+        if measure.name in _ANY_FORMAT:
+            continue
+        needs = getattr(measure, "rel_formats", ("qrels",))
+        if rel_format not in needs:
+            raise UsageError(f"measure {measure.name!r} cannot be computed from -R {rel_format} "
+                             f"relevance information (it needs -R {' or -R '.join(needs)})")
+
+
+def read_rel_info(path, rel_format: str, options: Options):
+    """The relevance file in a non-qrels format (prefs, qrels_prefs, qrels_jg)."""
+    comments = options.v10
+    if rel_format == "prefs":
+        from ..formats.prefs import read_prefs
+
+        return read_prefs(path, comments=comments)
+    if rel_format == "qrels_prefs":
+        from ..formats.prefs import read_qrels_prefs
+
+        return read_qrels_prefs(path, comments=comments)
+    from ..formats.qrels_jg import read_qrels_jg
+
+    return read_qrels_jg(path, comments=comments)
+
+
+def topic_qrels(rel_info):
+    """Qrels with one row per judged (topic, docno): enough to decide which topics trec_eval
+    evaluates (and -c's num_q); the grades are never read by the measures of these formats."""
+    from ..formats.qrels import Qrels
+
+    table = pa.table({"q": rel_info.qid, "d": rel_info.docno})
+    pairs = table.group_by(["q", "d"]).aggregate([])
+    return Qrels(pairs.column("q").combine_chunks(), pairs.column("d").combine_chunks(),
+                 np.zeros(pairs.num_rows, np.int64), rel_info.source)
+
+
+def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *,
+                   zscores=None):
+    """Score a run against ``-R prefs``, ``-R qrels_prefs`` or ``-R qrels_jg`` judgments."""
+    from ..api import load_run
+    from ..measures.selection import select
+    from .evaluator import EvalContext, evaluate_rankings
+    from .rankings import build_rankings
+
+    if isinstance(measures, str):
+        measures = [measures]
+    selection = select(list(measures or []), options.compat)
+    check_formats(selection, rel_format)
+    rel_info = rel_path if isinstance(rel_path, rel_info_type(rel_format)) else \
+        read_rel_info(rel_path, rel_format, options)
+    r = load_run(run, comments=options.v10)
+    rankings = build_rankings(r, topic_qrels(rel_info), options)
+    rankings.check_coverage(r.source, rel_info.source)
+    return evaluate_rankings(EvalContext(rankings, options, r, rel_info), selection, zscores)
+
+
+def rel_info_type(rel_format: str):
+    if rel_format == "qrels_jg":
+        from ..formats.qrels_jg import QrelsJG
+
+        return QrelsJG
+    from ..formats.prefs import Prefs
+
+    return Prefs

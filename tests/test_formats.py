@@ -1,0 +1,432 @@
+"""Reading and writing TREC runs and qrels.
+
+The same content in every accepted shape (white space, CRLF, BOM, blank lines, gzip, stdin)
+must give identical columns and identical ``trecqr eval`` output, and the fast Arrow path and
+the slow per-line Python path must agree on every shape. ``#`` lines follow trec_eval: comments
+under --compat 10.0 (get_trec_results.c / get_qrels.c skip them), data under 9.0.8 (no such
+code there, so they are malformed lines).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import TE, run_cli
+from trecqr.api import evaluate
+from trecqr.errors import InputError
+from trecqr.formats import (qrels_from_dict, qrels_from_frame, read_qrels, read_run,
+                            run_from_dict, run_from_frame, write_qrels, write_run)
+from trecqr.formats import qrels as qrels_module
+from trecqr.formats import run as run_module
+from trecqr.formats.qrels import TruncatedGradeWarning, _python_qrels
+from trecqr.formats.run import _python_run
+from trecqr.formats.textio import read_source
+
+RUN_BYTES = (TE / "results.test").read_bytes()
+QRELS_BYTES = (TE / "qrels.test").read_bytes()
+QRELS_PATH = TE / "qrels.test"
+MEASURES = ["eval", "-m", "map", "-m", "P.5,10", "-m", "num_rel_ret", "-m", "num_ret",
+            "-m", "runid"]
+
+
+def _lines(data: bytes) -> list[list[bytes]]:
+    return [line.split() for line in data.split(b"\n") if line.strip()]
+
+
+def _joined(data: bytes, seps) -> bytes:
+    """Re-join every line's fields with seps[i % len(seps)], adding edge white space."""
+    out = []
+    for i, fields in enumerate(_lines(data)):
+        sep = seps[i % len(seps)]
+        lead = b"  " if i % 3 == 0 else b""
+        out.append(lead + sep.join(fields) + (b" \t" if i % 5 == 0 else b""))
+    return b"\n".join(out) + b"\n"
+
+
+def _blank_lines(data: bytes) -> bytes:
+    lines = data.split(b"\n")
+    for at in range(len(lines) - 1, 0, -97):
+        lines.insert(at, b" \t ")
+    return b"\n\n" + b"\n".join(lines) + b"\n\n   \n\t\n\n"
+
+
+SHAPES = {
+    "as_is": lambda d: d,
+    "single_spaces": lambda d: _joined(d, [b" "]),
+    "single_tabs": lambda d: b"\n".join(b"\t".join(f) for f in _lines(d)) + b"\n",
+    "mixed_space": lambda d: _joined(d, [b" ", b"\t", b"   ", b" \t\x0b\x0c "]),
+    "crlf": lambda d: d.replace(b"\n", b"\r\n"),
+    "bom": lambda d: b"\xef\xbb\xbf" + d,
+    "blank_lines": _blank_lines,
+    "no_final_newline": lambda d: d.rstrip(b"\n"),
+    "trailing_space_no_newline": lambda d: _joined(d, [b" "]).rstrip(b"\n") + b" \t ",
+    "tab_then_crlf": lambda d: _joined(d, [b"\t"]).replace(b"\n", b"\r\n"),
+    "everything": lambda d: b"\xef\xbb\xbf" + _blank_lines(_joined(d, [b"\t ", b" "])).replace(
+        b"\n", b"\r\n"),
+}
+
+
+def _write(tmp_path, name: str, data: bytes, gz: bool = False):
+    path = tmp_path / (name + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def _same_run(a, b):
+    assert a.qid.to_pylist() == b.qid.to_pylist()
+    assert a.docno.to_pylist() == b.docno.to_pylist()
+    assert a.score.dtype == b.score.dtype == np.float64
+    assert a.score.tobytes() == b.score.tobytes()  # bit for bit
+    assert a.runid == b.runid
+
+
+def _same_qrels(a, b):
+    assert a.qid.to_pylist() == b.qid.to_pylist()
+    assert a.docno.to_pylist() == b.docno.to_pylist()
+    assert a.grade.dtype == b.grade.dtype == np.int64
+    assert np.array_equal(a.grade, b.grade)
+
+
+@pytest.fixture
+def no_slow_path(monkeypatch):
+    """Make the per-line Python readers fail: a read that succeeds took the Arrow path."""
+    def boom(*args, **kwargs):
+        raise AssertionError("slow Python path used")
+    monkeypatch.setattr(run_module, "_python_run", boom)
+    monkeypatch.setattr(qrels_module, "_python_qrels", boom)
+
+
+@pytest.fixture(scope="module")
+def baseline_run():
+    return _python_run(read_source(TE / "results.test"), True)
+
+
+@pytest.fixture(scope="module")
+def baseline_qrels():
+    return _python_qrels(read_source(TE / "qrels.test"), True)
+
+
+@pytest.fixture(scope="module")
+def baseline_output():
+    result = run_cli([*MEASURES, "-q", TE / "qrels.test", TE / "results.test"])
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def test_baseline_is_the_file_content(baseline_run, baseline_qrels):
+    """The reference parse itself: first and last lines of results.test and qrels.test."""
+    assert len(baseline_run) == 1500 and len(baseline_qrels) == 3681
+    first = (baseline_run.qid[0].as_py(), baseline_run.docno[0].as_py())
+    assert first == ("301", "FR940202-2-00150")
+    assert baseline_run.score[0] == 2.129133 and baseline_run.runid == "STANDARD"
+    assert baseline_qrels.grade[2] == 1 and baseline_qrels.docno[2].as_py() == "CR93E-1282"
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_run_shapes_parse_identically(tmp_path, shape, gz, baseline_run, baseline_qrels,
+                                      baseline_output, monkeypatch):
+    data = SHAPES[shape](RUN_BYTES)
+    path = _write(tmp_path, "run", data, gz)
+    slow = _python_run(read_source(path), True)
+    _same_run(slow, baseline_run)
+    with monkeypatch.context() as m:  # the Arrow path alone must read every shape
+        m.setattr(run_module, "_python_run", lambda *a: pytest.fail("slow path used"))
+        fast = read_run(path)
+    _same_run(fast, baseline_run)
+    result = run_cli([*MEASURES, "-q", TE / "qrels.test", path])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == baseline_output
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_qrels_shapes_parse_identically(tmp_path, shape, gz, baseline_qrels, baseline_output,
+                                        monkeypatch):
+    path = _write(tmp_path, "qrels", SHAPES[shape](QRELS_BYTES), gz)
+    _same_qrels(_python_qrels(read_source(path), True), baseline_qrels)
+    with monkeypatch.context() as m:
+        m.setattr(qrels_module, "_python_qrels", lambda *a: pytest.fail("slow path used"))
+        fast = read_qrels(path)
+    _same_qrels(fast, baseline_qrels)
+    result = run_cli([*MEASURES, "-q", path, TE / "results.test"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == baseline_output
+
+
+def test_gzip_detected_by_content_not_name(tmp_path, baseline_run):
+    path = _write(tmp_path, "run.txt", gzip.compress(RUN_BYTES))
+    _same_run(read_run(path), baseline_run)
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
+def test_stdin(monkeypatch, gz, baseline_run, baseline_qrels, baseline_output):
+    data = SHAPES["everything"](RUN_BYTES)
+    data = gzip.compress(data) if gz else data
+
+    class Stdin:
+        buffer = io.BytesIO(data)
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    run = read_run("-")
+    assert run.source == "<stdin>"
+    _same_run(run, baseline_run)
+    result = run_cli([*MEASURES, "-q", TE / "qrels.test", "-"], input=data)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == baseline_output
+    result = run_cli([*MEASURES, "-q", "-", TE / "results.test"], input=QRELS_BYTES)
+    assert result.stdout == baseline_output
+
+
+def test_extra_run_fields_are_ignored(tmp_path, baseline_run, no_slow_path):
+    """trec_eval's parse_results_line skips the rest of the line after the runid."""
+    data = b"\n".join(line + b" extra 7" for line in RUN_BYTES.split(b"\n") if line) + b"\n"
+    _same_run(read_run(_write(tmp_path, "run7", data)), baseline_run)
+
+
+def test_ragged_extra_fields_take_the_slow_path_and_agree(tmp_path, baseline_run,
+                                                          baseline_output):
+    lines = [line for line in RUN_BYTES.split(b"\n") if line]
+    data = b"\n".join(line + b" x" * (i % 3) for i, line in enumerate(lines)) + b"\n"
+    path = _write(tmp_path, "ragged", data)
+    _same_run(read_run(path), baseline_run)
+    result = run_cli([*MEASURES, "-q", TE / "qrels.test", path])
+    assert result.stdout == baseline_output
+
+
+# ---------------------------------------------------------------------------- scores
+GOOD_SCORES = ["1", "-1", "+1", "1.", ".5", "-.5", "+.5e-2", "1e5", "1E+5", "1.5e-3", "0001",
+               "-0", "0.1", "2.2250738585072011e-308", "4.9e-324", "1.7976931348623157e308",
+               "9007199254740993", "1.00000000000000011102230246251565404236316680908203125",
+               "3.14159265358979323846264338327950288", "123456789012345678901234567890"]
+
+
+def test_score_parsing_is_bit_identical_on_both_paths(tmp_path, no_slow_path):
+    data = "".join(f"1 Q0 d{i} {i} {s} r\n" for i, s in enumerate(GOOD_SCORES)).encode()
+    fast = read_run(_write(tmp_path, "scores", data))
+    slow = _python_run(read_source(tmp_path / "scores"), True)
+    expected = np.array([float(s) for s in GOOD_SCORES])
+    assert fast.score.tobytes() == expected.tobytes() == slow.score.tobytes()
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "Infinity", "1e400", "0x10",
+                                  "1_0", "1e", "e5", "1.2.3", "+", "-", ".", "1d5", "high",
+                                  "\u0661", "\uff11", "1,5"])
+def test_bad_scores_are_rejected_at_their_line(tmp_path, text):
+    """Unicode digits ('\u0661', fullwidth 1) pass Python's \\d and float(): not numbers here."""
+    data = f"1 Q0 a 1 0.5 r\n1 Q0 b 2 {text} r\n".encode()
+    with pytest.raises(InputError) as err:
+        read_run(_write(tmp_path, "bad", data))
+    assert err.value.line == 2 and repr(text) in err.value.message
+
+
+# ---------------------------------------------------------------------------- comments
+def test_hash_lines_are_comments_under_10(baseline_output):
+    """trec_eval 10.0 get_qrels.c skips '#' lines; 9.0.8 has no such code."""
+    qrels = TE / "qrels.test.with-comments"
+    v10 = run_cli([*MEASURES, "-q", "--compat", "10.0", qrels, TE / "results.test"])
+    plain = run_cli([*MEASURES, "-q", "--compat", "10.0", TE / "qrels.test", TE / "results.test"])
+    assert v10.exit_code == 0 and v10.stdout == plain.stdout
+    v9 = run_cli([*MEASURES, "-q", qrels, TE / "results.test"])
+    assert v9.exit_code == 2
+    assert v9.stderr.strip() == f"{qrels}:1: expected 4 fields (qid iter docno grade), found 3"
+
+
+def test_hash_inside_a_docno_is_data():
+    qrels = read_qrels(TE / "qrels.test.with-comments", comments=True)
+    docnos = qrels.docno.to_pylist()
+    assert "CR#93E-1860" in docnos and "CR93E-1860" not in docnos  # replaces it in qrels.test
+    assert len(qrels) == 3681
+
+
+def test_hash_run_lines(tmp_path):
+    """10.0 (get_trec_results.c) skips a line whose first non-blank is '#'; 9.0.8 reads it."""
+    data = b"# a comment\n  # indented comment\n1 Q0 a 1 0.5 r\n"
+    path = _write(tmp_path, "run", data)
+    assert read_run(path, comments=True).docno.to_pylist() == ["a"]
+    with pytest.raises(InputError) as err:
+        read_run(path, comments=False)
+    assert (err.value.line, err.value.message) == (
+        1, "expected at least 6 fields (qid Q0 docno rank score runid), found 3")
+    six = _write(tmp_path, "six", b"#1 Q0 x 1 0.25 r\n1 Q0 a 1 0.5 r\n")
+    assert read_run(six, comments=False).qid.to_pylist() == ["#1", "1"]
+    assert read_run(six, comments=True).qid.to_pylist() == ["1"]
+
+
+def test_real_comment_files_both_paths_agree(no_slow_path):
+    for name, reader, slow in [("results.comment.test", read_run, _python_run),
+                               ("qrels.comment.test", read_qrels, _python_qrels)]:
+        fast = reader(TE / name, comments=True)
+        ref = slow(read_source(TE / name), True)
+        assert fast.qid.to_pylist() == ref.qid.to_pylist()
+        assert fast.docno.to_pylist() == ref.docno.to_pylist()
+
+
+def test_only_comments_is_no_data(tmp_path):
+    path = _write(tmp_path, "c", b"# nothing\n\n# here\n")
+    with pytest.raises(InputError, match="no data lines"):
+        read_qrels(path, comments=True)
+
+
+# ---------------------------------------------------------------------------- grades
+def test_fractional_grades_truncate_like_atol_with_one_warning(tmp_path):
+    """atol stops at the first non-digit: 1.7 -> 1, -1.5 -> -1, 2e1 -> 2, .5 -> 0."""
+    data = b"1 0 a 1.7\n1 0 b -1.5\n1 0 c 2e1\n1 0 d .5\n1 0 e 3\n1 0 f -2\n"
+    with pytest.warns(TruncatedGradeWarning) as caught:
+        qrels = read_qrels(_write(tmp_path, "q", data))
+    assert qrels.grade.tolist() == [1, -1, 2, 0, 3, -2]
+    assert len(caught) == 1
+    assert str(caught[0].message) == (f"{tmp_path / 'q'}:1: grade '1.7' is not an integer; "
+                                      "truncated to 1 as trec_eval's atol does "
+                                      "(4 fractional grades in all)")
+
+
+def test_integer_grades_have_no_warning_and_negatives_stay(tmp_path, no_slow_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        qrels = read_qrels(_write(tmp_path, "q", b"1 0 a -1\n1 0 b 0\n1 0 c 4\n"))
+    assert qrels.grade.tolist() == [-1, 0, 4]
+
+
+def test_qrels_need_exactly_four_fields(tmp_path):
+    with pytest.raises(InputError) as err:
+        read_qrels(_write(tmp_path, "q", b"1 0 a 1\n1 0 b 1 extra\n"))
+    assert (err.value.line, err.value.message) == (
+        2, "expected 4 fields (qid iter docno grade), found 5")
+
+
+# ---------------------------------------------------------------------------- dicts, frames
+def _dicts():
+    run, qrels = {}, {}
+    for f in _lines(RUN_BYTES):
+        run.setdefault(f[0].decode(), {})[f[2].decode()] = float(f[4])
+    for f in _lines(QRELS_BYTES):
+        qrels.setdefault(f[0].decode(), {})[f[2].decode()] = int(f[3])
+    return qrels, run
+
+
+def test_pytrec_eval_dicts_score_like_files():
+    qrels, run = _dicts()
+    want = evaluate(TE / "qrels.test", TE / "results.test", ["map", "P.5,10"]).per_query()
+    got = evaluate(qrels, run, ["map", "P.5,10"]).per_query()
+    assert got == want and set(got) == {"301", "302", "303"}
+
+
+def test_dataframes_with_ir_measures_columns():
+    pd = pytest.importorskip("pandas")
+    qrels, run = _dicts()
+    qdf = pd.DataFrame([(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+                       columns=["query_id", "doc_id", "relevance"])
+    qdf["iteration"] = "0"
+    rdf = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                       columns=["query_id", "doc_id", "score"])
+    want = evaluate(TE / "qrels.test", TE / "results.test", ["map", "P.5"]).aggregate()
+    assert evaluate(qdf, rdf, ["map", "P.5"]).aggregate() == want
+    _same_qrels(qrels_from_frame(qdf), read_qrels(TE / "qrels.test"))
+    r = run_from_frame(rdf)
+    assert r.score.tobytes() == read_run(TE / "results.test").score.tobytes()
+
+
+def test_float_grades_in_dicts_and_frames_truncate_with_warning():
+    pd = pytest.importorskip("pandas")
+    with pytest.warns(TruncatedGradeWarning, match=r"doc 'a': grade '1\.5' .*truncated to 1"):
+        q = qrels_from_dict({"1": {"a": 1.5, "b": 2, "c": -1.0}})
+    assert q.grade.tolist() == [1, 2, -1]
+    frame = pd.DataFrame({"query_id": [1, 1], "doc_id": ["a", "b"], "relevance": [2.9, 1.0]})
+    with pytest.warns(TruncatedGradeWarning, match=r"row 0: grade '2\.9' .*truncated to 2"):
+        q = qrels_from_frame(frame)
+    assert q.grade.tolist() == [2, 1] and q.qid.to_pylist() == ["1", "1"]
+
+
+def test_bad_dicts_and_frames():
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(InputError, match=r"<qrels dict>: query '1' doc 'a': grade 'x' is not"):
+        qrels_from_dict({"1": {"a": "x"}})
+    with pytest.raises(InputError, match=r"<run dict>: query '1' doc 'b': score is NaN"):
+        run_from_dict({"1": {"a": 1.0, "b": float("nan")}})
+    with pytest.raises(InputError, match=r"missing columns: relevance"):
+        qrels_from_frame(pd.DataFrame({"query_id": [1], "doc_id": ["a"], "score": [1]}))
+    with pytest.raises(InputError, match=r"row 1: score is NaN or infinite"):
+        run_from_frame(pd.DataFrame({"query_id": [1, 1], "doc_id": ["a", "b"],
+                                     "score": [1.0, float("inf")]}))
+    with pytest.raises(InputError, match=r"score column must hold numbers"):
+        run_from_frame(pd.DataFrame({"query_id": [1], "doc_id": ["a"], "score": ["high"]}))
+
+
+# ---------------------------------------------------------------------------- writers
+def test_write_run_round_trips(tmp_path, baseline_output):
+    out = tmp_path / "out.run"
+    write_run(read_run(TE / "results.test"), out)
+    again = read_run(out)
+    lines = out.read_text().splitlines()
+    assert lines[0].split()[:4] == ["301", "Q0", again.docno[0].as_py(), "1"]
+    assert again.runid == "STANDARD" and len(again) == 1500
+    assert sorted(zip(again.docno.to_pylist(), again.score.tolist())) == sorted(
+        zip(*(lambda r: (r.docno.to_pylist(), r.score.tolist()))(read_run(TE / "results.test"))))
+    result = run_cli([*MEASURES, "-q", TE / "qrels.test", out])
+    assert result.stdout == baseline_output
+    assert [p.name for p in tmp_path.iterdir()] == ["out.run"]
+
+
+def test_write_qrels_round_trips(tmp_path, baseline_qrels):
+    out = tmp_path / "out.qrels"
+    write_qrels(baseline_qrels, out)
+    _same_qrels(read_qrels(out), baseline_qrels)
+    assert out.read_text().splitlines()[2] == "301 0 CR93E-1282 1"
+
+
+def test_writers_are_atomic(tmp_path, monkeypatch):
+    out = tmp_path / "out.qrels"
+    out.write_text("old content\n")
+    qrels = read_qrels(TE / "qrels.test")
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(InputError, match="No space left on device"):
+        write_qrels(qrels, out)
+    assert out.read_text() == "old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.qrels"]
+
+
+def test_written_files_get_normal_permissions(tmp_path):
+    mask = os.umask(0o022)
+    try:
+        write_qrels(read_qrels(TE / "qrels.test"), tmp_path / "q")
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "q").stat().st_mode & 0o777 == 0o644
+
+
+def test_latin1_bytes_read_the_same_on_both_paths(tmp_path, no_slow_path):
+    """Not UTF-8: each byte maps to one code point (Latin-1), keeping strcmp order of docnos."""
+    data = b"1 Q0 caf\xe9 1 0.5 r\n1 Q0 cafe 2 0.5 r\n1 Q0 caf\xff 3 0.5 r\n"
+    path = _write(tmp_path, "latin1", data)
+    fast = read_run(path)
+    slow = _python_run(read_source(path), True)
+    assert fast.docno.to_pylist() == slow.docno.to_pylist() == ["caf\xe9", "cafe", "caf\xff"]
+    assert sorted(fast.docno.to_pylist()) == ["cafe", "caf\xe9", "caf\xff"]  # byte order
+
+
+def test_duplicate_line_numbers_follow_the_comment_rule(tmp_path):
+    """Under 9.0.8 a '#' line is data, so a duplicate of it is found and located there."""
+    data = b"#1 Q0 a 1 0.5 r\n1 Q0 a 1 0.5 r\n#1 Q0 a 2 0.4 r\n"
+    path = _write(tmp_path, "run", data)
+    result = run_cli(["eval", "--quiet", QRELS_PATH, path])
+    assert result.exit_code == 2
+    assert result.stderr == (f"{path}:3: duplicate document for topic '#1' and docno 'a' "
+                             "(first at line 1)\n")
+    result = run_cli(["eval", "--quiet", "--compat", "10.0", "-m", "num_ret", QRELS_PATH, path])
+    assert result.exit_code == 2 and "no queries with both" in result.stderr
+
+
+def test_utf16_is_named(tmp_path):
+    path = _write(tmp_path, "u16", "1 Q0 a 1 0.5 r\n".encode("utf-16"))
+    with pytest.raises(InputError, match="UTF-16 text; trecqr reads UTF-8"):
+        read_run(path)

@@ -1,0 +1,103 @@
+"""The ranking rules trec_eval applies before any measure, checked on hand-made cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trecqr.api import load_qrels, load_run
+from trecqr.scorer.options import Options
+from trecqr.scorer.rankings import NONPOOL, UNJUDGED, build_rankings
+
+
+def rankings(qrels, run, **opts):
+    return build_rankings(load_run(run), load_qrels(qrels), Options(**opts))
+
+
+def ranked(rk, i=0):
+    return rk.rel[rk.offsets[i]:rk.offsets[i + 1]].tolist()
+
+
+def test_ties_broken_by_docno_descending_bytewise():
+    qrels = {"q": {"B": 1, "a": 2, "A": 3}}
+    run = {"q": {"A": 1.0, "a": 1.0, "B": 1.0, "z": 2.0}}
+    # score desc, then docno desc by strcmp: z (2.0), then a > B > A ('a'=0x61 > 'B'=0x42 > 'A')
+    assert ranked(rankings(qrels, run)) == [NONPOOL, 2, 1, 3]
+
+
+def test_rank_column_is_ignored(tmp_path):
+    (tmp_path / "run").write_text("q Q0 d1 1 0.5 r\nq Q0 d2 2 0.9 r\n")
+    rk = rankings({"q": {"d2": 1}}, tmp_path / "run")
+    assert ranked(rk) == [1, NONPOOL]
+
+
+def test_float32_near_ties_only_under_908():
+    qrels = {"q": {"x": 1}}
+    run = {"q": {"x": 1.0, "y": 1.0 + 1e-9}}
+    # 9.0.8: both scores are 1.0f, tie broken by docno desc -> y first
+    assert ranked(rankings(qrels, run)) == [NONPOOL, 1]
+    # 10.0: doubles, y's larger score wins as well
+    assert ranked(rankings(qrels, run, compat="10.0")) == [NONPOOL, 1]
+    run = {"q": {"x": 1.0 + 1e-9, "y": 1.0}}
+    assert ranked(rankings(qrels, run)) == [NONPOOL, 1]          # tie -> y (docno) first
+    assert ranked(rankings(qrels, run, compat="10.0")) == [1, NONPOOL]  # x has the larger double
+
+
+def test_negative_grades_are_unjudged_and_M_before_J():
+    qrels = {"q": {"a": -1, "b": 0, "c": 1}}
+    run = {"q": {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0}}
+    assert ranked(rankings(qrels, run)) == [UNJUDGED, NONPOOL, 0, 1]
+    assert ranked(rankings(qrels, run, judged_only=True)) == [0, 1]
+    # -M2 keeps a, x; -J then drops both
+    rk = rankings(qrels, run, max_docs=2, judged_only=True)
+    assert ranked(rk) == [] and rk.num_ret.tolist() == [0]
+
+
+def test_topics_in_strcmp_order_and_coverage():
+    qrels = {"10": {"a": 1}, "9": {"a": 1}, "2": {"a": 1}}
+    run = {"9": {"a": 1.0}, "10": {"a": 1.0}, "7": {"a": 1.0}}
+    rk = rankings(qrels, run)
+    assert rk.qids == ["10", "9"]
+    assert rk.qrels_only == ["2"] and rk.run_only == ["7"]
+    assert rk.num_qrels_topics == 3
+
+
+def test_v10_complete_adds_bogus_ranking_for_missing_topics():
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    run = {"1": {"a": 1.0}}
+    rk = rankings(qrels, run, compat="10.0", complete=True)
+    assert rk.qids == ["1", "2"]
+    assert rk.bogus.tolist() == [False, True]
+    assert ranked(rk, 1) == [NONPOOL]
+    rk = rankings(qrels, run, complete=True)  # 9.0.8: no rows for missing topics
+    assert rk.qids == ["1"]
+
+
+def test_unsorted_interleaved_run_is_sorted(tmp_path):
+    lines = ["2 Q0 c 1 0.1 r", "1 Q0 a 1 0.2 r", "2 Q0 d 1 0.9 r", "1 Q0 b 1 0.7 r"]
+    (tmp_path / "run").write_text("\n".join(lines) + "\n")
+    rk = rankings({"1": {"a": 1}, "2": {"c": 2}}, tmp_path / "run")
+    assert rk.qids == ["1", "2"]
+    assert ranked(rk, 0) == [NONPOOL, 1] and ranked(rk, 1) == [NONPOOL, 2]
+
+
+def test_level_counts_and_num_rel_follow_relevance_level():
+    qrels = {"q": {"a": 0, "b": 1, "c": 2, "d": 2, "e": -1}}
+    rk = rankings(qrels, {"q": {"a": 1.0}}, relevance_level=2)
+    assert rk.levels.tolist() == [0, 1, 2]
+    assert rk.level_counts.tolist() == [[1, 1, 2]]
+    assert rk.num_rel.tolist() == [2]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_batches_cover_every_topic_once(seed):
+    rng = np.random.default_rng(seed)
+    run = {str(q): {f"d{i}": float(rng.random()) for i in range(int(rng.integers(1, 40)))}
+           for q in range(25)}
+    qrels = {str(q): {"d1": 1} for q in range(25)}
+    rk = rankings(qrels, run)
+    seen = np.concatenate([idx for idx, _ in rk.batches()])
+    assert sorted(seen.tolist()) == list(range(25))
+    for idx, b in rk.batches():
+        assert (b.num_ret == rk.num_ret[idx]).all()
+        assert b.depth >= b.num_ret.max()
