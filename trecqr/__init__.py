@@ -9,10 +9,14 @@ Python API::
 """
 
 from .api import Results, evaluate, load_qrels, load_run
+from .compat import (RelevanceEvaluator, compute_aggregated_measure, parse_qrel, parse_run,
+                     supported_measures)
 from .errors import InputError, TrecqrError, UsageError
 from .formats import Qrels, Run, read_qrels, read_run, write_qrels, write_run
 
 __version__ = "0.1.0"
 
 __all__ = ["evaluate", "Results", "load_qrels", "load_run", "Qrels", "Run", "read_qrels",
-           "read_run", "write_qrels", "write_run", "InputError", "TrecqrError", "UsageError"]
+           "read_run", "write_qrels", "write_run", "InputError", "TrecqrError", "UsageError",
+           "RelevanceEvaluator", "parse_run", "parse_qrel", "supported_measures",
+           "compute_aggregated_measure"]

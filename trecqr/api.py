@@ -13,7 +13,6 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .errors import UsageError
 from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
                       run_from_dict, run_from_frame)
 from .measures.selection import select

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from ..errors import UsageError
 from ..formats import Qrels, Run
-from ..measures.table import NICKNAMES, TABLE
+from ..measures.table import NICKNAMES
 
 COMPAT = "9.0.8"  # the trec_eval pytrec_eval embeds
 
@@ -97,7 +97,7 @@ def normalize_measures(measures) -> set:
     return combine_measures(expand_nicknames(measures))
 
 
-def _c_int(value, what: str) -> int:
+def _c_int(value) -> int:
     """A Python int read with PyArg format ``i`` into the low half of a C long (see module doc)."""
     if isinstance(value, float) or not hasattr(value, "__index__"):
         raise TypeError("Expected object_relevance_per_qid dictionary and measures set.")
@@ -141,8 +141,8 @@ def pytrec_values(qrels: Qrels, run: Run, selection, *, relevance_level: int = 1
     if topic_order is None:
         topic_order = run_topics
     qrels_topics = set(pc.unique(qrels.qid).to_pylist())
-    empty = [q for q in dict.fromkeys(topic_order) if q in qrels_topics
-             and q not in set(run_topics)]
+    with_rows = set(run_topics)
+    empty = [q for q in dict.fromkeys(topic_order) if q in qrels_topics and q not in with_rows]
     scored = run
     if empty:  # one unjudged placeholder per empty topic, removed again after ranking
         scored = Run(pa.concat_arrays([run.qid, pa.array(empty, pa.string())]),
@@ -239,10 +239,8 @@ class RelevanceEvaluator:
                  judged_docs_only_flag: bool = False):
         normalized = normalize_measures(measures)
         query_relevance = {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0}
-        level = _c_int(relevance_level, "relevance_level")
-        judged = _c_int(judged_docs_only_flag, "judged_docs_only_flag")
-        if not isinstance(query_relevance, dict):  # pragma: no cover - always a dict here
-            raise TypeError("Argument query_relevance should be of type dictionary.")
+        level = _c_int(relevance_level)
+        judged = _c_int(judged_docs_only_flag)
         if level < 1:
             raise TypeError("Argument relevance_level should be positive.")
         try:

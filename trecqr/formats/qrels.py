@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .textio import Source, arrow_fields, fast_table, python_lines, read_source
+from .textio import LineLocator, Source, arrow_fields, fast_table, python_lines, read_source
 from .writer import atomic_write_lines
 
 QRELS_FIELDS = "qid iter docno grade"
@@ -34,7 +34,7 @@ class TruncatedGradeWarning(UserWarning):
 
 
 @dataclass
-class Qrels:
+class Qrels(LineLocator):
     """Relevance judgments as columns: one row per (qid, docno, grade)."""
 
     qid: pa.Array
@@ -46,16 +46,6 @@ class Qrels:
 
     def __len__(self) -> int:
         return len(self.grade)
-
-    def locate(self, predicate) -> list[int]:
-        """Line numbers (1-based) of lines whose fields satisfy predicate (error path only)."""
-        src = self._raw
-        if src is None:
-            try:
-                src = read_source(self.source)
-            except InputError:
-                return []
-        return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
 
 
 def parse_grade(text: str, source: str, line: int | None) -> tuple[int, bool]:

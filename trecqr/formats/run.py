@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .textio import (Source, arrow_fields, fast_table, last_line_fields, python_lines,
+from .textio import (LineLocator, Source, arrow_fields, fast_table, last_line_fields,
+                     python_lines,
                      read_source)
 from .writer import atomic_write_lines
 
@@ -26,7 +27,7 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
 @dataclass
-class Run:
+class Run(LineLocator):
     """A ranked-retrieval run as columns: one row per (qid, docno, score) line."""
 
     qid: pa.Array
@@ -39,16 +40,6 @@ class Run:
 
     def __len__(self) -> int:
         return len(self.score)
-
-    def locate(self, predicate) -> list[int]:
-        """Line numbers (1-based) of lines whose fields satisfy predicate (error path only)."""
-        src = self._raw
-        if src is None:
-            try:
-                src = read_source(self.source)
-            except InputError:
-                return []
-        return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
 
 
 def parse_score(text: str) -> float | None:

@@ -52,6 +52,24 @@ class Source:
     data: bytes
 
 
+class LineLocator:
+    """Mixin for parsed inputs: find the line numbers of lines in the file they were read from.
+
+    Only error messages need line numbers, so they are found by re-reading the file (or the
+    bytes kept for stdin, ``_raw``) with the slow path, under the same comment rule.
+    """
+
+    def locate(self, predicate) -> list[int]:
+        """Line numbers (1-based) of lines whose fields satisfy predicate."""
+        src = self._raw
+        if src is None:
+            try:
+                src = read_source(self.source)
+            except InputError:
+                return []
+        return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
+
+
 def read_source(path) -> Source:
     """Read a path (``str``/``PathLike``), ``-`` (stdin) or a binary file object.
 

@@ -14,7 +14,7 @@ import numpy as np
 
 
 def log(values: np.ndarray) -> np.ndarray:
-    """Elementwise C ``log`` (values > 0; 0 gives -inf, negatives NaN as in C)."""
+    """Elementwise C ``log``: 0 gives -inf, a negative number -nan (as glibc prints it)."""
     flat = np.asarray(values, dtype=np.float64).ravel()
     out = np.fromiter((_clog(v) for v in flat.tolist()), dtype=np.float64, count=len(flat))
     return out.reshape(np.shape(values))
@@ -31,7 +31,9 @@ def _clog(v: float) -> float:
         return math.log(v)
     if v == 0.0:
         return -math.inf
-    return math.nan
+    if v != v:
+        return v
+    return -math.nan  # glibc: log of a negative number is the default NaN, sign bit set
 
 
 def _cexp(v: float) -> float:

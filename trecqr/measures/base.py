@@ -160,7 +160,9 @@ class Measure:
             if ctx.num_avg <= 0:
                 return total
             total = total + (ctx.num_avg - ctx.num_evaluated) * math.log(MIN_GEO_MEAN)
-            return np.exp(total / ctx.num_avg)
+            from . import _libm  # glibc's exp, as trec_eval (numpy's SIMD exp can differ)
+
+            return _libm.exp(total / ctx.num_avg)
         if self.summary == "mean":
             return total / ctx.num_avg if ctx.num_avg else total
         return total

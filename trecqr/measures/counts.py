@@ -70,7 +70,7 @@ class NumRelRet(Measure):
     summary = "sum"
 
     def compute(self, b, p):
-        return b.num_rel_ret.astype(np.float64)[:, None]
+        return b.num_rel_ret_judged.astype(np.float64)[:, None]
 
 
 @register

@@ -40,17 +40,20 @@ def interpolated_at_cutoffs(b, percents) -> np.ndarray:
     vals = np.zeros((n, k))
     if k == 0:
         return vals
-    num_rel_ret = b.num_rel_ret
+    # the walk starts from form_res_rels' count of judged relevant documents and steps down at
+    # every document the rank loop calls relevant; the two differ only with -l < 0
+    num_rel_ret = b.num_rel_ret_judged
+    rel_so_far = b.rel_so_far - (b.num_rel_ret - num_rel_ret)[:, None]
     cuts = np.stack([recall_cutoffs(pc, b.num_rel, b.options.v10) for pc in percents], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        prec = np.where(b.valid, b.rel_so_far / b.ranks, 0.0)
+        prec = np.where(b.valid, rel_so_far / b.ranks, 0.0)
         # int_precis before the walk: precision at the last rank (0/0 = -nan if none retrieved)
         at_end = num_rel_ret / b.num_ret.astype(np.float64)
     best_below = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1] if b.depth else prec
 
     def interp(c):
         """Best precision at or after the c-th relevant document (1 <= c <= num_rel_ret)."""
-        pos = np.count_nonzero(b.rel_so_far < c[:, None], axis=1)
+        pos = np.count_nonzero(rel_so_far < c[:, None], axis=1)
         pos = np.minimum(pos, max(b.depth - 1, 0))
         return np.take_along_axis(best_below, pos[:, None], axis=1)[:, 0] if b.depth else at_end
 

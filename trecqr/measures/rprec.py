@@ -42,11 +42,14 @@ class RprecMult(Measure):
     params = DoubleCutoffs(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
     def compute(self, b, p):
+        # trec_eval walks the ranking backwards from form_res_rels' judged relevant count,
+        # stepping down at each document the rank loop calls relevant (they differ if -l < 0);
+        # the walk stops when its count reaches 0, and a cutoff <= 0 is never reached: both 0
+        offset = b.num_rel_ret - b.num_rel_ret_judged
         cols = []
         for m in p.values:
             cut = rprec_mult_cutoffs(m, b.num_rel)
-            # trec_eval walks the ranking backwards; a cutoff <= 0 is never reached (stays 0)
-            rel = rel_in_top(b, cut)
+            rel = np.maximum(rel_in_top(b, cut) - offset, 0)
             cols.append(np.divide(rel.astype(np.float64), cut.astype(np.float64),
                                   out=np.zeros(b.n), where=cut > 0))
         return np.stack(cols, axis=1)

@@ -22,7 +22,7 @@ class SetP(Measure):
     explanation = "Set precision: relevant retrieved / retrieved."
 
     def compute(self, b, p):
-        return _ratio(b.num_rel_ret, b.num_ret, b.num_ret > 0)[:, None]
+        return _ratio(b.num_rel_ret_judged, b.num_ret, b.num_ret > 0)[:, None]
 
 
 @register
@@ -33,7 +33,7 @@ class SetRelativeP(Measure):
 
     def compute(self, b, p):
         ok = (b.num_ret > 0) & (b.num_rel > 0)
-        return _ratio(b.num_rel_ret, np.minimum(b.num_ret, b.num_rel), ok)[:, None]
+        return _ratio(b.num_rel_ret_judged, np.minimum(b.num_ret, b.num_rel), ok)[:, None]
 
 
 @register
@@ -42,7 +42,7 @@ class SetRecall(Measure):
     explanation = "Set recall: relevant retrieved / relevant."
 
     def compute(self, b, p):
-        return _ratio(b.num_rel_ret, b.num_rel, b.num_rel > 0)[:, None]
+        return _ratio(b.num_rel_ret_judged, b.num_rel, b.num_rel > 0)[:, None]
 
 
 @register
@@ -51,7 +51,7 @@ class SetMap(Measure):
     explanation = "Set map: relevant retrieved squared / (retrieved * relevant)."
 
     def compute(self, b, p):
-        a = b.num_rel_ret.astype(np.float64)
+        a = b.num_rel_ret_judged.astype(np.float64)
         ok = (b.num_ret > 0) & (b.num_rel > 0)
         return _ratio(a * a, b.num_ret.astype(np.float64) * b.num_rel.astype(np.float64),
                       ok)[:, None]
@@ -66,8 +66,8 @@ class SetF(Measure):
 
     def compute(self, b, p):
         x = p.values[0]
-        ok = b.num_rel_ret > 0
-        rr = b.num_rel_ret.astype(np.float64)
+        ok = b.num_rel_ret_judged > 0
+        rr = b.num_rel_ret_judged.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             prec = rr / b.num_ret.astype(np.float64)
             rec = rr / b.num_rel.astype(np.float64)

@@ -25,7 +25,7 @@ class Utility(Measure):
             raise UsageError("measure 'utility': improper number of coefficients "
                              f"(need 4, got {len(p.values)})")
         p1, p2, p3, p4 = p.values
-        ret, rel, relret = b.num_ret, b.num_rel, b.num_rel_ret
+        ret, rel, relret = b.num_ret, b.num_rel, b.num_rel_ret_judged
         coll = b.options.num_docs_in_coll
         value = (p1 * relret + p2 * (ret - relret) + p3 * (rel - relret)
                  + p4 * (coll + relret - ret - rel))

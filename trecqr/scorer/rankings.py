@@ -341,8 +341,9 @@ class Batch:
 
     @cached_property
     def is_rel(self) -> np.ndarray:
-        """Documents counted relevant: grade >= relevance level (-l)."""
-        return self.rel >= self.options.relevance_level
+        """Documents counted relevant: grade >= relevance level (-l). With -l <= -1 trec_eval's
+        rank loops count unjudged documents too; padding never counts."""
+        return (self.rel >= self.options.relevance_level) & (self.rel != PAD)
 
     @cached_property
     def rel_so_far(self) -> np.ndarray:
@@ -351,7 +352,16 @@ class Batch:
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
+        """Relevant documents in the ranking, as trec_eval's rank loops count them."""
         return self.rel_so_far[:, -1] if self.depth else np.zeros(self.n, np.int64)
+
+    @cached_property
+    def num_rel_ret_judged(self) -> np.ndarray:
+        """form_res_rels' ``num_rel_ret``: relevant among judged documents (grade >= 0). Equals
+        num_rel_ret unless -l < 0 makes unjudged documents "relevant" in the rank loops."""
+        if self.options.relevance_level >= 0:
+            return self.num_rel_ret
+        return np.count_nonzero(self.is_rel & (self.rel >= 0), axis=1)
 
     @cached_property
     def valid(self) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
+from ..errors import UsageError
 from .options import Options
 
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
@@ -31,7 +31,7 @@ def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "
             raise UsageError(f"--engine pytrec_eval reads only -R qrels, not {rel_format}")
         from ..compat.pytrec_engine import score_with_pytrec_eval
 
-        return score_with_pytrec_eval(qrels, run, measures, options)
+        return score_with_pytrec_eval(qrels, run, measures, options, zscores=z)
     if rel_format == "qrels":
         from ..measures.selection import select
 
