@@ -187,6 +187,7 @@ def test_unreadable_file(tmp_path, qrels, monkeypatch):
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", deny)
+    monkeypatch.setattr("trecqr.formats.run._scanner", None)  # it opens files with open(2)
     assert _error([qrels, locked]) == f"{locked}: permission denied"
 
 

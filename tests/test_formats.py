@@ -94,6 +94,16 @@ def _same_qrels(a, b):
     assert np.array_equal(a.grade, b.grade)
 
 
+@pytest.fixture(autouse=True, params=["scanner", "arrow"])
+def reader(request, monkeypatch):
+    """Every test runs twice: with the C run scanner, and with it disabled (Arrow path)."""
+    from trecqr.formats import _scan  # noqa: F401  (must be built: pip install compiles it)
+
+    if request.param == "arrow":
+        monkeypatch.setattr(run_module, "_scanner", None)
+    return request.param
+
+
 @pytest.fixture
 def no_slow_path(monkeypatch):
     """Make the per-line Python readers fail: a read that succeeds took the Arrow path."""
@@ -430,3 +440,39 @@ def test_utf16_is_named(tmp_path):
     path = _write(tmp_path, "u16", "1 Q0 a 1 0.5 r\n".encode("utf-16"))
     with pytest.raises(InputError, match="UTF-16 text; trecqr reads UTF-8"):
         read_run(path)
+
+
+# ---------------------------------------------------------------------------- C scanner
+def test_scanner_reads_plain_files(reader):
+    run = read_run(TE / "results.test")
+    assert (type(run).__name__ == "ScannedRun") == (reader == "scanner")
+
+
+def test_lines_across_scanner_blocks(tmp_path):
+    """The scanner reads 8 MiB blocks: a 12 MB run must parse exactly as the Python path."""
+    rng = np.random.default_rng(7)
+    scores = rng.random(250_000) * 100
+    lines = [f"q{i // 1000}\tQ0 doc-{i:07d}  {i % 1000 + 1} {s!r} run_{i % 3}\r\n"
+             for i, s in enumerate(scores.tolist())]
+    path = _write(tmp_path, "big", "".join(lines).encode())
+    assert path.stat().st_size > (8 << 20)  # at least one block boundary inside a line
+    fast = read_run(path)
+    slow = _python_run(read_source(path), True)
+    _same_run(fast, slow)
+    assert fast.runid == "run_0" == slow.runid
+
+
+def test_scanner_duplicates_name_both_lines(tmp_path):
+    path = _write(tmp_path, "dup", b"1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 a 3 1 r\n2 Q0 a 1 1 r\n")
+    result = run_cli([*MEASURES, TE / "qrels.test", path])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"{path}:3: duplicate document for topic '1' and docno 'a' (first at line 1)")
+
+
+def test_duplicates_in_interleaved_topics_are_found(tmp_path):
+    path = _write(tmp_path, "dup", b"1 Q0 a 1 3 r\n2 Q0 a 1 1 r\n1 Q0 a 3 1 r\n")
+    result = run_cli([*MEASURES, TE / "qrels.test", path])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"{path}:3: duplicate document for topic '1' and docno 'a' (first at line 1)")

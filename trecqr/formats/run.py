@@ -22,6 +22,11 @@ from .textio import (LineLocator, Source, arrow_fields, fast_table, last_line_fi
                      read_source)
 from .writer import atomic_write_lines
 
+try:
+    from . import _scan as _scanner
+except ImportError:  # built without a C compiler: the Arrow and Python readers do everything
+    _scanner = None
+
 RUN_FIELDS = "qid Q0 docno rank score runid"
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
@@ -37,9 +42,59 @@ class Run(LineLocator):
     source: str = "<run>"
     _raw: Source | None = field(default=None, repr=False)
     comments: bool = True  # '#' lines were skipped (10.0): locate() must count them the same
+    codes: "RunCodes | None" = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.score)
+
+
+@dataclass
+class RunCodes:
+    """What the C scanner already knows about a run, so the scorer need not recompute it.
+
+    qcode: topic code of each line, numbering ``topics`` in first-seen order; grouped: each
+    topic's lines are consecutive; duplicate_row: -1 when no topic repeats a docno, a row that
+    does when one does, -2 when not checked (file not grouped).
+    """
+
+    qcode: np.ndarray
+    topics: list
+    grouped: bool
+    duplicate_row: int
+
+
+class ScannedRun(Run):
+    """A Run read by the C scanner: qid strings are decoded from topic codes only if asked for."""
+
+    @property
+    def qid(self):
+        if self._qid is None:
+            self._qid = pc.take(pa.array(self.codes.topics, pa.string()),
+                                pa.array(self.codes.qcode))
+        return self._qid
+
+    @qid.setter
+    def qid(self, value):
+        self._qid = value
+
+
+def _scan(path, comments: bool) -> Run | None:
+    """Read with the C scanner (trecqr.formats._scan) when it is built and the file is plain."""
+    if _scanner is None or hasattr(path, "read") or str(path) == "-":
+        return None
+    name = os.fspath(path)
+    try:
+        res = _scanner.scan_run(name, comments)
+    except (TypeError, ValueError, UnicodeEncodeError, OSError):
+        return None
+    if res is None:
+        return None
+    n, topics, qcode, ddata, doffs, score, runid, grouped, dup = res
+    docno = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(doffs), pa.py_buffer(ddata)])
+    codes = RunCodes(np.frombuffer(qcode, np.int32), topics, grouped, dup)
+    run = ScannedRun(None, docno, np.frombuffer(score, np.float64), runid, name, None, comments,
+                     codes)
+    return run
 
 
 def parse_score(text: str) -> float | None:
@@ -78,6 +133,9 @@ def read_run(path, *, comments: bool = True) -> Run:
     ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
     comments, so under that compatibility a ``#`` line is read as data.
     """
+    scanned = _scan(path, comments)
+    if scanned is not None:
+        return scanned
     # the runid is that of the last line: read from the file's tail, not as a column
     last = None if hasattr(path, "read") or str(path) == "-" else \
         last_line_fields(path, comments=comments)

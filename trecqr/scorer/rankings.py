@@ -394,11 +394,16 @@ def levels_fit(grades: np.ndarray) -> bool:
 def build_rankings(run, qrels, options: Options) -> Rankings:
     """Join run and qrels into the rankings of every topic trec_eval would evaluate."""
     # topics: strcmp order of UTF-8 bytes is code point order, as Python sorts str
-    q_topic_set, r_topic_set = set(topics_of(qrels.qid)), set(topics_of(run.qid))
+    codes = getattr(run, "codes", None)  # from the C scanner, when it read the run
+    q_topic_set = set(topics_of(qrels.qid))
+    r_topic_set = set(codes.topics) if codes is not None else set(topics_of(run.qid))
     vocab = sorted(q_topic_set | r_topic_set)
     index = {q: i for i, q in enumerate(vocab)}
     qq, _ = qid_codes(qrels.qid, index)
-    rq, _ = qid_codes(run.qid, index)
+    if codes is not None:
+        rq = np.array([index[t] for t in codes.topics], dtype=IDX)[codes.qcode]
+    else:
+        rq, _ = qid_codes(run.qid, index)
 
     # qrels: duplicates, then (topic, doc) keys over the qrels docno dictionary
     enc = pc.dictionary_encode(qrels.docno)
@@ -416,7 +421,10 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
 
     # run: duplicates, grades of retrieved documents
     order, rank, starts = trec_order(run, options.float32_scores, qcode=rq)
-    pair = _duplicate_rows(run.docno, order, starts)
+    if codes is not None and codes.duplicate_row >= -1:
+        pair = None if codes.duplicate_row == -1 else (codes.duplicate_row,)
+    else:
+        pair = _duplicate_rows(run.docno, order, starts)
     del starts
     if pair is not None:
         i = pair[0]
