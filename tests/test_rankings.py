@@ -101,3 +101,54 @@ def test_batches_cover_every_topic_once(seed):
     for idx, b in rk.batches():
         assert (b.num_ret == rk.num_ret[idx]).all()
         assert b.depth >= b.num_ret.max()
+
+
+# ----------------------------------------------------------------------------- scanner modes
+def _sorted_run_with_ties(tmp_path, seed):
+    """A run as retrievers write it: topics 1..12 in numeric (not strcmp) order, ranks by score,
+    coarse scores so ties are common, tie order random, near-ties below float32 precision."""
+    rng = np.random.default_rng(seed)
+    lines, qrels = [], []
+    for t in range(1, 13):
+        depth = int(rng.integers(1, 60))
+        docs = rng.choice(500, depth, replace=False)
+        scores = np.sort(np.round(rng.random(depth) * 5, 1))[::-1]
+        scores[: depth // 3] += rng.choice([0.0, 1e-9], depth // 3)  # float32 near-ties
+        scores = np.sort(scores)[::-1]
+        for r, (d, sc) in enumerate(zip(docs, scores), 1):
+            lines.append(f"{t} Q0 D{d} {r} {float(sc)!r} run\n")
+        if t % 5:  # topics 5 and 10 unjudged
+            for d in rng.choice(500, 40, replace=False):
+                qrels.append(f"{t} 0 D{d} {int(rng.integers(-1, 4))}\n")
+    qrels.append("99 0 D1 1\n")  # a judged topic the run lacks
+    (tmp_path / "run").write_text("".join(lines))
+    (tmp_path / "qrels").write_text("".join(qrels))
+    return tmp_path / "qrels", tmp_path / "run"
+
+
+@pytest.mark.parametrize("opts", [[], ["-M", "7"], ["-J"], ["-M", "5", "-J"], ["-c"],
+                                  ["-c", "-M", "3"], ["-l", "2"], ["-M", "0"]],
+                         ids=lambda o: "".join(o) or "plain")
+@pytest.mark.parametrize("compat", ["9.0.8", "10.0"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_scanner_block_mode_equals_general_path(tmp_path, monkeypatch, seed, compat, opts):
+    """The scanner's block mode (topic blocks, tie fix-ups, judged hits) against the general
+    path (scanner off), byte for byte, with -M, -J, -c, -l and both trec_eval versions."""
+    from conftest import run_cli
+    from trecqr.formats import run as run_module
+
+    qrels, run = _sorted_run_with_ties(tmp_path, seed)
+    if compat == "10.0" and "-c" not in opts:
+        opts = [*opts, "-c"]  # 10.0 stops on a judged topic without results otherwise
+    args = ["eval", "--quiet", "--compat", compat, "-q", "-m", "all_trec", *opts, qrels, run]
+    scanned = load_run(run)
+    assert type(scanned).__name__ == "ScannedRun"
+    from trecqr.formats.run import read_run
+    blocky = read_run(run, judged=load_qrels(qrels).docno.unique(),
+                      float32=compat == "9.0.8")
+    assert blocky.codes.block_start is not None and len(blocky.codes.tie_dst) > 0
+    fast = run_cli(args)
+    monkeypatch.setattr(run_module, "_scanner", None)
+    slow = run_cli(args)
+    assert fast.exit_code == slow.exit_code == 0, fast.stderr + slow.stderr
+    assert fast.stdout == slow.stdout

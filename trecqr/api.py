@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
+
+import pyarrow.compute as pc
 from dataclasses import dataclass
 
 from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
@@ -25,14 +27,16 @@ def _is_frame(obj) -> bool:
     return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
 
 
-def load_run(run, *, comments: bool = True) -> Run:
+def load_run(run, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
+    """A Run from a path, dict, DataFrame or Run. judged (the qrels' docnos) lets the file
+    scanner match lines against the qrels while it reads."""
     if isinstance(run, Run):
         return run
     if isinstance(run, dict):
         return run_from_dict(run)
     if _is_frame(run):
         return run_from_frame(run)
-    return read_run(run, comments=comments)
+    return read_run(run, comments=comments, judged=judged, float32=float32)
 
 
 def load_qrels(qrels, *, comments: bool = True) -> Qrels:
@@ -54,7 +58,8 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
         measures = [measures]
     selection = select(list(measures or []), options.compat)
     q = load_qrels(qrels, comments=comments)
-    r = load_run(run, comments=comments)
+    r = load_run(run, comments=comments, judged=pc.unique(q.docno),
+                 float32=options.float32_scores)
     rankings = build_rankings(r, q, options)
     rankings.check_coverage(r.source, q.source)
     run_arg = r if r is run else None  # a run read here is not needed past this point

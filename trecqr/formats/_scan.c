@@ -14,6 +14,7 @@
  * gzip, ...): the Python readers then take over and report errors with their line numbers.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE
 #include <Python.h>
 
 #include <errno.h>
@@ -229,18 +230,32 @@ static int64_t topics_code(topics_t *tp, const unsigned char *s, size_t len, int
     return (int64_t)code;
 }
 
+/* Code of key if present, else -1 (no insertion). */
+static int32_t topics_find(const topics_t *tp, const unsigned char *s, size_t len, uint64_t h) {
+    size_t mask = tp->tab.cap - 1, j = h & mask;
+    while (tp->tab.slots[j] >= 0) {
+        int32_t k = tp->tab.slots[j];
+        if (tp->hashes[k] == h && tp->koff[k + 1] - tp->koff[k] == len &&
+            memcmp(tp->keys + tp->koff[k], s, len) == 0)
+            return k;
+        j = (j + 1) & mask;
+    }
+    return -1;
+}
+
 /* ------------------------------------------------------------------ per-topic duplicate set */
 typedef struct {
     table_t tab;
-    uint64_t *hashes; /* by row - topic_start */
+    uint64_t *hashes; /* by local row (row - topic start) */
     size_t hcap;
 } dupset_t;
 
-static int dup_insert(dupset_t *d, const unsigned char *ddata, const int32_t *doff, size_t topic_start,
-                      size_t row, int64_t *dup_row) {
-    size_t local = row - topic_start;
-    const unsigned char *s = ddata + doff[row];
-    size_t len = (size_t)(doff[row + 1] - doff[row]);
+/* Insert local row `local` (docno data + offs[local]..offs[local+1]); returns -1 on memory error,
+   else the local row it repeats, or -2 when new. */
+static int64_t dup_insert(dupset_t *d, const unsigned char *data, const int32_t *offs, size_t local,
+                          uint64_t h) {
+    const unsigned char *s = data + offs[local];
+    size_t len = (size_t)(offs[local + 1] - offs[local]);
     if (local >= d->hcap) {
         size_t cap = d->hcap * 2;
         while (cap <= local) cap *= 2;
@@ -260,91 +275,234 @@ static int dup_insert(dupset_t *d, const unsigned char *ddata, const int32_t *do
             d->tab.count++;
         }
     }
-    uint64_t h = hash_bytes(s, len);
+    d->hashes[local] = h;
     size_t mask = d->tab.cap - 1, j = h & mask;
     while (d->tab.slots[j] >= 0) {
         int32_t k = d->tab.slots[j];
-        size_t r = topic_start + (size_t)k;
-        if (d->hashes[k] == h && (size_t)(doff[r + 1] - doff[r]) == len &&
-            memcmp(ddata + doff[r], s, len) == 0) {
-            if (*dup_row < 0) *dup_row = (int64_t)row;
-            break;
-        }
+        if (d->hashes[k] == h && (size_t)(offs[k + 1] - offs[k]) == len &&
+            memcmp(data + offs[k], s, len) == 0)
+            return k;
         j = (j + 1) & mask;
     }
-    d->hashes[local] = h;
-    if (d->tab.slots[j] < 0) {
-        d->tab.slots[j] = (int32_t)local;
-        d->tab.count++;
+    d->tab.slots[j] = (int32_t)local;
+    d->tab.count++;
+    return -2;
+}
+
+/* ------------------------------------------------------------------ growable int32 vectors */
+typedef struct {
+    int32_t *v;
+    size_t n, cap;
+} ivec_t;
+
+static int ivec_push(ivec_t *a, int32_t x) {
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 1024;
+        int32_t *v = (int32_t *)realloc(a->v, cap * sizeof(int32_t));
+        if (!v) return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+static PyObject *ivec_bytes(ivec_t *a) {
+    PyObject *b = PyBytes_FromStringAndSize((const char *)a->v, (Py_ssize_t)(a->n * 4));
+    free(a->v);
+    a->v = NULL;
+    return b;
+}
+
+/* strcmp(a, b) on (pointer, length) docnos */
+static inline int docno_cmp(const unsigned char *a, size_t la, const unsigned char *b, size_t lb) {
+    int c = memcmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+typedef struct {
+    const unsigned char *data;
+    const int32_t *offs;
+} sortctx_t;
+
+static int by_docno_desc(const void *x, const void *y, void *ctx) {
+    const sortctx_t *c = (const sortctx_t *)ctx;
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return docno_cmp(c->data + c->offs[b], (size_t)(c->offs[b + 1] - c->offs[b]),
+                     c->data + c->offs[a], (size_t)(c->offs[a + 1] - c->offs[a]));
+}
+
+/* ------------------------------------------------------------------ the scan */
+typedef struct {
+    /* options */
+    int comments, full, float32;
+    /* outputs */
+    double *score;
+    int32_t *qcode;          /* full mode: topic code per line */
+    unsigned char *ddata;    /* full mode: all docnos; fast mode: this topic's docnos */
+    int32_t *doff;           /* offsets into ddata (full: by row; fast: by row - topic start) */
+    size_t dcap, ocap;       /* fast mode capacities */
+    ivec_t block_topic, block_start, hit_row, hit_idx, tie_dst, tie_src, tie_tmp;
+    /* state */
+    topics_t tp;
+    topics_t *judged;
+    dupset_t dset;
+    size_t n, dlen, topic_start, group_start;
+    int64_t cur_topic, dup_row;
+    int grouped, ordered32, ordered64, ties32, ties64, group_misordered;
+    double prev_score;
+    char runid[256];
+    size_t runid_len;
+} scan_t;
+
+/* Sort the rows of a tie group [g0, g1) of the current topic by docno descending (fast mode). */
+static int close_group(scan_t *S, size_t g0, size_t g1) {
+    if (S->full || g1 - g0 < 2 || !S->group_misordered) return 0;
+    size_t len = g1 - g0;
+    S->tie_tmp.n = 0;
+    for (size_t r = g0; r < g1; r++)
+        if (ivec_push(&S->tie_tmp, (int32_t)(r - S->topic_start)) < 0) return -1;
+    sortctx_t ctx = {S->ddata, S->doff};
+    qsort_r(S->tie_tmp.v, len, sizeof(int32_t), by_docno_desc, &ctx);
+    for (size_t k = 0; k < len; k++) {
+        int32_t src = S->tie_tmp.v[k] + (int32_t)S->topic_start, dst = (int32_t)(g0 + k);
+        if (src != dst && (ivec_push(&S->tie_dst, dst) < 0 || ivec_push(&S->tie_src, src) < 0))
+            return -1;
     }
     return 0;
 }
 
-/* ------------------------------------------------------------------ the scan */
-static PyObject *scan_run(PyObject *self, PyObject *args) {
-    const char *path;
-    int comments;
-    if (!PyArg_ParseTuple(args, "sp", &path, &comments)) return NULL;
-
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) Py_RETURN_NONE;
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-        close(fd);
-        Py_RETURN_NONE;
+/* One data line with fields fs/fl (at least 6). 0 ok, 1 needs the general readers, 2 memory. */
+static int take_line(scan_t *S, const unsigned char **fs, const size_t *fl) {
+    size_t n = S->n;
+    if (!parse_score(fs[4], fl[4], &S->score[n])) return 1;
+    double sc = S->score[n];
+    /* topic */
+    int is_new = 0;
+    int64_t code = S->cur_topic;
+    const topics_t *tp = &S->tp;
+    if (code < 0 || (size_t)(tp->koff[code + 1] - tp->koff[code]) != fl[0] ||
+        memcmp(tp->keys + tp->koff[code], fs[0], fl[0]) != 0) {
+        if (!S->full && S->cur_topic >= 0 && close_group(S, S->group_start, n) < 0) return 2;
+        code = topics_code(&S->tp, fs[0], fl[0], &is_new);
+        if (code < 0) return 2;
+        if (!is_new) {
+            S->grouped = 0;
+            if (!S->full) return 1; /* interleaved topics: the general path */
+        }
+        S->cur_topic = code;
+        S->topic_start = S->group_start = n;
+        S->group_misordered = 0;
+        if (S->grouped) table_clear(&S->dset.tab);
+        if (!S->full) {
+            S->dlen = 0;
+            if (ivec_push(&S->block_topic, (int32_t)code) < 0 ||
+                ivec_push(&S->block_start, (int32_t)n) < 0)
+                return 2;
+        }
     }
-    size_t size = (size_t)st.st_size;
-    size_t max_rows = size / 12 + 2; /* a data line has >= 6 one-byte fields: >= 12 bytes */
-    if (size >= (1ULL << 31) - 16) { /* docno offsets are int32 */
-        close(fd);
-        Py_RETURN_NONE;
+    if (S->full) S->qcode[n] = (int32_t)code;
+    /* docno: all of them (full), or this topic's (fast) */
+    size_t local = S->full ? n : n - S->topic_start;
+    int32_t *offs = S->full ? S->doff : S->doff; /* fast: indexed by local row */
+    if (!S->full) {
+        while (S->dlen + fl[2] > S->dcap) {
+            S->dcap *= 2;
+            unsigned char *d = (unsigned char *)realloc(S->ddata, S->dcap);
+            if (!d) return 2;
+            S->ddata = d;
+        }
+        if (local + 2 > S->ocap) {
+            S->ocap *= 2;
+            int32_t *o = (int32_t *)realloc(S->doff, S->ocap * sizeof(int32_t));
+            if (!o) return 2;
+            S->doff = offs = o;
+        }
+        if (local == 0) offs[0] = 0;
     }
+    memcpy(S->ddata + S->dlen, fs[2], fl[2]);
+    S->dlen += fl[2];
+    offs[local + 1] = (int32_t)S->dlen;
+    uint64_t h = hash_bytes(fs[2], fl[2]);
+    if (S->grouped) {
+        const int32_t *topic_offs = S->full ? S->doff + S->topic_start : S->doff;
+        int64_t r = dup_insert(&S->dset, S->ddata, topic_offs, n - S->topic_start, h);
+        if (r == -1) return 2;
+        if (r >= 0 && S->dup_row < 0) S->dup_row = (int64_t)n;
+    }
+    if (S->judged) {
+        int32_t j = topics_find(S->judged, fs[2], fl[2], h);
+        if (j >= 0 && (ivec_push(&S->hit_row, (int32_t)n) < 0 || ivec_push(&S->hit_idx, j) < 0))
+            return 2;
+    }
+    /* trec_eval's order: score descending, ties by docno descending */
+    if (n > S->topic_start) {
+        double prev = S->prev_score;
+        int cmp = 0;
+        if (sc == prev || (float)sc == (float)prev) {
+            const int32_t *o = S->full ? S->doff : S->doff;
+            size_t a = S->full ? n - 1 : local - 1, b = S->full ? n : local;
+            cmp = docno_cmp(S->ddata + o[a], (size_t)(o[a + 1] - o[a]), S->ddata + o[b],
+                            (size_t)(o[b + 1] - o[b]));
+        }
+        if (sc > prev) S->ordered64 = 0;
+        else if (sc == prev && cmp <= 0) S->ties64 = 1;
+        if ((float)sc > (float)prev) S->ordered32 = 0;
+        else if ((float)sc == (float)prev && cmp <= 0) S->ties32 = 1;
+        if (!S->full) {
+            if (!(S->float32 ? S->ordered32 : S->ordered64)) return 1; /* needs a real sort */
+            int tied = S->float32 ? (float)sc == (float)prev : sc == prev;
+            if (!tied) {
+                if (close_group(S, S->group_start, n) < 0) return 2;
+                S->group_start = n;
+                S->group_misordered = 0;
+            } else if (cmp <= 0) {
+                S->group_misordered = 1;
+            }
+        }
+    }
+    S->prev_score = sc;
+    if (fl[5] >= sizeof(S->runid)) return 1;
+    memcpy(S->runid, fs[5], fl[5]);
+    S->runid_len = fl[5];
+    S->n = n + 1;
+    return 0;
+}
 
-    PyObject *qcode_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(max_rows * 4));
-    PyObject *score_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(max_rows * 8));
-    PyObject *doff_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((max_rows + 1) * 4));
-    PyObject *ddata_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+static void scan_free(scan_t *S) {
+    topics_free(&S->tp);
+    free(S->dset.tab.slots);
+    free(S->dset.hashes);
+    free(S->block_topic.v);
+    free(S->block_start.v);
+    free(S->hit_row.v);
+    free(S->hit_idx.v);
+    free(S->tie_dst.v);
+    free(S->tie_src.v);
+    free(S->tie_tmp.v);
+    if (!S->full) {
+        free(S->ddata);
+        free(S->doff);
+    }
+}
+
+/* Read the file in blocks and feed every data line to take_line. 0 ok, 1 general, 2 memory. */
+static int scan_file(scan_t *S, int fd) {
     unsigned char *buf = (unsigned char *)malloc(BLOCK + 1);
-    topics_t tp;
-    dupset_t dset = {{NULL, 0, 0}, NULL, 0};
-    int ok = qcode_b && score_b && doff_b && ddata_b && buf && topics_init(&tp) == 0 &&
-             table_init(&dset.tab, 4096) == 0;
-    dset.hcap = 2048;
-    dset.hashes = (uint64_t *)malloc(dset.hcap * sizeof(uint64_t));
-    ok = ok && dset.hashes;
-    if (!ok) {
-        close(fd);
-        Py_XDECREF(qcode_b);
-        Py_XDECREF(score_b);
-        Py_XDECREF(doff_b);
-        Py_XDECREF(ddata_b);
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    int32_t *qcode = (int32_t *)PyBytes_AS_STRING(qcode_b);
-    double *score = (double *)PyBytes_AS_STRING(score_b);
-    int32_t *doff = (int32_t *)PyBytes_AS_STRING(doff_b);
-    unsigned char *ddata = (unsigned char *)PyBytes_AS_STRING(ddata_b);
-
-    size_t n = 0, dlen = 0, have = 0, topic_start = 0;
-    int64_t cur_topic = -1, dup_row = -1;
-    int grouped = 1, failed = 0, eof = 0, first_block = 1;
-    char runid[256];
-    size_t runid_len = 0;
-    doff[0] = 0;
-
-    Py_BEGIN_ALLOW_THREADS
-    while (!failed) {
+    if (!buf) return 2;
+    size_t have = 0;
+    int eof = 0, first_block = 1, status = 0;
+    while (!status) {
         if (!eof) {
             ssize_t got = read(fd, buf + have, BLOCK - have);
             if (got < 0) {
-                failed = 1;
+                status = 1;
                 break;
             }
             if (got == 0) eof = 1;
             have += (size_t)got;
             if (first_block && have >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
-                failed = 1; /* gzip: the Python reader decompresses */
+                status = 1; /* gzip: the Python reader decompresses */
                 break;
             }
             if (first_block && have >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf) {
@@ -354,31 +512,27 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
             first_block = 0;
         }
         if (have == 0 && eof) break;
-        /* process complete lines; at EOF the last line may lack its newline */
+        /* complete lines; at EOF the last line may lack its newline */
         unsigned char *end = buf + have;
         unsigned char *last_nl = (unsigned char *)memrchr(buf, '\n', have);
         unsigned char *limit;
-        if (last_nl) {
-            limit = last_nl + 1;
-        } else if (eof) {
+        if (eof && (!last_nl || last_nl + 1 < end)) {
             buf[have] = '\n';
             limit = end + 1;
+        } else if (last_nl) {
+            limit = last_nl + 1;
         } else {
-            failed = 1; /* a line longer than a block */
+            status = 1; /* a line longer than a block */
             break;
         }
-        if (eof && last_nl && last_nl + 1 < end) { /* trailing piece without newline */
-            buf[have] = '\n';
-            limit = end + 1;
-        }
         unsigned char *p = buf;
-        while (p < limit && !failed) {
+        while (p < limit && !status) {
             while (is_blank(*p)) p++;
             if (*p == '\n') {
                 p++;
                 continue;
             }
-            if (comments && *p == '#') {
+            if (S->comments && *p == '#') {
                 p = (unsigned char *)memchr(p, '\n', (size_t)(limit - p)) + 1;
                 continue;
             }
@@ -389,7 +543,7 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
                 const unsigned char *start = p;
                 while (*p > ' ' && *p < 0x7f) p++;
                 if (!(is_blank(*p) || *p == '\n')) { /* control, non-ASCII: Python path */
-                    failed = 1;
+                    status = 1;
                     break;
                 }
                 if (nf < 6) {
@@ -399,48 +553,12 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
                 nf++;
                 while (is_blank(*p)) p++;
             }
-            if (failed) break;
+            if (status) break;
             p++; /* the newline */
-            if (nf < 6 || !parse_score(fs[4], fl[4], &score[n])) {
-                failed = 1;
-                break;
-            }
-            /* topic */
-            int is_new = 0;
-            int64_t code;
-            if (cur_topic >= 0 && (size_t)(tp.koff[cur_topic + 1] - tp.koff[cur_topic]) == fl[0] &&
-                memcmp(tp.keys + tp.koff[cur_topic], fs[0], fl[0]) == 0) {
-                code = cur_topic;
-            } else {
-                code = topics_code(&tp, fs[0], fl[0], &is_new);
-                if (code < 0) {
-                    failed = 2;
-                    break;
-                }
-                if (!is_new) grouped = 0;
-                cur_topic = code;
-                topic_start = n;
-                if (grouped) table_clear(&dset.tab);
-            }
-            qcode[n] = (int32_t)code;
-            memcpy(ddata + dlen, fs[2], fl[2]);
-            dlen += fl[2];
-            doff[n + 1] = (int32_t)dlen;
-            if (grouped && dup_insert(&dset, ddata, doff, topic_start, n, &dup_row) < 0) {
-                failed = 2;
-                break;
-            }
-            if (fl[5] < sizeof(runid)) {
-                memcpy(runid, fs[5], fl[5]);
-                runid_len = fl[5];
-            } else {
-                failed = 1;
-                break;
-            }
-            n++;
+            status = nf < 6 ? 1 : take_line(S, fs, fl);
         }
-        if (failed) break;
-        if (limit > end) { /* consumed the synthetic final newline */
+        if (status) break;
+        if (limit > end) {
             have = 0;
         } else {
             have = (size_t)(end - limit);
@@ -448,54 +566,164 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
         }
         if (eof && have == 0) break;
     }
-    Py_END_ALLOW_THREADS
-
-    close(fd);
     free(buf);
-    free(dset.tab.slots);
-    free(dset.hashes);
-    if (failed || n == 0) {
-        topics_free(&tp);
-        Py_DECREF(qcode_b);
-        Py_DECREF(score_b);
-        Py_DECREF(doff_b);
-        Py_DECREF(ddata_b);
-        if (failed == 2) return PyErr_NoMemory();
+    if (!status && !S->full && S->n && close_group(S, S->group_start, S->n) < 0) status = 2;
+    return status;
+}
+
+static PyObject *scan_run(PyObject *self, PyObject *args) {
+    const char *path;
+    int comments, full = 1, float32 = 1;
+    PyObject *judged_list = Py_None;
+    if (!PyArg_ParseTuple(args, "sp|Opp", &path, &comments, &judged_list, &full, &float32))
+        return NULL;
+    if (judged_list != Py_None && !PyList_Check(judged_list)) {
+        PyErr_SetString(PyExc_TypeError, "judged must be a list of str");
+        return NULL;
+    }
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+        (size_t)st.st_size >= (1ULL << 31) - 16) { /* docno offsets are int32 */
+        if (fd >= 0) close(fd);
         Py_RETURN_NONE;
     }
-    PyObject *topics = PyList_New((Py_ssize_t)tp.n);
-    for (size_t i = 0; topics && i < tp.n; i++) {
-        PyObject *s = PyUnicode_DecodeASCII((const char *)tp.keys + tp.koff[i],
-                                            (Py_ssize_t)(tp.koff[i + 1] - tp.koff[i]), "strict");
-        if (!s) {
+    size_t size = (size_t)st.st_size;
+    size_t max_rows = size / 12 + 2; /* a data line has >= 6 one-byte fields: >= 12 bytes */
+
+    scan_t S;
+    memset(&S, 0, sizeof(S));
+    S.comments = comments;
+    S.full = full;
+    S.float32 = float32;
+    S.cur_topic = -1;
+    S.dup_row = -1;
+    S.grouped = S.ordered32 = S.ordered64 = 1;
+    topics_t judged;
+    PyObject *score_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(max_rows * 8));
+    PyObject *qcode_b = NULL, *doff_b = NULL, *ddata_b = NULL;
+    int ok = score_b != NULL && topics_init(&S.tp) == 0 && table_init(&S.dset.tab, 4096) == 0;
+    S.dset.hcap = 2048;
+    S.dset.hashes = (uint64_t *)malloc(S.dset.hcap * sizeof(uint64_t));
+    ok = ok && S.dset.hashes;
+    if (ok && full) {
+        qcode_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(max_rows * 4));
+        doff_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((max_rows + 1) * 4));
+        ddata_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+        ok = qcode_b && doff_b && ddata_b;
+        if (ok) {
+            S.qcode = (int32_t *)PyBytes_AS_STRING(qcode_b);
+            S.doff = (int32_t *)PyBytes_AS_STRING(doff_b);
+            S.ddata = (unsigned char *)PyBytes_AS_STRING(ddata_b);
+            S.doff[0] = 0;
+        }
+    } else if (ok) {
+        S.dcap = 1 << 16;
+        S.ocap = 1 << 12;
+        S.ddata = (unsigned char *)malloc(S.dcap);
+        S.doff = (int32_t *)malloc(S.ocap * sizeof(int32_t));
+        ok = S.ddata && S.doff;
+    }
+    if (ok && judged_list != Py_None) {
+        ok = topics_init(&judged) == 0;
+        S.judged = ok ? &judged : NULL;
+        for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(judged_list); i++) {
+            Py_ssize_t len;
+            const char *u = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(judged_list, i), &len);
+            int is_new;
+            ok = u && topics_code(&judged, (const unsigned char *)u, (size_t)len, &is_new) >= 0;
+        }
+    }
+    if (ok) S.score = (double *)PyBytes_AS_STRING(score_b);
+    int status = 2;
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        status = scan_file(&S, fd);
+        Py_END_ALLOW_THREADS
+    }
+    close(fd);
+    if (S.judged) topics_free(&judged);
+    if (status == 0 && S.n == 0) status = 1;
+    if (status) {
+        scan_free(&S);
+        Py_XDECREF(score_b);
+        Py_XDECREF(qcode_b);
+        Py_XDECREF(doff_b);
+        Py_XDECREF(ddata_b);
+        if (PyErr_Occurred()) return NULL;
+        if (status == 2) return PyErr_NoMemory();
+        if (!full) return PyUnicode_FromString("full"); /* retry with the general outputs */
+        Py_RETURN_NONE;
+    }
+    size_t n = S.n;
+    PyObject *topics = PyList_New((Py_ssize_t)S.tp.n);
+    for (size_t i = 0; topics && i < S.tp.n; i++) {
+        PyObject *t = PyUnicode_DecodeASCII((const char *)S.tp.keys + S.tp.koff[i],
+                                            (Py_ssize_t)(S.tp.koff[i + 1] - S.tp.koff[i]), "strict");
+        if (!t) {
             Py_CLEAR(topics);
             break;
         }
-        PyList_SET_ITEM(topics, (Py_ssize_t)i, s);
+        PyList_SET_ITEM(topics, (Py_ssize_t)i, t);
     }
-    topics_free(&tp);
-    if (!topics || _PyBytes_Resize(&qcode_b, (Py_ssize_t)(n * 4)) < 0 ||
-        _PyBytes_Resize(&score_b, (Py_ssize_t)(n * 8)) < 0 ||
-        _PyBytes_Resize(&doff_b, (Py_ssize_t)((n + 1) * 4)) < 0 ||
-        _PyBytes_Resize(&ddata_b, (Py_ssize_t)(dlen ? dlen : 1)) < 0) {
+    int order32 = S.ordered32 ? (S.ties32 ? 1 : 2) : 0;
+    int order64 = S.ordered64 ? (S.ties64 ? 1 : 2) : 0;
+    if (!S.grouped) order32 = order64 = 0;
+    int fail = !topics || _PyBytes_Resize(&score_b, (Py_ssize_t)(n * 8)) < 0;
+    if (!fail && full)
+        fail = _PyBytes_Resize(&qcode_b, (Py_ssize_t)(n * 4)) < 0 ||
+               _PyBytes_Resize(&doff_b, (Py_ssize_t)((n + 1) * 4)) < 0 ||
+               _PyBytes_Resize(&ddata_b, (Py_ssize_t)(S.dlen ? S.dlen : 1)) < 0;
+    PyObject *blocks_t = NULL, *blocks_s = NULL, *ties_d = NULL, *ties_s = NULL;
+    if (!fail && !full) {
+        blocks_t = ivec_bytes(&S.block_topic);
+        blocks_s = ivec_bytes(&S.block_start);
+        ties_d = ivec_bytes(&S.tie_dst);
+        ties_s = ivec_bytes(&S.tie_src);
+        fail = !blocks_t || !blocks_s || !ties_d || !ties_s;
+    }
+    PyObject *hits_r = fail ? NULL : ivec_bytes(&S.hit_row);
+    PyObject *hits_i = fail ? NULL : ivec_bytes(&S.hit_idx);
+    PyObject *runid = fail ? NULL : PyUnicode_DecodeASCII(S.runid, (Py_ssize_t)S.runid_len, "strict");
+    scan_free(&S);
+    if (fail || !hits_r || !hits_i || !runid) {
         Py_XDECREF(topics);
-        Py_XDECREF(qcode_b);
         Py_XDECREF(score_b);
+        Py_XDECREF(qcode_b);
         Py_XDECREF(doff_b);
         Py_XDECREF(ddata_b);
-        return NULL;
+        Py_XDECREF(blocks_t);
+        Py_XDECREF(blocks_s);
+        Py_XDECREF(ties_d);
+        Py_XDECREF(ties_s);
+        Py_XDECREF(hits_r);
+        Py_XDECREF(hits_i);
+        Py_XDECREF(runid);
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
-    return Py_BuildValue("(nNNNNNs#Nn)", (Py_ssize_t)n, topics, qcode_b, ddata_b, doff_b, score_b,
-                         runid, (Py_ssize_t)runid_len, PyBool_FromLong(grouped),
-                         (Py_ssize_t)(grouped ? dup_row : -2));
+#define OR_NONE(x) ((x) ? (x) : (Py_INCREF(Py_None), Py_None))
+    return Py_BuildValue("{s:n,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:n,s:i,s:i,s:N,s:N,s:N,s:N,s:N,s:N}",
+                         "n", (Py_ssize_t)n, "topics", topics, "score", score_b, "runid", runid,
+                         "qcode", OR_NONE(qcode_b), "docno_data", OR_NONE(ddata_b),
+                         "docno_offsets", OR_NONE(doff_b), "grouped", PyBool_FromLong(S.grouped),
+                         "duplicate_row", (Py_ssize_t)(S.grouped ? S.dup_row : -2),
+                         "order32", order32, "order64", order64,
+                         "block_topic", OR_NONE(blocks_t), "block_start", OR_NONE(blocks_s),
+                         "tie_dst", OR_NONE(ties_d), "tie_src", OR_NONE(ties_s),
+                         "hit_row", hits_r, "hit_index", hits_i);
 }
 
 static PyMethodDef methods[] = {
     {"scan_run", scan_run, METH_VARARGS,
-     "scan_run(path, comments) -> (n, topics, qcode, docno_data, docno_offsets, score, runid, "
-     "grouped, duplicate_row) or None when the file needs the general readers.\n"
-     "duplicate_row: -1 none, -2 not checked (file not grouped by topic), else a row repeating "
-     "an earlier (topic, docno)."},
+     "scan_run(path, comments, judged=None, full=True, float32=True) -> dict, 'full' or None.\n"
+     "None: the file needs the general readers. full=True returns every column (qcode per "
+     "line, docno_data/docno_offsets); full=False (for files grouped by topic with "
+     "non-increasing scores; else it returns 'full') returns topic blocks (block_topic, "
+     "block_start) and tie fix-ups (tie_dst, tie_src: rows to move so ties are in docno-"
+     "descending order, for float32 or double scores) instead. Always: score, runid, topics, "
+     "duplicate_row (-1 none, -2 not checked, else a row repeating an earlier docno of its "
+     "topic), order32/order64 (0 a sort is needed, 1 non-increasing with ties to reorder, 2 in "
+     "trec_eval's order), hit_row/hit_index (lines whose docno is in `judged`, and which)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan",

@@ -52,49 +52,108 @@ class Run(LineLocator):
 class RunCodes:
     """What the C scanner already knows about a run, so the scorer need not recompute it.
 
-    qcode: topic code of each line, numbering ``topics`` in first-seen order; grouped: each
-    topic's lines are consecutive; duplicate_row: -1 when no topic repeats a docno, a row that
-    does when one does, -2 when not checked (file not grouped).
+    topics: the run's qids in first-seen order; lines carry their index (a topic code), either
+    per line (qcode) or, for files grouped by topic, per block of lines (block_topic,
+    block_start). grouped: each topic's lines are consecutive. duplicate_row: -1 when no topic
+    repeats a docno, a row that does when one does, -2 when not checked (file not grouped).
+    order32/order64 (float or double scores): 0 unsorted, 1 non-increasing with ties to
+    reorder, 2 already in trec_eval's order. tie_dst/tie_src: rows to move so that ties are in
+    docno-descending order (for the precision tie_float32). hit_row/hit_index: lines whose docno
+    is in ``judged`` (the qrels' docnos), and which one.
     """
 
-    qcode: np.ndarray
     topics: list
     grouped: bool
     duplicate_row: int
+    order32: int
+    order64: int
+    judged: object
+    hit_row: np.ndarray
+    hit_index: np.ndarray
+    qcode: np.ndarray | None = None
+    block_topic: np.ndarray | None = None
+    block_start: np.ndarray | None = None
+    tie_dst: np.ndarray | None = None
+    tie_src: np.ndarray | None = None
+    tie_float32: bool | None = None
+
+    def line_codes(self, n: int) -> np.ndarray:
+        """Topic code of every line."""
+        if self.qcode is None:
+            lengths = np.diff(np.append(self.block_start, n))
+            self.qcode = np.repeat(self.block_topic, lengths).astype(np.int32)
+        return self.qcode
 
 
 class ScannedRun(Run):
-    """A Run read by the C scanner: qid strings are decoded from topic codes only if asked for."""
+    """A Run read by the C scanner. Its qid and docno columns are only built if asked for: the
+    scorer works from ``codes``, and a file read in block mode is scanned again for docnos."""
 
     @property
     def qid(self):
         if self._qid is None:
             self._qid = pc.take(pa.array(self.codes.topics, pa.string()),
-                                pa.array(self.codes.qcode))
+                                pa.array(self.codes.line_codes(len(self))))
         return self._qid
 
     @qid.setter
     def qid(self, value):
         self._qid = value
 
+    @property
+    def docno(self):
+        if self._docno is None:
+            res = _scanner.scan_run(self.source, self.comments, None, True, True)
+            if not isinstance(res, dict) or res["n"] != len(self):
+                raise InputError(self.source, None, "file changed while it was being read")
+            self._docno = _docno_array(res)
+        return self._docno
 
-def _scan(path, comments: bool) -> Run | None:
-    """Read with the C scanner (trecqr.formats._scan) when it is built and the file is plain."""
+    @docno.setter
+    def docno(self, value):
+        self._docno = value
+
+
+def _array(buf: bytes | None, dtype) -> np.ndarray | None:
+    return None if buf is None else np.frombuffer(buf, dtype)
+
+
+def _docno_array(res: dict) -> pa.Array:
+    return pa.Array.from_buffers(pa.string(), res["n"], [None, pa.py_buffer(res["docno_offsets"]),
+                                                         pa.py_buffer(res["docno_data"])])
+
+
+def _scan(path, comments: bool, judged=None, float32: bool | None = None) -> Run | None:
+    """Read with the C scanner (trecqr.formats._scan) when it is built and the file is plain.
+
+    judged: an Arrow string array of the qrels' docnos; the scanner then also finds, in the
+    same pass, the lines whose docno is judged. float32 (True for trec_eval 9.0.8, False for
+    10.0, None if unknown): lets it return topic blocks and tie fix-ups in that precision
+    instead of per-line columns, when the file is grouped by topic with non-increasing scores.
+    """
     if _scanner is None or hasattr(path, "read") or str(path) == "-":
         return None
     name = os.fspath(path)
+    judged_list = None if judged is None else judged.to_pylist()
     try:
-        res = _scanner.scan_run(name, comments)
+        res = "full" if float32 is None else \
+            _scanner.scan_run(name, comments, judged_list, False, float32)
+        if res == "full":
+            res = _scanner.scan_run(name, comments, judged_list, True, True)
     except (TypeError, ValueError, UnicodeEncodeError, OSError):
         return None
     if res is None:
         return None
-    n, topics, qcode, ddata, doffs, score, runid, grouped, dup = res
-    docno = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(doffs), pa.py_buffer(ddata)])
-    codes = RunCodes(np.frombuffer(qcode, np.int32), topics, grouped, dup)
-    run = ScannedRun(None, docno, np.frombuffer(score, np.float64), runid, name, None, comments,
-                     codes)
-    return run
+    blocks = res["block_start"] is not None
+    codes = RunCodes(res["topics"], res["grouped"], res["duplicate_row"], res["order32"],
+                     res["order64"], judged, _array(res["hit_row"], np.int32),
+                     _array(res["hit_index"], np.int32), _array(res["qcode"], np.int32),
+                     _array(res["block_topic"], np.int32), _array(res["block_start"], np.int32),
+                     _array(res["tie_dst"], np.int32), _array(res["tie_src"], np.int32),
+                     float32 if blocks else None)
+    return ScannedRun(None, None if blocks else _docno_array(res),
+                      np.frombuffer(res["score"], np.float64), res["runid"], name, None,
+                      comments, codes)
 
 
 def parse_score(text: str) -> float | None:
@@ -127,13 +186,13 @@ def _python_run(src: Source, comments: bool) -> Run:
                np.asarray(scores, dtype=np.float64), runid or "trecqr", src.name, src, comments)
 
 
-def read_run(path, *, comments: bool = True) -> Run:
+def read_run(path, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
     """Read a TREC run file (path, ``-`` for stdin, ``.gz``, or a binary file object).
 
     ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
     comments, so under that compatibility a ``#`` line is read as data.
     """
-    scanned = _scan(path, comments)
+    scanned = _scan(path, comments, judged, float32)
     if scanned is not None:
         return scanned
     # the runid is that of the last line: read from the file's tail, not as a column

@@ -391,26 +391,161 @@ def levels_fit(grades: np.ndarray) -> bool:
     return not len(grades) or (grades.min() > -2 ** 31 and grades.max() < 2 ** 31)
 
 
+def _scanned_order(run, codes, options: Options):
+    """(order or None for identity, topic block starts) from what the C scanner checked."""
+    flag = codes.order32 if options.float32_scores else codes.order64
+    if not codes.grouped or flag == 0:
+        return None, None, False
+    qcode = codes.qcode
+    starts = np.flatnonzero(np.concatenate([[True], qcode[1:] != qcode[:-1]])).astype(IDX)
+    if flag == 2:
+        return None, starts, True
+    score = run.score.astype(np.float32) if options.float32_scores else run.score
+    return _sort_ties(None, qcode, score, run.docno), starts, True
+
+
+def _blocks_in_order(values: np.ndarray, p: np.ndarray):
+    """values and their topic positions p, stably reordered so p is non-decreasing.
+
+    Blocks of equal p (one per topic in a grouped run) are moved whole, in O(n); an
+    interleaved run falls back to a stable sort.
+    """
+    heads = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
+    if len(heads) != len(np.unique(p[heads])):
+        o = np.argsort(p, kind="stable")
+        return values[o], p[o]
+    lengths = np.diff(np.append(heads, len(p)))
+    perm = np.argsort(p[heads], kind="stable")
+    idx = padded_ranges(heads[perm], lengths[perm])
+    return values[idx], p[idx]
+
+
+def padded_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + l) for each (s, l), vectorized."""
+    total = int(lengths.sum())
+    out = np.ones(total, dtype=np.int64)
+    if total == 0:
+        return out
+    ends = np.cumsum(lengths)
+    first = ends - lengths
+    nz = lengths > 0
+    out[first[nz]] = starts[nz] - np.concatenate([[0], (starts + lengths - 1)[nz][:-1]])
+    out[0] = starts[nz][0]
+    return np.cumsum(out)
+
+
+def _block_ranks(starts: np.ndarray, n: int) -> np.ndarray:
+    lengths = np.diff(np.append(starts, n)).astype(IDX)
+    rank = np.ones(n, IDX)
+    rank[starts[1:]] = 1 - lengths[:-1]
+    np.cumsum(rank, out=rank)
+    return rank
+
+
+def _grades(n: int, hit_rows, doc_of_hit, topic_of_hit, qkey_sorted, grade_sorted, ndocs,
+            dtype) -> np.ndarray:
+    """Grade of each run line: NONPOOL unless its (topic, docno) is judged."""
+    rel = np.full(n, NONPOOL, dtype=dtype)
+    if len(hit_rows) and len(qkey_sorted):
+        rkey = topic_of_hit.astype(np.int64) * ndocs + doc_of_hit.astype(np.int64)
+        pos = np.minimum(np.searchsorted(qkey_sorted, rkey), len(qkey_sorted) - 1)
+        found = qkey_sorted[pos] == rkey
+        g = grade_sorted[pos[found]]
+        rel[hit_rows[found]] = np.where(g < 0, UNJUDGED, g)
+    return rel
+
+
+def _cut_blocks(rel: np.ndarray, starts: np.ndarray, lengths: np.ndarray, options: Options):
+    """-M then -J on rankings stored as consecutive blocks (one per topic, in rank order)."""
+    if options.max_docs < (int(lengths.max()) if len(lengths) else 0):
+        lengths = np.minimum(lengths, options.max_docs)
+        rel = rel[padded_ranges(starts, lengths)]
+        starts = (np.cumsum(lengths) - lengths)
+    if options.judged_only:
+        judged = rel >= 0
+        cum = np.concatenate([[0], np.cumsum(judged)])
+        lengths = cum[starts + lengths] - cum[starts]
+        rel = rel[judged]
+        starts = np.cumsum(lengths) - lengths
+    return rel, starts, lengths
+
+
+def _ranked_lines(run, codes, options: Options, r_topics, local, topic_pos, qkey_sorted,
+                  grade_sorted, ndocs, dict_docs, rel_dtype, n_evaluated: int,
+                  scanned_hits: bool):
+    """Ranked grades of the evaluated topics, in their order, and their counts: for runs that
+    are not in block form (interleaved topics, unsorted scores, or read without the scanner)."""
+    n = len(run)
+    if codes is not None:
+        rq = codes.line_codes(n)
+    else:
+        rq, _ = qid_codes(run.qid, {t: i for i, t in enumerate(r_topics)})
+    order, starts, scanned = (None, None, False) if codes is None else \
+        _scanned_order(run, codes, options)
+    if scanned:
+        rank = _block_ranks(starts, n) if options.max_docs < n else None
+    else:
+        order, rank, starts = trec_order(run, options.float32_scores, qcode=rq)
+    if codes is None or codes.duplicate_row == -2:
+        pair = _duplicate_rows(run.docno, np.arange(n, dtype=IDX) if order is None else order,
+                               starts)
+        if pair is not None:
+            i = pair[0]
+            _raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
+    if scanned_hits:
+        hit, doc_of_hit = codes.hit_row, codes.hit_index
+    else:
+        where = pc.index_in(run.docno, value_set=dict_docs)
+        hit = np.flatnonzero(where.is_valid().to_numpy(zero_copy_only=False))
+        doc_of_hit = where.take(pa.array(hit)).to_numpy() if len(hit) else hit
+        del where
+    rel = _grades(n, hit, doc_of_hit, local[rq[hit]], qkey_sorted, grade_sorted, ndocs,
+                  rel_dtype)
+    # -M, -J (order None: rows are already in trec_eval's order)
+    if rank is not None and options.max_docs < n:
+        keep = rank <= options.max_docs
+        order = np.flatnonzero(keep).astype(IDX) if order is None else order[keep]
+    ranked_rel = rel if order is None else rel[order]
+    ranked_q = rq if order is None else rq[order]
+    del order, rank, rel
+    if options.judged_only:
+        judged = ranked_rel >= 0
+        ranked_rel, ranked_q = ranked_rel[judged], ranked_q[judged]
+    p = topic_pos[ranked_q]
+    del ranked_q
+    if len(p) and p.min() < 0:
+        sel = p >= 0
+        p, ranked_rel = p[sel], ranked_rel[sel]
+    if len(p) and np.any(p[1:] < p[:-1]):
+        ranked_rel, p = _blocks_in_order(ranked_rel, p)
+    counts = np.diff(np.searchsorted(p, np.arange(n_evaluated + 1, dtype=IDX)))
+    return ranked_rel, counts
+
+
 def build_rankings(run, qrels, options: Options) -> Rankings:
     """Join run and qrels into the rankings of every topic trec_eval would evaluate."""
     # topics: strcmp order of UTF-8 bytes is code point order, as Python sorts str
     codes = getattr(run, "codes", None)  # from the C scanner, when it read the run
     q_topic_set = set(topics_of(qrels.qid))
-    r_topic_set = set(codes.topics) if codes is not None else set(topics_of(run.qid))
+    r_topics = codes.topics if codes is not None else list(dict.fromkeys(topics_of(run.qid)))
+    r_topic_set = set(r_topics)
     vocab = sorted(q_topic_set | r_topic_set)
     index = {q: i for i, q in enumerate(vocab)}
     qq, _ = qid_codes(qrels.qid, index)
-    if codes is not None:
-        rq = np.array([index[t] for t in codes.topics], dtype=IDX)[codes.qcode]
-    else:
-        rq, _ = qid_codes(run.qid, index)
+    # run lines carry local topic codes (numbering r_topics); `local` maps them into vocab
+    local = np.array([index[t] for t in r_topics], dtype=IDX)
 
-    # qrels: duplicates, then (topic, doc) keys over the qrels docno dictionary
-    enc = pc.dictionary_encode(qrels.docno)
-    dict_docs = enc.dictionary
-    qd = enc.indices.to_numpy().astype(np.int64)
+    # qrels: duplicates, then (topic, doc) keys over the qrels' docnos
+    scanned_hits = codes is not None and codes.hit_row is not None and codes.judged is not None
+    if scanned_hits:
+        dict_docs = codes.judged  # the scanner matched every line against these docnos
+        qd = pc.index_in(qrels.docno, value_set=dict_docs).to_numpy(zero_copy_only=False)
+    else:
+        enc = pc.dictionary_encode(qrels.docno)
+        dict_docs = enc.dictionary
+        qd = enc.indices.to_numpy()
     ndocs = max(len(dict_docs), 1)
-    qkey = qq.astype(np.int64) * ndocs + qd
+    qkey = qq.astype(np.int64) * ndocs + qd.astype(np.int64)
     korder = np.argsort(qkey, kind="stable")
     qkey_sorted = qkey[korder]
     dup = np.flatnonzero(qkey_sorted[1:] == qkey_sorted[:-1])
@@ -418,60 +553,49 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
         i = int(korder[dup[0]])
         _raise_duplicate(qrels, "judgment", qrels.qid[i].as_py(), qrels.docno[i].as_py())
     grade_sorted = qrels.grade[korder]
+    rel_dtype = IDX if levels_fit(qrels.grade) else np.int64
 
-    # run: duplicates, grades of retrieved documents
-    order, rank, starts = trec_order(run, options.float32_scores, qcode=rq)
-    if codes is not None and codes.duplicate_row >= -1:
-        pair = None if codes.duplicate_row == -1 else (codes.duplicate_row,)
-    else:
-        pair = _duplicate_rows(run.docno, order, starts)
-    del starts
-    if pair is not None:
-        i = pair[0]
-        _raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
-    where = pc.index_in(run.docno, value_set=dict_docs)
-    rel = np.full(len(run), NONPOOL, dtype=IDX if levels_fit(qrels.grade) else np.int64)
-    hit = np.flatnonzero(where.is_valid().to_numpy(zero_copy_only=False))
-    if len(hit):
-        rkey = rq[hit] * np.int64(ndocs) + where.take(pa.array(hit)).to_numpy().astype(np.int64)
-        pos = np.minimum(np.searchsorted(qkey_sorted, rkey), len(qkey_sorted) - 1)
-        found = qkey_sorted[pos] == rkey
-        g = grade_sorted[pos[found]]
-        rel[hit[found]] = np.where(g < 0, UNJUDGED, g)
-    del where, hit
-
-    # -M, -J
-    if options.max_docs < len(rank):
-        order = order[rank <= options.max_docs]
-    del rank
-    ranked_rel = rel[order]
-    del rel
-    ranked_q = rq[order]
-    del order, rq
-    if options.judged_only:
-        judged = ranked_rel >= 0
-        ranked_rel, ranked_q = ranked_rel[judged], ranked_q[judged]
-
-    # which topics are evaluated
-    both = q_topic_set & r_topic_set
+    # which topics are evaluated, and where each run topic goes (-1: not evaluated)
     if options.complete and options.v10:
         evaluated = sorted(q_topic_set)
     else:
-        evaluated = sorted(both)
+        evaluated = sorted(q_topic_set & r_topic_set)
     ev_codes = np.array([index[q] for q in evaluated], dtype=np.int64)
     pos_of = np.full(len(vocab), -1, IDX)
     pos_of[ev_codes] = np.arange(len(evaluated), dtype=IDX)
+    topic_pos = pos_of[local]
+    n = len(run)
 
-    # CSR of ranked grades per evaluated topic (run order of blocks is arbitrary: stable sort)
-    p = pos_of[ranked_q]
-    del ranked_q
-    if len(p) and p.min() < 0:
-        sel = p >= 0
-        p, ranked_rel = p[sel], ranked_rel[sel]
-    if len(p) and np.any(p[1:] < p[:-1]):
-        o = np.argsort(p, kind="stable")
-        p, ranked_rel = p[o], ranked_rel[o]
-    counts = np.bincount(p, minlength=len(evaluated))
+    if codes is not None and codes.duplicate_row >= 0:
+        i = codes.duplicate_row
+        _raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
+
+    if codes is not None and codes.block_start is not None \
+            and codes.tie_float32 == options.float32_scores:
+        # the scanner's block mode: topics in consecutive blocks, ranked but for tie fix-ups
+        starts = codes.block_start.astype(np.int64)
+        lengths = np.diff(np.append(starts, n))
+        hit = codes.hit_row
+        hit_topic = codes.block_topic[np.searchsorted(starts, hit, side="right") - 1]
+        rel = _grades(n, hit, codes.hit_index, local[hit_topic], qkey_sorted, grade_sorted,
+                      ndocs, rel_dtype)
+        if len(codes.tie_dst):
+            rel[codes.tie_dst] = rel[codes.tie_src]
+        rel, starts, lengths = _cut_blocks(rel, starts, lengths, options)
+        bpos = topic_pos[codes.block_topic]
+        keep = bpos >= 0
+        if not keep.all() or np.any(np.diff(bpos[keep]) < 0):
+            perm = np.flatnonzero(keep)[np.argsort(bpos[keep], kind="stable")]
+            rel = rel[padded_ranges(starts[perm], lengths[perm])]
+            bpos, lengths = bpos[perm], lengths[perm]
+        ranked_rel = rel
+        counts = np.zeros(len(evaluated), np.int64)
+        counts[bpos] = lengths  # every block now belongs to an evaluated topic
+    else:
+        ranked_rel, counts = _ranked_lines(run, codes, options, r_topics, local, topic_pos,
+                                           qkey_sorted, grade_sorted, ndocs, dict_docs,
+                                           rel_dtype, len(evaluated), scanned_hits)
+
     bogus = np.array([q not in r_topic_set for q in evaluated], dtype=bool)
     # trec_eval 10.0 -c: a one-document ranking "ceci_nest_pas_un_docno", unjudged, which
     # form_res_rels then cuts like any ranking: -J drops it, -M0 too (ranking left empty)
