@@ -18,6 +18,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <locale.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
@@ -57,6 +58,12 @@ static void want_huge_pages(void *p, size_t len) {
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static locale_t c_locale(void) {
+    static locale_t loc = (locale_t)0;
+    if (!loc) loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    return loc;
+}
 
 /* [+-]?([0-9]+.?[0-9]*|.[0-9]+)([eE][+-]?[0-9]+)? and finite, else return 0. */
 static int parse_score(const unsigned char *s, size_t n, double *out) {
@@ -120,11 +127,7 @@ static int parse_score(const unsigned char *s, size_t n, double *out) {
         memcpy(buf, s, n);
         buf[n] = '\0';
         char *end = NULL;
-        v = PyOS_string_to_double(buf, &end, NULL);
-        if (v == -1.0 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
+        v = strtod_l(buf, &end, c_locale()); /* correctly rounded (glibc); runs without the GIL */
         if (end != buf + n) return 0;
         if (!isfinite(v)) return 0;
         *out = v;
@@ -498,19 +501,22 @@ static void scan_free(scan_t *S) {
 }
 
 /* Read the file in blocks and feed every data line to take_line. 0 ok, 1 general, 2 memory. */
-static int scan_file(scan_t *S, int fd) {
+static int scan_file(scan_t *S, int fd, size_t from, size_t to) {
     unsigned char *buf = (unsigned char *)malloc(BLOCK + 1);
     if (!buf) return 2;
-    size_t have = 0;
-    int eof = 0, first_block = 1, status = 0;
+    size_t have = 0, pos = from;
+    int eof = 0, first_block = from == 0, status = 0;
     while (!status) {
         if (!eof) {
-            ssize_t got = read(fd, buf + have, BLOCK - have);
+            size_t want = BLOCK - have;
+            if (want > to - pos) want = to - pos;
+            ssize_t got = want ? pread(fd, buf + have, want, (off_t)pos) : 0;
             if (got < 0) {
                 status = 1;
                 break;
             }
             if (got == 0) eof = 1;
+            pos += (size_t)got;
             have += (size_t)got;
             if (first_block && have >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
                 status = 1; /* gzip: the Python reader decompresses */
@@ -582,6 +588,119 @@ static int scan_file(scan_t *S, int fd) {
     return status;
 }
 
+
+/* ------------------------------------------------------------------ two halves in parallel */
+#include <pthread.h>
+
+typedef struct {
+    scan_t *S;
+    int fd, status;
+    size_t from, to;
+} job_t;
+
+static void *run_job(void *arg) {
+    job_t *j = (job_t *)arg;
+    j->status = scan_file(j->S, j->fd, j->from, j->to);
+    return NULL;
+}
+
+/* The start of the first line at or after `mid` whose topic differs from the line before it,
+   or 0 when none is found in a window: a split point between two topics. */
+static size_t topic_boundary(int fd, size_t mid, size_t size) {
+    size_t win = 1u << 20;
+    if (mid + win > size) win = size - mid;
+    unsigned char *buf = (unsigned char *)malloc(win + 1);
+    if (!buf) return 0;
+    ssize_t got = pread(fd, buf, win, (off_t)mid);
+    size_t result = 0;
+    if (got > 0) {
+        unsigned char *end = buf + got, *p = (unsigned char *)memchr(buf, '\n', (size_t)got);
+        const unsigned char *prev = NULL;
+        size_t prev_len = 0;
+        while (p && ++p < end) {
+            unsigned char *nl = (unsigned char *)memchr(p, '\n', (size_t)(end - p));
+            if (!nl) break;
+            unsigned char *q = p;
+            while (q < nl && is_blank(*q)) q++;
+            if (q < nl && *q != '#') { /* a data line (comments only matter at line start) */
+                const unsigned char *t = q;
+                while (q < nl && !is_blank(*q)) q++;
+                if (prev && ((size_t)(q - t) != prev_len || memcmp(prev, t, prev_len) != 0)) {
+                    result = mid + (size_t)(p - buf);
+                    break;
+                }
+                prev = t;
+                prev_len = (size_t)(q - t);
+            }
+            p = nl;
+        }
+    }
+    free(buf);
+    return result;
+}
+
+/* Append S2's results (rows rebased by n1) to S1's; 0 ok, 1 a topic is in both halves. */
+static int merge_halves(scan_t *S1, scan_t *S2) {
+    int32_t n1 = (int32_t)S1->n;
+    int32_t *remap = (int32_t *)malloc((S2->tp.n + 1) * sizeof(int32_t));
+    if (!remap) return 2;
+    for (size_t i = 0; i < S2->tp.n; i++) {
+        const unsigned char *k = S2->tp.keys + S2->tp.koff[i];
+        size_t len = S2->tp.koff[i + 1] - S2->tp.koff[i];
+        int is_new = 0;
+        int64_t code = topics_code(&S1->tp, k, len, &is_new);
+        if (code < 0) { free(remap); return 2; }
+        if (!is_new) { free(remap); return 1; }
+        remap[i] = (int32_t)code;
+    }
+    int st = 0;
+    for (size_t i = 0; !st && i < S2->block_topic.n; i++)
+        st = ivec_push(&S1->block_topic, remap[S2->block_topic.v[i]]) ||
+             ivec_push(&S1->block_start, S2->block_start.v[i] + n1);
+    free(remap);
+    for (size_t i = 0; !st && i < S2->hit_row.n; i++)
+        st = ivec_push(&S1->hit_row, S2->hit_row.v[i] + n1) ||
+             ivec_push(&S1->hit_idx, S2->hit_idx.v[i]);
+    for (size_t i = 0; !st && i < S2->tie_dst.n; i++)
+        st = ivec_push(&S1->tie_dst, S2->tie_dst.v[i] + n1) ||
+             ivec_push(&S1->tie_src, S2->tie_src.v[i] + n1);
+    if (st) return 2;
+    memmove(S1->score + S1->n, S2->score, S2->n * sizeof(double));
+    if (S1->dup_row < 0 && S2->dup_row >= 0) S1->dup_row = S2->dup_row + n1;
+    S1->ordered32 &= S2->ordered32;
+    S1->ordered64 &= S2->ordered64;
+    S1->ties32 |= S2->ties32;
+    S1->ties64 |= S2->ties64;
+    S1->grouped &= S2->grouped;
+    if (S2->n) {
+        memcpy(S1->runid, S2->runid, S2->runid_len);
+        S1->runid_len = S2->runid_len;
+    }
+    S1->n += S2->n;
+    return 0;
+}
+
+static int scan_state_init(scan_t *S, int comments, int full, int float32) {
+    memset(S, 0, sizeof(*S));
+    S->comments = comments;
+    S->full = full;
+    S->float32 = float32;
+    S->cur_topic = -1;
+    S->dup_row = -1;
+    S->grouped = S->ordered32 = S->ordered64 = 1;
+    S->dset.hcap = 2048;
+    S->dset.hashes = (uint64_t *)malloc(S->dset.hcap * sizeof(uint64_t));
+    if (!S->dset.hashes || topics_init(&S->tp) < 0 || table_init(&S->dset.tab, 4096) < 0) return -1;
+    if (!full) {
+        S->dcap = 1 << 16;
+        S->ocap = 1 << 12;
+        S->ddata = (unsigned char *)malloc(S->dcap);
+        S->doff = (int32_t *)malloc(S->ocap * sizeof(int32_t));
+        if (!S->ddata || !S->doff) return -1;
+    }
+    return 0;
+}
+
 static PyObject *scan_run(PyObject *self, PyObject *args) {
     const char *path;
     int comments, full = 1, float32 = 1;
@@ -600,23 +719,21 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
         Py_RETURN_NONE;
     }
     size_t size = (size_t)st.st_size;
-    size_t max_rows = size / 12 + 2; /* a data line has >= 6 one-byte fields: >= 12 bytes */
+    size_t max_rows = size / 12 + 8; /* a data line has >= 6 one-byte fields: >= 12 bytes */
 
-    scan_t S;
-    memset(&S, 0, sizeof(S));
-    S.comments = comments;
-    S.full = full;
-    S.float32 = float32;
-    S.cur_topic = -1;
-    S.dup_row = -1;
-    S.grouped = S.ordered32 = S.ordered64 = 1;
+    scan_t S, S2;
+    int two = 0; /* a second thread scans the second half (block mode, large files) */
+    size_t split = 0;
     topics_t judged;
     PyObject *score_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(max_rows * 8));
     PyObject *qcode_b = NULL, *doff_b = NULL, *ddata_b = NULL;
-    int ok = score_b != NULL && topics_init(&S.tp) == 0 && table_init(&S.dset.tab, 4096) == 0;
-    S.dset.hcap = 2048;
-    S.dset.hashes = (uint64_t *)malloc(S.dset.hcap * sizeof(uint64_t));
-    ok = ok && S.dset.hashes;
+    int ok = score_b != NULL && scan_state_init(&S, comments, full, float32) == 0;
+    c_locale(); /* created once, with the GIL held */
+    if (ok && !full && size >= (64u << 20)) {
+        split = topic_boundary(fd, size / 2, size);
+        two = split > 0;
+        if (two) ok = scan_state_init(&S2, comments, full, float32) == 0;
+    }
     if (ok && full) {
         qcode_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(max_rows * 4));
         doff_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((max_rows + 1) * 4));
@@ -628,16 +745,11 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
             S.ddata = (unsigned char *)PyBytes_AS_STRING(ddata_b);
             S.doff[0] = 0;
         }
-    } else if (ok) {
-        S.dcap = 1 << 16;
-        S.ocap = 1 << 12;
-        S.ddata = (unsigned char *)malloc(S.dcap);
-        S.doff = (int32_t *)malloc(S.ocap * sizeof(int32_t));
-        ok = S.ddata && S.doff;
     }
     if (ok && judged_list != Py_None) {
         ok = topics_init(&judged) == 0;
         S.judged = ok ? &judged : NULL;
+        S2.judged = S.judged;
         for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(judged_list); i++) {
             Py_ssize_t len;
             const char *u = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(judged_list, i), &len);
@@ -655,10 +767,29 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
         }
     }
     int status = 2;
-    if (ok) {
+    if (ok && two) {
+        S2.score = S.score + (split / 12 + 2); /* rows of the second half, moved down after */
+        job_t job = {&S2, fd, 0, split, size};
+        pthread_t th;
         Py_BEGIN_ALLOW_THREADS
-        status = scan_file(&S, fd);
+        if (pthread_create(&th, NULL, run_job, &job) == 0) {
+            status = scan_file(&S, fd, 0, split);
+            pthread_join(th, NULL);
+            if (!status) status = job.status;
+            if (!status) status = merge_halves(&S, &S2);
+        } else {
+            status = scan_file(&S, fd, 0, size);
+            two = 0;
+        }
         Py_END_ALLOW_THREADS
+    } else if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        status = scan_file(&S, fd, 0, size);
+        Py_END_ALLOW_THREADS
+    }
+    if (two) {
+        S2.judged = NULL;
+        scan_free(&S2);
     }
     close(fd);
     if (S.judged) topics_free(&judged);

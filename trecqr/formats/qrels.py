@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from .arrays import as_numpy
 from .textio import LineLocator, Source, arrow_fields, fast_table, python_lines, read_source
 from .writer import atomic_write_lines
 
@@ -101,7 +102,7 @@ def read_qrels(path, *, comments: bool = True) -> Qrels:
     fast = fast_table(path, {0: pa.string(), 2: pa.string(), 3: pa.int64()},
                       min_fields=4, exact=True, comments=comments)
     if fast is not None:
-        grade = np.concatenate([c.to_numpy() for c in fast["f3"].chunks])
+        grade = as_numpy(fast["f3"])
         return Qrels(fast["f0"].combine_chunks(), fast["f2"].combine_chunks(), grade,
                      os.fspath(path), None, comments)
     src = read_source(path)

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from .arrays import arrow_indices, as_numpy
 from .textio import (LineLocator, Source, arrow_fields, fast_table, last_line_fields,
                      python_lines,
                      read_source)
@@ -93,7 +94,7 @@ class ScannedRun(Run):
     def qid(self):
         if self._qid is None:
             self._qid = pc.take(pa.array(self.codes.topics, pa.string()),
-                                pa.array(self.codes.line_codes(len(self))))
+                                arrow_indices(self.codes.line_codes(len(self))))
         return self._qid
 
     @qid.setter
@@ -202,7 +203,7 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
         fast = fast_table(path, {0: pa.string(), 2: pa.string(), 4: pa.float64()},
                           min_fields=6, exact=False, comments=comments)
         if fast is not None:
-            score = np.concatenate([c.to_numpy() for c in fast["f4"].chunks])
+            score = as_numpy(fast["f4"])
             if np.isfinite(score).all():
                 return Run(fast["f0"], fast["f2"], score, last[5], os.fspath(path), None,
                            comments)

@@ -15,8 +15,15 @@ def precision_at_relevant(b) -> np.ndarray:
 
 
 def average_precision(b) -> np.ndarray:
-    """Sum over relevant retrieved docs of precision at their rank, over num_rel (0 if none)."""
-    total = seqsum(precision_at_relevant(b))
+    """Sum over relevant retrieved docs of precision at their rank, over num_rel (0 if none).
+
+    Only the relevant documents are visited: bincount adds their terms to their topic's total
+    in rank order, as trec_eval's loop does (0.0 + t1 + t2 + ...).
+    """
+    rows, cols = np.nonzero(b.is_rel)  # row-major: each topic's relevant docs in rank order
+    first = np.searchsorted(rows, np.arange(b.n))
+    rel_so_far = np.arange(1, len(rows) + 1) - first[rows]
+    total = np.bincount(rows, weights=rel_so_far / (cols + 1.0), minlength=b.n)
     return np.divide(total, b.num_rel, out=np.zeros(b.n), where=(b.num_rel_ret > 0))
 
 

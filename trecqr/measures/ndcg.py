@@ -141,8 +141,10 @@ class NDCGCut(Measure):
     params = LongCutoffs(5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
     def compute(self, b, p):
-        gains = np.where(b.rel > 0, b.rel, 0).astype(np.float64)
-        dcg = prefix_sums(gains / log2_int(b.depth + 2)[2:])
+        depth = min(b.depth, max(p.values))  # no rank beyond the largest cutoff matters
+        rel = b.rel[:, :depth]
+        gains = np.where(rel > 0, rel, 0).astype(np.float64)
+        dcg = prefix_sums(gains / log2_int(depth + 2)[2:])
         # ideal: grades from the highest down to 1, each as often as it is judged
         levels = b.levels[b.levels > 0][::-1]
         counts = b.level_counts[:, b.levels > 0][:, ::-1]
@@ -157,7 +159,7 @@ class NDCGCut(Measure):
         idcg = prefix_sums(ideal / log2_int(width + 2)[2:])
         out = np.empty((b.n, len(p.values)))
         for k, cut in enumerate(p.values):
-            num = dcg[:, min(cut, b.depth)]
+            num = dcg[:, min(cut, depth)]
             den = idcg[:, min(cut, width)]
             out[:, k] = np.divide(num, den, out=num.copy(), where=den > 0.0)
         return out

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..formats.arrays import arrow_indices, as_numpy
 from .options import Options
 
 NONPOOL = -1
@@ -76,11 +77,11 @@ def _blocks(qid: pa.Array):
     if n == 0:
         return np.zeros(0, IDX), []
     change = pc.not_equal(qid.slice(1), qid.slice(0, n - 1))
-    starts = np.concatenate([[0], np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1])
+    starts = np.concatenate([[0], np.flatnonzero(as_numpy(change)) + 1])
     if len(starts) > 200_000 and len(starts) > n // 8:  # interleaved file: hash instead
         enc = pc.dictionary_encode(qid)
-        return None, (enc.dictionary.to_pylist(), enc.indices.to_numpy())
-    return starts, qid.take(pa.array(starts)).to_pylist()
+        return None, (enc.dictionary.to_pylist(), as_numpy(enc.indices))
+    return starts, qid.take(arrow_indices(starts)).to_pylist()
 
 
 def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
@@ -131,9 +132,9 @@ def _sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
     in_group[1:] |= tie
     pos = np.flatnonzero(in_group)
     group = np.cumsum(np.concatenate([[1], ~tie[pos[:-1]]]))  # new group unless tied to prev
-    table = pa.table({"g": group, "d": docno.take(pa.array(order[pos]))})
+    table = pa.table({"g": group, "d": docno.take(arrow_indices(order[pos]))})
     within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
-    order[pos] = order[pos][within.to_numpy()]
+    order[pos] = order[pos][as_numpy(within)]
     return order
 
 
@@ -179,14 +180,14 @@ def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
 def _canonical_ints(chunk: pa.Array) -> np.ndarray | None:
     """The docnos of an Arrow chunk as integers, if all are canonical decimals (else None)."""
     try:
-        values = pc.cast(chunk, pa.int64()).to_numpy(zero_copy_only=False)
+        values = as_numpy(pc.cast(chunk, pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if len(values) and (values.min() < 0 or values.max() >= 2 ** 31):
         return None
     digits = np.searchsorted(_POWERS_OF_TEN, values, side="right")
     np.maximum(digits, 1, out=digits)
-    if not np.array_equal(digits, pc.binary_length(chunk).to_numpy(zero_copy_only=False)):
+    if not np.array_equal(digits, as_numpy(pc.binary_length(chunk))):
         return None
     return values
 
@@ -215,7 +216,7 @@ def _docno_codes(docno) -> np.ndarray:
     del out
     if isinstance(docno, pa.ChunkedArray):
         docno = docno.combine_chunks()
-    return pc.dictionary_encode(docno).indices.to_numpy(zero_copy_only=False)
+    return as_numpy(pc.dictionary_encode(docno).indices)
 
 
 def _duplicate_rows(docno, order: np.ndarray, starts: np.ndarray):
@@ -496,8 +497,8 @@ def _ranked_lines(run, codes, options: Options, r_topics, local, topic_pos, qkey
         hit, doc_of_hit = codes.hit_row, codes.hit_index
     else:
         where = pc.index_in(run.docno, value_set=dict_docs)
-        hit = np.flatnonzero(where.is_valid().to_numpy(zero_copy_only=False))
-        doc_of_hit = where.take(pa.array(hit)).to_numpy() if len(hit) else hit
+        hit = np.flatnonzero(as_numpy(where.is_valid()))
+        doc_of_hit = as_numpy(where.take(arrow_indices(hit))) if len(hit) else hit
         del where
     rel = _grades(n, hit, doc_of_hit, local[rq[hit]], qkey_sorted, grade_sorted, ndocs,
                   rel_dtype)
@@ -539,11 +540,11 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     scanned_hits = codes is not None and codes.hit_row is not None and codes.judged is not None
     if scanned_hits:
         dict_docs = codes.judged  # the scanner matched every line against these docnos
-        qd = pc.index_in(qrels.docno, value_set=dict_docs).to_numpy(zero_copy_only=False)
+        qd = as_numpy(pc.index_in(qrels.docno, value_set=dict_docs))
     else:
         enc = pc.dictionary_encode(qrels.docno)
         dict_docs = enc.dictionary
-        qd = enc.indices.to_numpy()
+        qd = as_numpy(enc.indices)
     ndocs = max(len(dict_docs), 1)
     qkey = qq.astype(np.int64) * ndocs + qd.astype(np.int64)
     korder = np.argsort(qkey, kind="stable")

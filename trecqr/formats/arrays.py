@@ -1,0 +1,47 @@
+"""Arrow arrays to numpy without pyarrow's ``to_numpy``.
+
+pyarrow's ``to_numpy`` imports pandas on first use (0.2 s, more than scoring a large run takes
+once the file is read), so the scorer's hot path reads the buffers of primitive arrays itself:
+zero-copy for one chunk without nulls, one concatenation for several chunks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+          pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32,
+          pa.uint64(): np.uint64, pa.float32(): np.float32, pa.float64(): np.float64}
+
+
+def _chunk(arr: pa.Array) -> np.ndarray:
+    if arr.null_count:
+        raise ValueError("array has nulls")
+    if pa.types.is_boolean(arr.type):
+        arr = pc.cast(arr, pa.int8())
+        return _chunk(arr).astype(bool)
+    dtype = _NUMPY.get(arr.type)
+    if dtype is None:
+        raise TypeError(f"no numpy view of Arrow type {arr.type}")
+    buf = arr.buffers()[1]
+    return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize)
+
+
+def as_numpy(arr) -> np.ndarray:
+    """A numeric or boolean Arrow Array or ChunkedArray without nulls, as a numpy array."""
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks == 1:
+            return _chunk(arr.chunk(0))
+        if arr.num_chunks == 0:
+            return np.zeros(0, _NUMPY.get(arr.type, np.int64))
+        return np.concatenate([_chunk(c) for c in arr.chunks])
+    return _chunk(arr)
+
+
+def arrow_indices(values: np.ndarray) -> pa.Array:
+    """A numpy integer array as an Arrow int64 array (for ``take``), without ``pa.array``,
+    which imports pandas on first use."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
