@@ -152,3 +152,38 @@ def test_scanner_block_mode_equals_general_path(tmp_path, monkeypatch, seed, com
     slow = run_cli(args)
     assert fast.exit_code == slow.exit_code == 0, fast.stderr + slow.stderr
     assert fast.stdout == slow.stdout
+
+
+@pytest.mark.parametrize("compat", ["9.0.8", "10.0"])
+def test_two_thread_scan_of_a_large_run_equals_general_path(tmp_path, monkeypatch, compat):
+    """Runs over 8 MiB are scanned in two halves split at a topic boundary, then merged:
+    topic codes, blocks, tie fix-ups, qrels hits and scores must come out as one pass's."""
+    from conftest import run_cli
+    from trecqr.formats import run as run_module
+    from trecqr.formats.run import read_run
+
+    rng = np.random.default_rng(11)
+    lines, qrels = [], []
+    for t in range(500):
+        docs = rng.choice(100_000, 600, replace=False)
+        scores = np.sort(np.round(rng.random(600) * 20, 2))[::-1]  # many ties
+        lines += [f"q{t:03d}\tQ0\tdoc{d}\t{r}\t{float(s)!r}\trun-{t}\n"
+                  for r, (d, s) in enumerate(zip(docs, scores), 1)]
+        qrels += [f"q{t:03d} 0 doc{d} {int(g)}\n"
+                  for d, g in zip(rng.choice(docs, 30, replace=False), rng.integers(0, 3, 30))]
+    path, qpath = tmp_path / "run", tmp_path / "qrels"
+    path.write_text("".join(lines))
+    qpath.write_text("".join(qrels))
+    assert path.stat().st_size > (8 << 20)
+    from trecqr.formats import _scan
+    raw = _scan.scan_run(str(path), compat == "10.0", None, False, compat == "9.0.8")
+    assert raw["threads"] == 2
+    scanned = read_run(path, judged=load_qrels(qpath).docno.unique(), float32=compat == "9.0.8")
+    assert scanned.codes.block_start is not None and len(scanned.codes.block_start) == 500
+    assert scanned.runid == "run-499" and len(scanned) == 300_000
+    args = ["eval", "--quiet", "--compat", compat, "-q", "-m", "all_trec", qpath, path]
+    fast = run_cli(args)
+    monkeypatch.setattr(run_module, "_scanner", None)
+    slow = run_cli(args)
+    assert fast.exit_code == slow.exit_code == 0, fast.stderr + slow.stderr
+    assert fast.stdout == slow.stdout

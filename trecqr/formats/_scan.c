@@ -729,7 +729,7 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
     PyObject *qcode_b = NULL, *doff_b = NULL, *ddata_b = NULL;
     int ok = score_b != NULL && scan_state_init(&S, comments, full, float32) == 0;
     c_locale(); /* created once, with the GIL held */
-    if (ok && !full && size >= (64u << 20)) {
+    if (ok && !full && size >= (8u << 20)) { /* worth a second thread */
         split = topic_boundary(fd, size / 2, size);
         two = split > 0;
         if (two) ok = scan_state_init(&S2, comments, full, float32) == 0;
@@ -852,7 +852,7 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
 #define OR_NONE(x) ((x) ? (x) : (Py_INCREF(Py_None), Py_None))
-    return Py_BuildValue("{s:n,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:n,s:i,s:i,s:N,s:N,s:N,s:N,s:N,s:N}",
+    return Py_BuildValue("{s:n,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:n,s:i,s:i,s:N,s:N,s:N,s:N,s:N,s:N,s:i}",
                          "n", (Py_ssize_t)n, "topics", topics, "score", score_b, "runid", runid,
                          "qcode", OR_NONE(qcode_b), "docno_data", OR_NONE(ddata_b),
                          "docno_offsets", OR_NONE(doff_b), "grouped", PyBool_FromLong(S.grouped),
@@ -860,7 +860,7 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
                          "order32", order32, "order64", order64,
                          "block_topic", OR_NONE(blocks_t), "block_start", OR_NONE(blocks_s),
                          "tie_dst", OR_NONE(ties_d), "tie_src", OR_NONE(ties_s),
-                         "hit_row", hits_r, "hit_index", hits_i);
+                         "hit_row", hits_r, "hit_index", hits_i, "threads", two ? 2 : 1);
 }
 
 static PyMethodDef methods[] = {

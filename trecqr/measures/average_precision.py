@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scorer.rankings import seqsum
 from . import _libm
 from .base import MIN_GEO_MEAN, LongCutoffs, Measure, register
 
