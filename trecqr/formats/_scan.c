@@ -35,13 +35,25 @@ static inline int is_blank(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* 8 bytes at a time, multiply-xorshift mixing: docnos are short, so one or two rounds. */
 static inline uint64_t hash_bytes(const unsigned char *s, size_t n) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ULL;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
     }
-    return h ^ (h >> 29);
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, s, n);
+        h = (h ^ w) * 0x94d049bb133111ebULL;
+        h ^= h >> 29;
+    }
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 32);
 }
 
 /* Ask for transparent huge pages on a large output buffer: the first touch of fresh memory is

@@ -305,7 +305,8 @@ class Rankings:
 
     def batch(self, idx: np.ndarray) -> "Batch":
         num_ret = self.num_ret[idx]
-        rel = padded(self.rel, self.offsets[idx], num_ret, PAD).astype(np.int64)
+        rel = padded(self.rel, self.offsets[idx], num_ret, PAD)  # int32 unless grades need more
+        rel.setflags(write=False)  # often a view of self.rel: measures must not write to it
         return Batch(qids=[self.qids[i] for i in idx], rel=rel, num_ret=num_ret,
                      num_rel=self.num_rel[idx], levels=self.levels,
                      level_counts=self.level_counts[idx], options=self.options,
@@ -349,7 +350,7 @@ class Batch:
     @cached_property
     def rel_so_far(self) -> np.ndarray:
         """Number of relevant documents at or above each rank (int)."""
-        return np.cumsum(self.is_rel, axis=1)
+        return np.cumsum(self.is_rel, axis=1, dtype=np.int32 if self.depth < 2 ** 31 else None)
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
