@@ -56,7 +56,7 @@ def test_trec_eval_10(name, args):
 
 
 def test_908_rejects_comment_lines():
-    """9.0.8 has no comment lines: '# comment here' is a malformed 2-field qrels line."""
+    """9.0.8 has no comment lines: '# comment here' is a malformed 3-field qrels line."""
     result = run_cli(["eval", "--quiet", "qrels.test.with-comments", "results.test"], cwd=TE)
     assert result.exit_code == 2
     assert "qrels.test.with-comments:1:" in result.stderr

@@ -329,7 +329,7 @@ def test_pytrec_eval_dicts_score_like_files():
 
 
 def test_dataframes_with_ir_measures_columns():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     qrels, run = _dicts()
     qdf = pd.DataFrame([(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
                        columns=["query_id", "doc_id", "relevance"])
@@ -344,7 +344,7 @@ def test_dataframes_with_ir_measures_columns():
 
 
 def test_float_grades_in_dicts_and_frames_truncate_with_warning():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     with pytest.warns(TruncatedGradeWarning, match=r"doc 'a': grade '1\.5' .*truncated to 1"):
         q = qrels_from_dict({"1": {"a": 1.5, "b": 2, "c": -1.0}})
     assert q.grade.tolist() == [1, 2, -1]
@@ -355,7 +355,7 @@ def test_float_grades_in_dicts_and_frames_truncate_with_warning():
 
 
 def test_bad_dicts_and_frames():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     with pytest.raises(InputError, match=r"<qrels dict>: query '1' doc 'a': grade 'x' is not"):
         qrels_from_dict({"1": {"a": "x"}})
     with pytest.raises(InputError, match=r"<run dict>: query '1' doc 'b': score is NaN"):

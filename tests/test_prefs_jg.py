@@ -11,23 +11,8 @@ import pytest
 
 from conftest import TE, run_cli
 
-CASES = [
-    ("out.test.prefs", ["-m", "all_prefs", "-q", "-R", "prefs", "prefs.test",
-                        "prefs.results.test"]),
-    ("out.test.qrels_prefs", ["-m", "all_prefs", "-q", "-R", "qrels_prefs", "qrels.test",
-                              "results.test"]),
-    ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg", "qrels.123",
-                           "results.test"]),
-]
-
-
-@pytest.mark.parametrize("compat", ["9.0.8", "10.0"])
-@pytest.mark.parametrize("name,args", CASES, ids=[c[0] for c in CASES])
-def test_conformance(name, args, compat):
-    expected = (TE / "v9.0.8" / name) if compat == "9.0.8" else (TE / name)
-    result = run_cli(["eval", "--quiet", "--compat", compat, *args], cwd=TE)
-    assert result.exit_code == 0, result.stderr
-    assert result.stdout == expected.read_text()
+# The conformance outputs (out.test.prefs, .qrels_prefs, .qrels_jg) are compared whole in
+# test_conformance.py.
 
 
 def test_prefs_with_comments_10():
