@@ -9,7 +9,6 @@ names (``map``, ``P.5,10``, ``ndcg_cut.3``, nicknames such as ``all_trec``) or i
 
 from __future__ import annotations
 
-import os
 import sys
 
 import pyarrow.compute as pc
@@ -136,7 +135,3 @@ def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Result
 
         score_ir_measures(q, r, irm, options, ev, names)
     return Results(ev, names)
-
-
-def _fspath(x):
-    return os.fspath(x) if isinstance(x, os.PathLike) else x
