@@ -6,17 +6,36 @@ Python API::
     res = trecqr.evaluate("qrels.txt", "run.txt", ["map", "ndcg_cut.3", "recip_rank"])
     res.aggregate()     # {"map": ..., "ndcg_cut_3": ..., "recip_rank": ...}
     res.per_query()     # {qid: {measure: value}}
+
+Names are imported on first use (PEP 562), so that the command line can start reading a run
+file before numpy and pyarrow are loaded.
 """
 
-from .api import Results, evaluate, load_qrels, load_run
-from .compat import (RelevanceEvaluator, compute_aggregated_measure, parse_qrel, parse_run,
-                     supported_measures)
-from .errors import InputError, TrecqrError, UsageError
-from .formats import Qrels, Run, read_qrels, read_run, write_qrels, write_run
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["evaluate", "Results", "load_qrels", "load_run", "Qrels", "Run", "read_qrels",
-           "read_run", "write_qrels", "write_run", "InputError", "TrecqrError", "UsageError",
-           "RelevanceEvaluator", "parse_run", "parse_qrel", "supported_measures",
-           "compute_aggregated_measure"]
+_EXPORTS = {
+    "evaluate": ".api", "Results": ".api", "load_qrels": ".api", "load_run": ".api",
+    "RelevanceEvaluator": ".compat", "compute_aggregated_measure": ".compat",
+    "parse_qrel": ".compat", "parse_run": ".compat", "supported_measures": ".compat",
+    "InputError": ".errors", "TrecqrError": ".errors", "UsageError": ".errors",
+    "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
+    "write_qrels": ".formats", "write_run": ".formats",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'trecqr' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
