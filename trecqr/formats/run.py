@@ -263,7 +263,7 @@ def run_from_frame(frame, source: str = "<run DataFrame>", runid: str = "trecqr"
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:
     """Write a run in TREC format, ranks 1.. per query in trec_eval order, atomically."""
-    from ..scorer.rankings import trec_order  # late import: scorer depends on formats
+    from ..scorer.ordering import trec_order  # late import: scorer depends on formats
 
     order, rank, _ = trec_order(run, float32=False)
     score = pc.cast(pa.array(run.score[order]), pa.string())

@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .prefs_counts import flat, sorted_codes, topic_codes, with_bogus_rows
-from .rankings import NONPOOL, UNJUDGED, Rankings, qid_codes, trec_order
+from .ordering import qid_codes, trec_order
+from .rankings import NONPOOL, UNJUDGED, Rankings
 
 
 @dataclass

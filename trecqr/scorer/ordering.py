@@ -1,0 +1,240 @@
+"""trec_eval's ranking of a run, on columns: topic codes, the tie-broken order, duplicates.
+
+trec_eval sorts each topic's documents by score descending, then docno descending (strcmp), and
+refuses a docno retrieved twice for a topic. Runs written in rank order need no sort: only
+groups of tied scores are reordered, and the C scanner may have checked all of it already.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from ..formats.arrays import arrow_indices, as_numpy
+from .options import Options
+from .ragged import IDX, _depth_groups, padded, padded_ranges
+
+
+# --------------------------------------------------------------------------- qid codes
+def _blocks(qid: pa.Array):
+    """Starts of runs of equal qids, and the qid of each run (cheap when files are grouped)."""
+    n = len(qid)
+    if n == 0:
+        return np.zeros(0, IDX), []
+    change = pc.not_equal(qid.slice(1), qid.slice(0, n - 1))
+    starts = np.concatenate([[0], np.flatnonzero(as_numpy(change)) + 1])
+    if len(starts) > 200_000 and len(starts) > n // 8:  # interleaved file: hash instead
+        enc = pc.dictionary_encode(qid)
+        return None, (enc.dictionary.to_pylist(), as_numpy(enc.indices))
+    return starts, qid.take(arrow_indices(starts)).to_pylist()
+
+
+def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
+    """Map each row's qid to a code; returns (codes, unique qids seen, in first-seen order).
+
+    Without vocab_index, codes number the qids in first-seen order.
+    """
+    starts, names = _blocks(qid)
+    if starts is None:
+        uniq, idx = names
+        if vocab_index is None:
+            return idx.astype(IDX), uniq
+        remap = np.array([vocab_index[u] for u in uniq], dtype=IDX)
+        return remap[idx], uniq
+    if vocab_index is None:
+        local: dict = {}
+        block_codes = np.array([local.setdefault(q, len(local)) for q in names], IDX)
+        uniq = list(local)
+    else:
+        block_codes = np.array([vocab_index[q] for q in names], dtype=IDX)
+        uniq = list(dict.fromkeys(names))
+    lengths = np.diff(np.append(starts, len(qid)))
+    return np.repeat(block_codes, lengths), uniq
+
+
+def topics_of(qid: pa.Array) -> list:
+    """Distinct qids of a column (cheap for files grouped by topic)."""
+    starts, names = _blocks(qid)
+    return list(dict.fromkeys(names if starts is not None else names[0]))
+
+
+# --------------------------------------------------------------------------- ordering
+def _sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
+    """Within runs of equal (topic, score) in `order`, put docnos in descending byte order.
+
+    ``order`` None means the rows are already in score order (identity permutation).
+    """
+    n = len(qcode)
+    q, s = (qcode, score) if order is None else (qcode[order], score[order])
+    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    del q, s
+    if order is None:
+        order = np.arange(n, dtype=IDX)
+    if not tie.any():
+        return order
+    in_group = np.zeros(n, bool)
+    in_group[:-1] |= tie
+    in_group[1:] |= tie
+    pos = np.flatnonzero(in_group)
+    group = np.cumsum(np.concatenate([[1], ~tie[pos[:-1]]]))  # new group unless tied to prev
+    table = pa.table({"g": group, "d": docno.take(arrow_indices(order[pos]))})
+    within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
+    order[pos] = order[pos][as_numpy(within)]
+    return order
+
+
+def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
+    """Row order of trec_eval's ranking, the 1-based rank of each row in that order, and the
+    start of each topic's block in it.
+
+    Runs written in rank order (each topic one block, scores non-increasing) need no sort:
+    only groups of tied scores are reordered by docno.
+    """
+    if qcode is None:
+        qcode, _ = qid_codes(run.qid)
+    score = run.score.astype(np.float32) if float32 else run.score
+    n = len(score)
+    order = None
+    starts = np.zeros(min(n, 1), IDX)
+    if n > 1:
+        same = qcode[1:] == qcode[:-1]
+        heads = np.flatnonzero(~same).astype(IDX)
+        heads += 1
+        starts = np.concatenate([starts, heads])
+        grouped = len(starts) == len(np.unique(qcode[starts]))  # each topic in one block
+        if grouped:
+            down = score[1:] > score[:-1]
+            down &= same
+            if not down.any():
+                order = _sort_ties(None, qcode, score, run.docno)
+            del down
+        del same, heads
+        if order is None:
+            order = _sort_ties(np.lexsort((-score, qcode)).astype(IDX), qcode, score, run.docno)
+            q = qcode[order]
+            starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]])).astype(IDX)
+            del q
+    lengths = np.diff(np.append(starts, n)).astype(IDX)
+    rank = np.ones(n, IDX)
+    rank[starts[1:]] = 1 - lengths[:-1]
+    np.cumsum(rank, out=rank)
+    return order if order is not None else np.arange(n, dtype=IDX), rank, starts
+
+
+def _scanned_order(run, codes, options: Options):
+    """(order or None for identity, topic block starts) from what the C scanner checked."""
+    flag = codes.order32 if options.float32_scores else codes.order64
+    if not codes.grouped or flag == 0:
+        return None, None, False
+    qcode = codes.qcode
+    starts = np.flatnonzero(np.concatenate([[True], qcode[1:] != qcode[:-1]])).astype(IDX)
+    if flag == 2:
+        return None, starts, True
+    score = run.score.astype(np.float32) if options.float32_scores else run.score
+    return _sort_ties(None, qcode, score, run.docno), starts, True
+
+
+def _blocks_in_order(values: np.ndarray, p: np.ndarray):
+    """values and their topic positions p, stably reordered so p is non-decreasing.
+
+    Blocks of equal p (one per topic in a grouped run) are moved whole, in O(n); an
+    interleaved run falls back to a stable sort.
+    """
+    heads = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
+    if len(heads) != len(np.unique(p[heads])):
+        o = np.argsort(p, kind="stable")
+        return values[o], p[o]
+    lengths = np.diff(np.append(heads, len(p)))
+    perm = np.argsort(p[heads], kind="stable")
+    idx = padded_ranges(heads[perm], lengths[perm])
+    return values[idx], p[idx]
+
+
+def _block_ranks(starts: np.ndarray, n: int) -> np.ndarray:
+    lengths = np.diff(np.append(starts, n)).astype(IDX)
+    rank = np.ones(n, IDX)
+    rank[starts[1:]] = 1 - lengths[:-1]
+    np.cumsum(rank, out=rank)
+    return rank
+
+
+# --------------------------------------------------------------------------- duplicates
+def _canonical_ints(chunk: pa.Array) -> np.ndarray | None:
+    """The docnos of an Arrow chunk as integers, if all are canonical decimals (else None)."""
+    try:
+        values = as_numpy(pc.cast(chunk, pa.int64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if len(values) and (values.min() < 0 or values.max() >= 2 ** 31):
+        return None
+    digits = np.searchsorted(_POWERS_OF_TEN, values, side="right")
+    np.maximum(digits, 1, out=digits)
+    if not np.array_equal(digits, as_numpy(pc.binary_length(chunk))):
+        return None
+    return values
+
+
+_POWERS_OF_TEN = 10 ** np.arange(10, dtype=np.int64)
+
+
+def _docno_codes(docno) -> np.ndarray:
+    """Integer codes with equal codes exactly for equal docnos.
+
+    Canonical decimal docids (MS MARCO, TopiOCQA: no sign, no leading zeros, < 2**31) are their
+    own codes, checked chunk by chunk to keep memory flat; any other docids are
+    dictionary-encoded (hashing).
+    """
+    chunks = docno.chunks if isinstance(docno, pa.ChunkedArray) else [docno]
+    out = np.empty(len(docno), dtype=IDX)
+    at = 0
+    for chunk in chunks:
+        values = _canonical_ints(chunk)
+        if values is None:
+            break
+        out[at:at + len(values)] = values
+        at += len(values)
+    else:
+        return out
+    del out
+    if isinstance(docno, pa.ChunkedArray):
+        docno = docno.combine_chunks()
+    return as_numpy(pc.dictionary_encode(docno).indices)
+
+
+def _duplicate_rows(docno, order: np.ndarray, starts: np.ndarray):
+    """Indices (i, j) of a repeated (topic, docno) pair, or None.
+
+    ``order`` lists rows topic block by topic block from ``starts`` (trec_order), so each
+    topic's docno codes are sorted as one row of a padded 2-D array: many short sorts instead of
+    one long one.
+    """
+    n = len(order)
+    if n < 2:
+        return None
+    codes = _docno_codes(docno)[order]
+    lengths = np.diff(np.append(starts, n))
+    for sel in _depth_groups(lengths):
+        if lengths[sel].max() < 2:
+            continue
+        pad = -1 - np.arange(int(lengths[sel].max()), dtype=codes.dtype)  # distinct pads
+        mat = padded(codes, starts[sel], lengths[sel], pad).copy()
+        mat.sort(axis=1)
+        hit = np.flatnonzero((mat[:, 1:] == mat[:, :-1]).any(axis=1))
+        del mat
+        if len(hit):
+            t = sel[hit[0]]
+            vals = codes[starts[t]:starts[t] + lengths[t]]
+            uniq, counts = np.unique(vals, return_counts=True)
+            rows = order[starts[t]:starts[t] + lengths[t]][vals == uniq[counts > 1][0]]
+            return int(rows[0]), int(rows[1])
+    return None
+
+
+def _raise_duplicate(obj, what: str, qid: str, docno: str):
+    lines = obj.locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno)
+    where = lines[1] if len(lines) > 1 else None
+    first = f" (first at line {lines[0]})" if len(lines) > 1 else ""
+    raise InputError(obj.source, where,
+                     f"duplicate {what} for topic {qid!r} and docno {docno!r}{first}")
