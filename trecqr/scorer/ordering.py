@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..formats.arrays import arrow_indices, as_numpy
 from .options import Options
-from .ragged import IDX, _depth_groups, padded, padded_ranges
+from .ragged import IDX, depth_groups, padded, padded_ranges
 
 
 # --------------------------------------------------------------------------- qid codes
@@ -123,7 +123,7 @@ def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
     return order if order is not None else np.arange(n, dtype=IDX), rank, starts
 
 
-def _scanned_order(run, codes, options: Options):
+def scanned_order(run, codes, options: Options):
     """(order or None for identity, topic block starts) from what the C scanner checked."""
     flag = codes.order32 if options.float32_scores else codes.order64
     if not codes.grouped or flag == 0:
@@ -136,7 +136,7 @@ def _scanned_order(run, codes, options: Options):
     return _sort_ties(None, qcode, score, run.docno), starts, True
 
 
-def _blocks_in_order(values: np.ndarray, p: np.ndarray):
+def blocks_in_order(values: np.ndarray, p: np.ndarray):
     """values and their topic positions p, stably reordered so p is non-decreasing.
 
     Blocks of equal p (one per topic in a grouped run) are moved whole, in O(n); an
@@ -152,7 +152,7 @@ def _blocks_in_order(values: np.ndarray, p: np.ndarray):
     return values[idx], p[idx]
 
 
-def _block_ranks(starts: np.ndarray, n: int) -> np.ndarray:
+def block_ranks(starts: np.ndarray, n: int) -> np.ndarray:
     lengths = np.diff(np.append(starts, n)).astype(IDX)
     rank = np.ones(n, IDX)
     rank[starts[1:]] = 1 - lengths[:-1]
@@ -203,7 +203,7 @@ def _docno_codes(docno) -> np.ndarray:
     return as_numpy(pc.dictionary_encode(docno).indices)
 
 
-def _duplicate_rows(docno, order: np.ndarray, starts: np.ndarray):
+def duplicate_rows(docno, order: np.ndarray, starts: np.ndarray):
     """Indices (i, j) of a repeated (topic, docno) pair, or None.
 
     ``order`` lists rows topic block by topic block from ``starts`` (trec_order), so each
@@ -215,7 +215,7 @@ def _duplicate_rows(docno, order: np.ndarray, starts: np.ndarray):
         return None
     codes = _docno_codes(docno)[order]
     lengths = np.diff(np.append(starts, n))
-    for sel in _depth_groups(lengths):
+    for sel in depth_groups(lengths):
         if lengths[sel].max() < 2:
             continue
         pad = -1 - np.arange(int(lengths[sel].max()), dtype=codes.dtype)  # distinct pads
@@ -232,7 +232,7 @@ def _duplicate_rows(docno, order: np.ndarray, starts: np.ndarray):
     return None
 
 
-def _raise_duplicate(obj, what: str, qid: str, docno: str):
+def raise_duplicate(obj, what: str, qid: str, docno: str):
     lines = obj.locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno)
     where = lines[1] if len(lines) > 1 else None
     first = f" (first at line {lines[0]})" if len(lines) > 1 else ""

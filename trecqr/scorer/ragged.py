@@ -35,7 +35,7 @@ def padded(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray, pad) -> 
     return out
 
 
-def _depth_groups(lengths: np.ndarray, max_cells: int = MAX_BATCH_CELLS):
+def depth_groups(lengths: np.ndarray, max_cells: int = MAX_BATCH_CELLS):
     """Index groups of rows of similar length (powers of two), each at most max_cells padded."""
     klass = np.where(lengths > 0, np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64) + 1, 0)
     for k in np.unique(klass):

@@ -24,9 +24,9 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..formats.arrays import arrow_indices, as_numpy
-from .ordering import (_blocks_in_order, _block_ranks, _duplicate_rows, _raise_duplicate,
-                       _scanned_order, qid_codes, topics_of, trec_order)
-from .ragged import IDX, _depth_groups, padded, padded_ranges
+from .ordering import (blocks_in_order, block_ranks, duplicate_rows, raise_duplicate,
+                       scanned_order, qid_codes, topics_of, trec_order)
+from .ragged import IDX, depth_groups, padded, padded_ranges
 from .options import Options
 
 NONPOOL = -1
@@ -78,7 +78,7 @@ class Rankings:
     def batches(self):
         """Yield (topic indices, Batch) covering all topics, grouped by ranking depth and
         limited in size, so that a measure's (topics x depth) temporaries stay small."""
-        for idx in _depth_groups(self.num_ret):
+        for idx in depth_groups(self.num_ret):
             yield idx, self.batch(idx)
 
     def batch(self, idx: np.ndarray) -> "Batch":
@@ -210,17 +210,17 @@ def _ranked_lines(run, codes, options: Options, r_topics, local, topic_pos, qkey
     else:
         rq, _ = qid_codes(run.qid, {t: i for i, t in enumerate(r_topics)})
     order, starts, scanned = (None, None, False) if codes is None else \
-        _scanned_order(run, codes, options)
+        scanned_order(run, codes, options)
     if scanned:
-        rank = _block_ranks(starts, n) if options.max_docs < n else None
+        rank = block_ranks(starts, n) if options.max_docs < n else None
     else:
         order, rank, starts = trec_order(run, options.float32_scores, qcode=rq)
     if codes is None or codes.duplicate_row == -2:
-        pair = _duplicate_rows(run.docno, np.arange(n, dtype=IDX) if order is None else order,
+        pair = duplicate_rows(run.docno, np.arange(n, dtype=IDX) if order is None else order,
                                starts)
         if pair is not None:
             i = pair[0]
-            _raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
+            raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
     if scanned_hits:
         hit, doc_of_hit = codes.hit_row, codes.hit_index
     else:
@@ -246,7 +246,7 @@ def _ranked_lines(run, codes, options: Options, r_topics, local, topic_pos, qkey
         sel = p >= 0
         p, ranked_rel = p[sel], ranked_rel[sel]
     if len(p) and np.any(p[1:] < p[:-1]):
-        ranked_rel, p = _blocks_in_order(ranked_rel, p)
+        ranked_rel, p = blocks_in_order(ranked_rel, p)
     counts = np.diff(np.searchsorted(p, np.arange(n_evaluated + 1, dtype=IDX)))
     return ranked_rel, counts
 
@@ -280,7 +280,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     dup = np.flatnonzero(qkey_sorted[1:] == qkey_sorted[:-1])
     if len(dup):
         i = int(korder[dup[0]])
-        _raise_duplicate(qrels, "judgment", qrels.qid[i].as_py(), qrels.docno[i].as_py())
+        raise_duplicate(qrels, "judgment", qrels.qid[i].as_py(), qrels.docno[i].as_py())
     grade_sorted = qrels.grade[korder]
     rel_dtype = IDX if levels_fit(qrels.grade) else np.int64
 
@@ -297,7 +297,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
 
     if codes is not None and codes.duplicate_row >= 0:
         i = codes.duplicate_row
-        _raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
+        raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
 
     if codes is not None and codes.block_start is not None \
             and codes.tie_float32 == options.float32_scores:
