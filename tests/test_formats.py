@@ -476,3 +476,32 @@ def test_duplicates_in_interleaved_topics_are_found(tmp_path):
     assert result.exit_code == 2
     assert result.stderr.strip() == (
         f"{path}:3: duplicate document for topic '1' and docno 'a' (first at line 1)")
+
+
+# ---------------------------------------------------------------------------- JSON files
+def test_pytrec_eval_json_files_score_like_trec_files(tmp_path):
+    """pytrec_eval's {qid: {docno: value}} saved with json.dump: same output as TREC files."""
+    import json
+
+    qrels, run = {}, {}
+    for line in (TE / "qrels.test").read_text().splitlines():
+        f = line.split()
+        qrels.setdefault(f[0], {})[f[2]] = int(f[3])
+    for line in (TE / "results.test").read_text().splitlines():
+        f = line.split()
+        run.setdefault(f[0], {})[f[2]] = float(f[4])
+    (tmp_path / "qrels.json").write_text(json.dumps(qrels, indent=1))
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    as_json = run_cli([*MEASURES, "-q", tmp_path / "qrels.json", tmp_path / "run.json"])
+    as_trec = run_cli([*MEASURES, "-q", TE / "qrels.test", TE / "results.test"])
+    assert as_json.exit_code == 0, as_json.stderr
+    # the runid of a dict is 'trecqr'; every value row is the same
+    assert as_json.stdout.replace("trecqr", "STANDARD") == as_trec.stdout
+
+
+def test_broken_json_is_reported_at_its_line(tmp_path):
+    bad = tmp_path / "run.json"
+    bad.write_text('{"1": {"a": 0.5},\n "2": {"b": }}\n')
+    result = run_cli([*MEASURES, TE / "qrels.test", bad])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{bad}:2: invalid JSON: ")

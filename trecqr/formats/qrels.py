@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from .arrays import as_numpy
-from .textio import LineLocator, Source, arrow_fields, fast_table, python_lines, read_source
+from .textio import (LineLocator, Source, arrow_fields, fast_table, json_document, python_lines,
+                     read_source)
 from .writer import atomic_write_lines
 
 QRELS_FIELDS = "qid iter docno grade"
@@ -106,6 +107,9 @@ def read_qrels(path, *, comments: bool = True) -> Qrels:
         return Qrels(fast["f0"].combine_chunks(), fast["f2"].combine_chunks(), grade,
                      os.fspath(path), None, comments)
     src = read_source(path)
+    doc = json_document(src)
+    if doc is not None:
+        return qrels_from_dict(doc, source=src.name)
     table = arrow_fields(src, comments=comments)
     if table is None or table.num_columns != 4 or table.num_rows == 0:
         return _python_qrels(src, comments)

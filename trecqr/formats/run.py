@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from .arrays import arrow_indices, as_numpy
-from .textio import (LineLocator, Source, arrow_fields, fast_table, last_line_fields,
-                     python_lines,
+from .textio import (LineLocator, Source, arrow_fields, fast_table, json_document,
+                     last_line_fields, python_lines,
                      read_source)
 from .writer import atomic_write_lines
 
@@ -209,6 +209,9 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
                            comments)
             del fast
     src = read_source(path)
+    doc = json_document(src)
+    if doc is not None:
+        return run_from_dict(doc, source=src.name)
     table = arrow_fields(src, comments=comments)
     if table is None or table.num_columns < 6 or table.num_rows == 0:
         return _python_run(src, comments)

@@ -20,6 +20,7 @@ we treat qrels like runs, which differs only on lines that trec_eval would mostl
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import sys
@@ -219,6 +220,20 @@ def arrow_fields(source: Source, *, comments: bool) -> pa.Table | None:
         )
     except pa.ArrowInvalid:
         return None
+
+
+def json_document(source: Source):
+    """The JSON object in a source whose first non-blank byte is ``{`` (pytrec_eval's
+    ``{qid: {docno: value}}`` saved with json.dump), else None."""
+    if source.data.lstrip()[:1] != b"{":
+        return None
+    try:
+        doc = json.loads(_decode(source))
+    except json.JSONDecodeError as exc:
+        raise InputError(source.name, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    if not isinstance(doc, dict):
+        raise InputError(source.name, None, "JSON must be an object {qid: {docno: value}}")
+    return doc
 
 
 def python_lines(source: Source, *, comments: bool):
