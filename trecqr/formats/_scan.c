@@ -31,9 +31,10 @@
 #define BLOCK (8u << 20)
 #define MAX_TOKEN 64
 
-static inline int is_blank(unsigned char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+/* C isspace but the newline: the field separators. */
+static const unsigned char BLANK[256] = {[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\v'] = 1, ['\f'] = 1};
+
+static inline int is_blank(unsigned char c) { return BLANK[c]; }
 
 /* The bytes of a field: printable ASCII but the space (0x21..0x7e). Scanning stops at any other
    byte, which must then be white space; a control or non-ASCII byte sends the file to the
@@ -431,12 +432,19 @@ typedef struct {
     int grouped, ordered32, ordered64, ties32, ties64, group_misordered;
     double prev_score;
     char runid[256];
+    const unsigned char *runid_at; /* the last line's runid, in the current block */
     size_t runid_len;
 } scan_t;
 
 /* Sort the rows of a tie group [g0, g1) of the current topic by docno descending (fast mode). */
-static int close_group(scan_t *S, size_t g0, size_t g1) {
+static int sort_group(scan_t *S, size_t g0, size_t g1);
+
+static inline int close_group(scan_t *S, size_t g0, size_t g1) {
     if (S->full || g1 - g0 < 2 || !S->group_misordered) return 0;
+    return sort_group(S, g0, g1);
+}
+
+static int sort_group(scan_t *S, size_t g0, size_t g1) {
     size_t len = g1 - g0;
     S->tie_tmp.n = 0;
     for (size_t r = g0; r < g1; r++)
@@ -542,7 +550,7 @@ static int take_line(scan_t *S, const unsigned char **fs, const size_t *fl) {
     }
     S->prev_score = sc;
     if (fl[5] >= sizeof(S->runid)) return 1;
-    memcpy(S->runid, fs[5], fl[5]);
+    S->runid_at = fs[5];  /* copied once per block, before the buffer is reused */
     S->runid_len = fl[5];
     S->n = n + 1;
     return 0;
@@ -640,6 +648,10 @@ static int scan_file(scan_t *S, int fd, size_t from, size_t to) {
             status = nf < 6 ? 1 : take_line(S, fs, fl);
         }
         if (status) break;
+        if (S->runid_at) {
+            memcpy(S->runid, S->runid_at, S->runid_len);
+            S->runid_at = NULL;
+        }
         if (limit > end) {
             have = 0;
         } else {
