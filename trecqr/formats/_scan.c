@@ -139,9 +139,9 @@ static int parse_score(const unsigned char *s, size_t n, double *out) {
     uint64_t mant = 0;
     int digits = 0, int_digits = 0, frac_digits = 0, dropped = 0;
     long exp10 = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-        if (mant == 0 && s[i] == '0') { /* leading zeros are not significant */
-        } else if (digits < 19) {
+    /* up to 19 digits (leading zeros included) fit a uint64 exactly; beyond, strtod decides */
+    while (i < n && (unsigned)(s[i] - '0') < 10) {
+        if (digits < 19) {
             mant = mant * 10 + (uint64_t)(s[i] - '0');
             digits++;
         } else {
@@ -153,10 +153,8 @@ static int parse_score(const unsigned char *s, size_t n, double *out) {
     }
     if (i < n && s[i] == '.') {
         i++;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (mant == 0 && s[i] == '0') {
-                exp10--;
-            } else if (digits < 19) {
+        while (i < n && (unsigned)(s[i] - '0') < 10) {
+            if (digits < 19) {
                 mant = mant * 10 + (uint64_t)(s[i] - '0');
                 digits++;
                 exp10--;
@@ -182,7 +180,7 @@ static int parse_score(const unsigned char *s, size_t n, double *out) {
     }
     if (i != n) return 0;
     double v;
-    if (mant == 0) {
+    if (mant == 0 && !dropped) {
         v = 0.0;
     } else if (!dropped && mant < (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
         v = (double)mant; /* exact; one correctly rounded operation below */
