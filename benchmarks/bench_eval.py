@@ -68,9 +68,12 @@ def main() -> None:
 
     run, qrels = make(Path(__file__).parent / "data", a.queries, a.depth)
     mflags = [x for m in MEASURES for x in ("-m", m)]
-    trecqr = shutil.which("trecqr") or sys.executable
-    tools = {"trecqr": ([trecqr] if trecqr.endswith("trecqr") else [sys.executable, "-m", "trecqr.cli"])
-             + ["eval", "--quiet", *mflags, str(qrels), str(run)]}
+    # the console script of this Python environment (what a venv puts on PATH), not a version
+    # manager's shim in front of it, which would add its own start-up to every run
+    script = Path(sys.executable).parent / "trecqr"
+    trecqr = [str(script)] if script.exists() else [sys.executable, "-c",
+                                                    "from trecqr.cli import entry; entry()"]
+    tools = {"trecqr": trecqr + ["eval", "--quiet", *mflags, str(qrels), str(run)]}
     if a.trec_eval:
         tools["trec_eval"] = [a.trec_eval, *mflags, str(qrels), str(run)]
     tools["pytrec_eval"] = [sys.executable, "-c", PYTREC, str(qrels), str(run)]

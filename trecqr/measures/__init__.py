@@ -15,6 +15,14 @@ _INFRASTRUCTURE = {"base", "table", "selection", "names"}
 _loaded = False
 
 
+def load_family(name: str) -> None:
+    """Import the module that registers measure ``name`` (table.MODULE_OF)."""
+    from .table import MODULE_OF
+
+    if name not in REGISTRY and name in MODULE_OF:
+        importlib.import_module(f"{__name__}.{MODULE_OF[name]}")
+
+
 def load_all() -> dict:
     """Import every measure family once; returns the registry name -> Measure."""
     global _loaded
@@ -26,4 +34,4 @@ def load_all() -> dict:
     return REGISTRY
 
 
-__all__ = ["REGISTRY", "Measure", "Params", "register", "load_all"]
+__all__ = ["REGISTRY", "Measure", "Params", "register", "load_all", "load_family"]

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from .base import REGISTRY, Measure, Params
-from .table import NICKNAMES, TABLE
+from .table import MODULE_OF, NICKNAMES, TABLE
 
 
 def select(args: list[str] | tuple[str, ...], compat: str = "9.0.8") -> list[tuple[Measure, Params]]:
     """Measures (with parsed parameters) named by trec_eval-style ``-m`` arguments."""
-    from . import load_all
-
-    load_all()  # registers every measure family
+    from . import load_family
 
     table = TABLE[compat]
     nick = NICKNAMES[compat]
@@ -30,16 +28,18 @@ def select(args: list[str] | tuple[str, ...], compat: str = "9.0.8") -> list[tup
             params.setdefault(name, param)
         if name in nick:
             marked.update(nick[name])
-        elif name in table and name in REGISTRY:
+        elif name in table:
             marked.add(name)
         else:
             hint = ""
-            if name in REGISTRY:
+            if name in MODULE_OF:
                 hint = f" (not in trec_eval {compat}; try --compat 10.0)"
             raise UsageError(f"unknown measure {arg!r}{hint}")
+    for name in marked:
+        load_family(name)  # import only the families asked for
     out = []
     for name in table:
-        if name in marked and name in REGISTRY:
+        if name in marked:
             m = REGISTRY[name]
             out.append((m, m.parse(params.get(name))))
     return out

@@ -50,3 +50,32 @@ NICKNAMES = {
     "10.0": {"official": _OFFICIAL, "set": _SET, "all_trec": _ALL_TREC_10,
              "all_prefs": _ALL_PREFS, "prefs": _PREFS, "qrels_jg": _QRELS_JG},
 }
+
+
+# Which module of this package registers each measure, so that a command imports only the
+# families it asks for (tests/test_measure_table.py checks this against the registry).
+FAMILY = {
+    "average_precision": ["gm_map", "map", "map_cut"],
+    "bpref": ["bpref", "gm_bpref"],
+    "counts": ["num_nonrel_judged_ret", "num_q", "num_rel", "num_rel_ret", "num_ret", "runid"],
+    "infap": ["infAP"],
+    "interpolated": ["11pt_avg", "iprec_at_recall"],
+    "judgment_groups": ["P_avgjg", "Rprec_mult_avgjg", "map_avgjg"],
+    "ndcg": ["Rndcg", "dcg", "ideal_dcg", "ndcg", "ndcg_cut", "ndcg_rel"],
+    "normalized_gain": ["G", "binG"],
+    "precision": ["P", "recip_rank"],
+    "prefs": ["prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_avgjg_Rnonrel_ret", "prefs_avgjg_imp",
+              "prefs_avgjg_ret", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+              "prefs_num_prefs_poss", "prefs_pair", "prefs_pair_imp", "prefs_pair_ret",
+              "prefs_simp", "prefs_simp_imp", "prefs_simp_ret"],
+    "rbp": ["rbp", "rbp_resid"],
+    "recall": ["recall", "relative_P"],
+    "relstring": ["relstring"],
+    "rprec": ["Rprec", "Rprec_mult"],
+    "set_measures": ["set_F", "set_P", "set_map", "set_recall", "set_relative_P"],
+    "success": ["success"],
+    "unjudged": ["unj"],
+    "utility": ["utility"],
+    "yaap": ["yaap"],
+}
+MODULE_OF = {name: module for module, names in FAMILY.items() for name in names}
