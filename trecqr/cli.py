@@ -62,7 +62,27 @@ def _lean_arrow_memory() -> None:
         pass
 
 
-@click.group(context_settings={"help_option_names": ["--help"]})
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported only when used, so that ``trecqr eval``
+    does not pay for the dataset adapters at start-up. ``lazy`` maps a name to "module:object"."""
+
+    def __init__(self, *args, lazy: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy:
+            import importlib
+
+            module, attr = self.lazy[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, lazy={}, context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():
     """trecqr: trec_eval-exact evaluation for conversational search and query suggestion."""
@@ -125,6 +145,11 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
             click.echo(coverage_line(ev), err=True)
 
     _run_guarded(job)
+
+
+@main.group("convert", cls=LazyGroup, lazy={})
+def convert():
+    """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""
 
 
 def coverage_line(ev) -> str:
