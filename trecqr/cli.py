@@ -147,7 +147,10 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
     _run_guarded(job)
 
 
-@main.group("convert", cls=LazyGroup, lazy={})
+@main.group("convert", cls=LazyGroup, lazy={
+    "qrecc": "trecqr.adapters.qrecc:command",
+    "topiocqa": "trecqr.adapters.topiocqa:command",
+})
 def convert():
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""
 
