@@ -82,7 +82,8 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-@click.group(cls=LazyGroup, lazy={}, context_settings={"help_option_names": ["--help"]})
+@click.group(cls=LazyGroup, lazy={"collapse": "trecqr.adapters.collapse:collapse_command"},
+             context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():
     """trecqr: trec_eval-exact evaluation for conversational search and query suggestion."""
@@ -150,6 +151,9 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
 @main.group("convert", cls=LazyGroup, lazy={
     "qrecc": "trecqr.adapters.qrecc:command",
     "topiocqa": "trecqr.adapters.topiocqa:command",
+    "cast": "trecqr.adapters.cast:cast_command",
+    "topics": "trecqr.adapters.topics:topics_command",
+    "rewrites": "trecqr.adapters.rewrites:rewrites_command",
 })
 def convert():
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""

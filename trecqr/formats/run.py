@@ -269,7 +269,8 @@ def write_run(run: Run, path, *, runid: str | None = None) -> None:
     from ..scorer.ordering import trec_order  # late import: scorer depends on formats
 
     order, rank, _ = trec_order(run, float32=False)
-    score = pc.cast(pa.array(run.score[order]), pa.string())
+    # shortest text that reads back as the same double (Arrow's cast prints 17 digits)
+    score = pa.array([repr(x) for x in run.score[order].tolist()], pa.string())
     cols = [run.qid.take(order), pa.array(np.full(len(order), "Q0")), run.docno.take(order),
             pc.cast(pa.array(rank), pa.string()), score,
             pa.array(np.full(len(order), runid or run.runid))]

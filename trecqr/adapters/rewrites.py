@@ -1,0 +1,304 @@
+"""Model rewrites in: JSONL from model inference, or TSV, as topics, with missing turns counted.
+
+JSONL: one object per line. The id is the first of ``ID_FIELDS`` present (ConvSearch-R1 writes
+``{qid, rewrite, reasoning_content}``), or a pair of conversation/turn fields (``Conversation_no``
+and ``Turn_no`` in QReCC-derived files, giving ``conv_turn``), or named with ``id_field`` (one
+name, or two as ``"conv,turn"``). The rewrite is the first of ``REWRITE_FIELDS`` present, else
+the one field whose name ends in ``rewrite`` and is not a human rewrite (``Truth_rewrite``,
+``Rewrite``, ``manual_rewritten_utterance``, ...), or named with ``rewrite_field``. A rewrite
+value may be a string, an OpenAI chat-completion object (``choices[0].message.content``, as
+``GPT_rewrite`` in InfoCQR's dev-sampled2k_chatgpt_ICL.jsonl stores it) or a list of strings
+(the first is taken). Rewrites are stripped of surrounding white space.
+
+TSV: ``qid<TAB>rewrite`` lines; a line with only a qid (or an empty rewrite) is a missing rewrite.
+
+A turn's rewrite is *missing* when its record has no rewrite field, a null, or an empty
+(white-space only) rewrite, or, when the caller passes the raw questions (``raw=``, a Topics or
+``{qid: question}``), when the raw turn does not appear in the file at all. The policy
+``missing=`` decides what happens to those turns:
+
+``raw``   the turn keeps its raw question (needs ``raw``; the default),
+``drop``  the turn is left out (it will then count as a zero only if the evaluation's topic set
+          comes from the qrels, e.g. ``trecqr eval -c``),
+``error`` InputError naming the count and the first missing turns.
+
+Whatever the policy, :class:`RewriteReport` counts every case, so a paper can say "2,000 turns,
+1,993 rewritten, 7 fell back to the raw question".
+
+When ``raw`` is given and both id lists are conversational turn ids in different styles
+(``QReCC-Test_1_2`` in the file, ``1_2`` in the raw topics), turns are matched by (conversation,
+turn) and written in the raw topics' style, unless ``qid_style`` asks for another.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import InputError, TrecqrError, UsageError
+from .topics import Topics, _text, id_getter, json_records, parse_tsv
+
+POLICIES = ("raw", "drop", "error")
+ID_FIELDS = ("qid", "sample_id", "query_id", "id", "turn_key")
+REWRITE_FIELDS = ("rewrite", "rewritten_query", "rewritten", "rewrite_query", "model_rewrite",
+                  "predicted_rewrite", "prediction", "GPT_rewrite", "output", "generated_query",
+                  "automatic_rewritten_utterance")
+HUMAN_REWRITE_FIELDS = ("Truth_rewrite", "Rewrite", "manual_rewritten_utterance",
+                        "human_rewrite", "gold_rewrite", "oracle_rewrite")
+
+
+@dataclass
+class RewriteReport:
+    """What happened to every turn."""
+
+    source: str
+    records: int = 0            # records (lines) read from the file
+    rewritten: int = 0          # turns with a non-empty rewrite
+    empty: list = field(default_factory=list)     # in the file, rewrite missing/null/empty
+    absent: list = field(default_factory=list)    # in raw, not in the file
+    extra: list = field(default_factory=list)     # in the file, not in raw (kept)
+    policy: str = "raw"
+    filled_raw: int = 0         # missing turns given their raw question
+    dropped: int = 0            # missing turns left out
+    id_field: str | None = None
+    rewrite_field: str | None = None
+
+    @property
+    def missing(self) -> list:
+        return self.empty + self.absent
+
+    def summary(self) -> str:
+        parts = [f"{self.source}: {self.records} records, {self.rewritten} rewrites"]
+        if self.empty:
+            parts.append(f"{len(self.empty)} empty or missing rewrites")
+        if self.absent:
+            parts.append(f"{len(self.absent)} raw turns absent from the file")
+        if self.extra:
+            parts.append(f"{len(self.extra)} turns not in the raw topics (kept)")
+        if self.filled_raw:
+            parts.append(f"{self.filled_raw} fell back to the raw question")
+        if self.dropped:
+            parts.append(f"{self.dropped} dropped")
+        return "; ".join(parts)
+
+
+@dataclass
+class Rewrites:
+    topics: Topics
+    report: RewriteReport
+
+
+def _rewrite_value(value, name, lineno):
+    """A string rewrite (possibly empty) or None, from the value types models write."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        if not value:
+            return None
+        return _rewrite_value(value[0], name, lineno)
+    if isinstance(value, dict):
+        choices = value.get("choices")
+        if isinstance(choices, list):
+            if not choices:
+                return None
+            first = choices[0]
+            if isinstance(first, dict):
+                msg = first.get("message")
+                if isinstance(msg, dict) and "content" in msg:
+                    return _rewrite_value(msg["content"], name, lineno)
+                if "text" in first:
+                    return _rewrite_value(first["text"], name, lineno)
+        for key in ("content", "text", "rewrite"):
+            if key in value:
+                return _rewrite_value(value[key], name, lineno)
+    raise InputError(name, lineno, f"rewrite of type {type(value).__name__} is not text "
+                     "(expected a string, a list of strings or a chat-completion object)")
+
+
+def _rewrite_field(name: str, record: dict) -> str:
+    for f in REWRITE_FIELDS:
+        if f in record:
+            return f
+    others = [k for k in record if k.lower().endswith("rewrite") and k not in HUMAN_REWRITE_FIELDS]
+    if len(others) == 1:
+        return others[0]
+    if others:
+        raise UsageError(f"{name}: several rewrite fields ({', '.join(others)}); name one")
+    raise UsageError(f"{name}: no rewrite field found (tried {', '.join(REWRITE_FIELDS)}); "
+                     "name it with the rewrite field option")
+
+
+def _jsonl(name, text, id_field, rewrite_field, report):
+    qids, values, lines, seen = [], [], [], {}
+    get_id = rfield = None
+    for lineno, rec in json_records(name, text):
+        if get_id is None:
+            if id_field is None:
+                f = next((f for f in ID_FIELDS if f in rec), None)
+                get_id, report.id_field, _ = id_getter(name, rec, f)
+            else:
+                get_id, report.id_field, _ = id_getter(name, rec, id_field)
+            rfield = rewrite_field or _rewrite_field(name, rec)
+            report.rewrite_field = rfield
+        try:
+            qid = get_id(rec)
+        except KeyError as exc:
+            raise InputError(name, lineno, f"no id field {exc.args[0]!r}") from None
+        if qid in seen:
+            raise InputError(name, lineno, f"duplicate id {qid!r} (first on line {seen[qid]})")
+        seen[qid] = lineno
+        qids.append(qid)
+        values.append(_rewrite_value(rec.get(rfield), name, lineno))
+        lines.append(lineno)
+    return qids, values, lines
+
+
+def _tsv(name, text, report):
+    topics = parse_tsv(name, text, allow_empty=True)
+    report.id_field, report.rewrite_field = "column 1", "column 2"
+    return topics.qids, [q.strip() for q in topics.queries], [None] * len(topics)
+
+
+def _match_keys(file_qids, raw_qids, source):
+    """Keys to match file ids with raw ids: canonical (conv, turn) when both lists are turn ids
+    of different styles, else the ids themselves. Returns (file keys, raw keys, raw style)."""
+    from .turn_ids import parse_ids
+
+    try:
+        f = parse_ids(file_qids, source)
+        r = parse_ids(raw_qids, "<raw topics>")
+    except TrecqrError:
+        return list(file_qids), list(raw_qids), None
+    if f.style == r.style or f.style is None or r.style is None:
+        return list(file_qids), list(raw_qids), None
+    return f.to_style("canonical").to_pylist(), r.to_style("canonical").to_pylist(), r.style
+
+
+def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_field=None,
+                  missing: str = "raw", raw=None, qid_style: str | None = None) -> Rewrites:
+    """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy."""
+    if missing not in POLICIES:
+        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use raw, drop or error")
+    fmt = format
+    if fmt is None:
+        lower = os.fspath(path).lower() if not hasattr(path, "read") else ""
+        lower = lower.removesuffix(".gz")
+        fmt = "tsv" if lower.endswith((".tsv", ".tab", ".txt")) else "jsonl"
+    if fmt not in ("jsonl", "tsv"):
+        raise UsageError(f"unknown rewrites format {fmt!r}: use jsonl or tsv")
+    name, text = _text(path)
+    report = RewriteReport(name, policy=missing)
+    if fmt == "jsonl":
+        qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report)
+    else:
+        qids, values, lines = _tsv(name, text, report)
+    report.records = len(qids)
+    if isinstance(raw, Topics):
+        raw_map, raw_order = raw.as_dict(), list(raw.qids)
+    elif raw is not None:
+        raw_map = {str(k): v for k, v in dict(raw).items()}
+        raw_order = list(raw_map)
+    else:
+        raw_map, raw_order = {}, []
+
+    out_qids = list(qids)
+    if raw is not None:
+        fkeys, rkeys, raw_style = _match_keys(qids, raw_order, name)
+        raw_by_key = dict(zip(rkeys, raw_order))
+        value_by_key = dict(zip(fkeys, values))
+        line_by_key = dict(zip(fkeys, lines))
+        order_keys = list(rkeys) + [k for k in fkeys if k not in raw_by_key]
+        report.extra = [q for k, q in zip(fkeys, qids) if k not in raw_by_key]
+        report.absent = [raw_by_key[k] for k in rkeys if k not in value_by_key]
+        if raw_style is not None:  # file ids in another style: write them in raw's style
+            from .turn_ids import convert_ids
+            extra_ids = convert_ids(report.extra, raw_style).to_pylist() if report.extra else []
+            names = dict(zip([k for k in fkeys if k not in raw_by_key], extra_ids))
+        else:
+            names = {k: q for k, q in zip(fkeys, qids) if k not in raw_by_key}
+        out_qids = [raw_by_key.get(k, names.get(k)) for k in order_keys]
+        values = [value_by_key.get(k) for k in order_keys]
+        lines = [line_by_key.get(k) for k in order_keys]
+        in_file = [k in value_by_key for k in order_keys]
+    else:
+        in_file = [True] * len(qids)
+
+    keep_q, keep_t = [], []
+    first_missing_line = None
+    for qid, value, line, present in zip(out_qids, values, lines, in_file):
+        if value:  # non-empty rewrite
+            report.rewritten += 1
+            keep_q.append(qid)
+            keep_t.append(value)
+            continue
+        if present:
+            report.empty.append(qid)
+            if first_missing_line is None:
+                first_missing_line = line
+        if missing == "drop":
+            report.dropped += 1
+        elif missing == "raw":
+            if qid not in raw_map:
+                if raw is None:
+                    raise UsageError(
+                        f"{name}: turn {qid!r} has no rewrite and no raw question was given "
+                        "(pass the raw topics, or use missing='drop' / --missing drop)")
+                raise InputError(name, line, f"turn {qid!r} has no rewrite and is not in the raw "
+                                 "topics")
+            report.filled_raw += 1
+            keep_q.append(qid)
+            keep_t.append(raw_map[qid])
+    if missing == "error" and report.missing:
+        shown = ", ".join(repr(q) for q in report.missing[:5])
+        more = f" (and {len(report.missing) - 5} more)" if len(report.missing) > 5 else ""
+        parts = []
+        if report.empty:
+            parts.append(f"{len(report.empty)} empty or missing rewrites")
+        if report.absent:
+            parts.append(f"{len(report.absent)} raw turns absent from the file")
+        raise InputError(name, first_missing_line if report.empty else None,
+                         f"{' and '.join(parts)}: {shown}{more}")
+    raw_meta = raw.metadata if isinstance(raw, Topics) else {}
+    meta = {q: dict(raw_meta[q]) for q in keep_q if q in raw_meta}
+    topics = Topics(keep_q, keep_t, meta, name)
+    if qid_style is not None:
+        topics = topics.restyle(qid_style)
+    return Rewrites(topics, report)
+
+
+# ---------------------------------------------------------------- CLI
+import click
+
+
+@click.command("rewrites")
+@click.argument("input_path", metavar="REWRITES")
+@click.argument("output_path", metavar="OUT")
+@click.option("--raw", "raw_path", default=None,
+              help="topics file with the raw questions (any topics format): the turn set, and the "
+                   "fallback for --missing raw")
+@click.option("--missing", type=click.Choice(POLICIES), default="raw", show_default=True,
+              help="turns with a missing or empty rewrite: use the raw question, drop, or fail")
+@click.option("--format", "in_format", type=click.Choice(("jsonl", "tsv")),
+              help="rewrites format (default: .tsv/.tab/.txt is TSV, anything else JSONL)")
+@click.option("--to", "out_format", type=click.Choice(("trec", "tsv", "jsonl")),
+              help="output topics format (default: from OUT's extension)")
+@click.option("--id-field", default=None, help="JSONL id field (or CONV,TURN fields)")
+@click.option("--rewrite-field", default=None, help="JSONL rewrite field")
+@click.option("--qid-style", default=None, help="write turn ids in this style (see topics)")
+def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_format, id_field,
+                     rewrite_field, qid_style):
+    """Model rewrites (JSONL/TSV) to a topics file; counts are printed on stderr."""
+    from ..cli import _run_guarded
+    from .topics import read_topics, write_topics
+
+    def run():
+        raw = read_topics(raw_path) if raw_path else None
+        result = read_rewrites(input_path, format=in_format, id_field=id_field,
+                               rewrite_field=rewrite_field, missing=missing, raw=raw,
+                               qid_style=qid_style)
+        write_topics(result.topics, output_path, out_format)
+        click.echo(result.report.summary(), err=True)
+
+    _run_guarded(run)
