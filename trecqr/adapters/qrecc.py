@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from dataclasses import dataclass
 
 import click
@@ -30,9 +29,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels, read_qrels, write_qrels
 from ..formats.textio import read_source
+from .turn_ids import split_id
 
 __all__ = [
     "QrelsCounts",
@@ -44,26 +44,19 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- turn ids
-# A local parser (trecqr/adapters/turn_ids.py is written in parallel; merge when both exist).
-# Accepted: "1_2", "1-2", "QReCC-Test_1_2", "dev-1-1", "topiocqa-dev_1_1", "TopiOCQA-Dev_1_1".
-_TURN_ID = re.compile(
-    r"(?P<prefix>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z][A-Za-z0-9]*)?[-_])?"
-    r"(?P<conv>[0-9]+)(?P<sep>[-_])(?P<turn>[0-9]+)\Z")
-
-
 def canonical_turn_id(qid: str, source: str = "<turn id>", line: int | None = None) -> str:
     """``{conv}_{turn}`` for any recognised style (``QReCC-Test_1_2``, ``1-2``, ...)."""
     return _parse_turn_id(qid, source, line)[0]
 
 
 def _parse_turn_id(qid: str, source: str, line: int | None) -> tuple[str, str]:
-    """(canonical id, style) where style names the prefix and separator, e.g. ``QReCC-Test_#_#``."""
-    m = _TURN_ID.match(qid)
-    if m is None:
+    """(canonical id, style), with the styles of trecqr.adapters.turn_ids."""
+    try:
+        conv, turn, style = split_id(qid)
+    except UsageError:
         raise InputError(source, line, f"turn id {qid!r} is not <conv>_<turn> in a known style "
-                                       "(e.g. 1_2, 1-2, QReCC-Test_1_2, topiocqa-dev_1_1)")
-    style = f"{m['prefix'] or ''}#{m['sep']}#"
-    return f"{int(m['conv'])}_{int(m['turn'])}", style
+                                       "(e.g. 1_2, 1-2, QReCC-Test_1_2, topiocqa-dev_1_1)") from None
+    return f"{conv}_{turn}", style
 
 
 class _StyleCheck:
