@@ -18,7 +18,6 @@ from trecqr.adapters.cast import (
     cast_command,
     convert_cast_qrels,
     read_cast_topics,
-    topics_text,
     write_topics,
 )
 from trecqr.adapters.collapse import (
@@ -119,10 +118,11 @@ def test_bad_topic_files(tmp_path):
 
 
 def test_topic_writers(tmp_path):
-    pairs = [("106_1", "what\tis  it?\n"), ("106_2", "b")]
-    assert topics_text([("106_1", "a b")], "trec") == \
-        "<top>\n<num> Number: 106_1\n<title> a b\n</top>\n"
-    assert topics_text(pairs[1:], "tsv") == "106_2\tb\n"
+    trec = tmp_path / "t.txt"
+    assert write_topics([("106_1", "a b")], trec) == "trec"
+    assert "<num> Number: 106_1" in trec.read_text() and "a b" in trec.read_text()
+    noext = tmp_path / "topics"
+    assert write_topics([("106_2", "b")], noext) == "trec"  # no known extension: TREC
     topics = read_cast_topics(data_path(C21, M21))
     out = tmp_path / "t.tsv"
     assert write_topics(topics.queries("raw"), out) == "tsv"
@@ -157,7 +157,7 @@ def test_cast_command_tsv_and_trec(tmp_path):
     text = trec.read_text()
     assert text.count("<top>\n") == 216
     assert text.startswith("<top>\n<num> Number: 81_1\n<title> How do you know when your garage "
-                           "door opener is going bad?\n</top>\n<top>\n<num> Number: 81_2\n"
+                           "door opener is going bad?\n</top>\n\n<top>\n<num> Number: 81_2\n"
                            "<title> Why did garage door opener stop working?\n</top>\n")
 
 

@@ -168,21 +168,17 @@ def read_cast_topics(path) -> CastTopics:
 
 
 # --------------------------------------------------------------------------- topic writer
-def topics_text(pairs, fmt: str) -> str:
-    """TSV (``qid<TAB>query``) or TREC (``<top>``/``<num> Number:``/``<title>``) topic text."""
-    if fmt == "tsv":
-        return "".join(f"{q}\t{text}\n" for q, text in pairs)
-    return "".join(f"<top>\n<num> Number: {q}\n<title> {text}\n</top>\n" for q, text in pairs)
-
-
-def topics_format(path) -> str:
-    return "tsv" if str(path).lower().endswith(".tsv") else "trec"
-
-
 def write_topics(pairs, path) -> str:
-    """Write [(qid, query)] atomically: TSV if path ends in .tsv, else TREC. Returns the format."""
-    fmt = topics_format(path)
-    atomic_write_text(path, topics_text(pairs, fmt))
+    """Write [(qid, query)] atomically with trecqr.adapters.topics: TSV when the path ends in
+    .tsv, JSONL for .jsonl, otherwise the TREC topic format. Returns the format."""
+    from . import topics as topics_io
+
+    try:
+        fmt = topics_io.format_of(path)
+    except UsageError:
+        fmt = "trec"
+    qids = [q for q, _ in pairs]
+    topics_io.write_topics(topics_io.Topics(qids, [t for _, t in pairs]), path, fmt)
     return fmt
 
 
