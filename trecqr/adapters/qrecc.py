@@ -14,6 +14,10 @@ Every turn id becomes the canonical ``{conv}_{turn}``; passage ids are kept as o
 never renumbered. The QReCC test split gives 16,451 turns, 8,209 with gold and 10,507
 (turn, passage) pairs from either qrels file.
 
+Conversations (:func:`read_qrecc_turns`: the original QReCC JSON, SCAI turn files, InfoCQR's
+JSONL) become topics with :func:`qrecc_topics` (query field raw, human, context joined by
+``CONTEXT_SEP`` = ``" [SEP] "``, or a supplied rewrite); ``trecqr convert qrecc`` does both.
+
 The helpers shared with :mod:`trecqr.adapters.topiocqa` (turn-id parsing, format detection,
 the counts record, the click command factory) live here too.
 """
@@ -38,8 +42,14 @@ __all__ = [
     "QrelsCounts",
     "canonical_turn_id",
     "command",
+    "CONTEXT_SEP",
+    "QreccTurn",
+    "TurnCounts",
+    "qrecc_topics",
     "read_qrecc_qrels",
+    "read_qrecc_turns",
     "read_scai_rewrites",
+    "turns_qrels",
     "write_turn_qrels",
 ]
 
@@ -324,4 +334,311 @@ def _qrecc_note(qrels: Qrels) -> str | None:
     return None
 
 
-command = make_convert_command("qrecc", read_qrecc_qrels, _qrecc_note)
+# --------------------------------------------------------------------------- conversations
+#: Separator between the turns of ``query_field="context"``: the earlier questions and answers
+#: in dialogue order (oldest first), then the current question, joined by this string.
+CONTEXT_SEP = " [SEP] "
+QUERY_FIELDS = ("raw", "human", "context", "rewrite")
+
+
+@dataclass
+class QreccTurn:
+    """One QReCC turn, whichever published file it came from.
+
+    question: ``Question`` (None in SCAI ground-truth files, which have no question);
+    human: the human rewrite (``Rewrite`` in the original JSON, ``Truth_rewrite`` in SCAI files
+    and InfoCQR's JSONL; None when absent); context: the earlier questions and answers
+    (``Context``, or ``NewContext`` in InfoCQR's JSONL; [] when absent); passages: the gold
+    passage ids (``Truth_passages``; None when the file has no such field); line: the JSONL line
+    (None for a JSON list).
+    """
+
+    qid: str
+    question: str | None
+    human: str | None
+    context: list
+    passages: list | None
+    conversation_source: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class TurnCounts:
+    """What a turns-to-topics conversion read and wrote."""
+
+    turns_read: int
+    turns_without_rewrite: int  # query field human/rewrite: missing or empty rewrite
+    topics_written: int
+    filled_raw: int = 0          # of those, given the raw question (missing="raw")
+    dropped: int = 0             # of those, left out (missing="drop")
+
+    def summary(self, dataset: str = "qrecc") -> str:
+        text = (f"{dataset}: {self.turns_read} turns read, {self.turns_without_rewrite} without "
+                f"rewrite")
+        if self.filled_raw:
+            text += f" ({self.filled_raw} fell back to the raw question)"
+        if self.dropped:
+            text += f" ({self.dropped} dropped)"
+        return text + f"; {self.topics_written} topics written"
+
+
+def _turn_records(path):
+    """(source name, [(line or None, record dict)], raw records) from a JSON list or JSONL."""
+    from .topics import json_records
+
+    src = read_source(path)
+    head = src.data.lstrip()[:1]
+    if head == b"[":
+        src, doc = _load(path)
+        out = []
+        for i, rec in enumerate(doc):
+            if not isinstance(rec, dict):
+                raise InputError(src.name, None, f"record {i}: expected a JSON object")
+            out.append((None, rec))
+        return src.name, out
+    if head == b"{":
+        try:
+            text = src.data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(src.name, None, f"not UTF-8: {exc}") from None
+        return src.name, list(json_records(src.name, text))
+    raise InputError(src.name, None, "not a QReCC turns file: expected a JSON list of turns or "
+                                     "JSONL (one turn object per line)")
+
+
+def _text_field(rec, name, where, source, line):
+    value = rec.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError(source, line, f"{where}: {name} is not text")
+
+
+def read_qrecc_turns(path) -> list:
+    """QReCC turns (list of :class:`QreccTurn`) from the original QReCC JSON (``Context,
+    Question, Rewrite, Answer, Answer_URL, Conversation_no, Turn_no, Conversation_source``), a
+    SCAI-QReCC-21 turn file (``Truth_rewrite, Truth_passages, ...``) or InfoCQR's JSONL
+    (``NewContext, Question, Truth_rewrite, Truth_passages, GPT_rewrite, ...``); detected
+    from the content. Turn ids become canonical ``conv_turn``; a turn listed twice is an error."""
+    name, records = _turn_records(path)
+    if not records:
+        raise InputError(name, None, "no turns")
+    turns, seen = [], {}
+    for i, (line, rec) in enumerate(records):
+        canon = _scai_turn_at(rec, i, name, line)
+        where = f"turn {canon}"
+        if canon in seen:
+            raise InputError(name, line, f"{where} occurs twice (first as record {seen[canon]})")
+        seen[canon] = i
+        question = _text_field(rec, "Question", where, name, line)
+        human_field = "Rewrite" if "Rewrite" in rec else "Truth_rewrite"
+        human = _text_field(rec, human_field, where, name, line)
+        ctx_field = "Context" if rec.get("Context") is not None else "NewContext"
+        context = rec.get(ctx_field)
+        if context is None:
+            context = []
+        if not isinstance(context, list) or not all(isinstance(c, str) for c in context):
+            raise InputError(name, line, f"{where}: {ctx_field} is not a list of texts")
+        passages = rec.get("Truth_passages")
+        if passages is not None and (not isinstance(passages, list) or
+                                     not all(isinstance(p, str) for p in passages)):
+            raise InputError(name, line, f"{where}: Truth_passages is not a list of passage ids")
+        source = rec.get("Conversation_source")
+        turns.append(QreccTurn(canon, question, human, list(context),
+                               None if passages is None else [p for p in passages if p],
+                               source if isinstance(source, str) else None, line))
+    return turns
+
+
+def _scai_turn_at(rec, i, source, line):
+    try:
+        return _scai_turn(rec, i, source)
+    except InputError as exc:
+        raise InputError(source, line, exc.message) from None
+
+
+def turns_qrels(turns: list, source: str = "<turns>") -> tuple[Qrels, QrelsCounts]:
+    """Qrels from the ``Truth_passages`` of turns (SCAI files, InfoCQR's JSONL)."""
+    if any(t.passages is None for t in turns):
+        raise InputError(source, None, "the turns carry no Truth_passages: give the qrels file "
+                                       "(--qrels)")
+    qids = [t.qid for t in turns for _ in t.passages]
+    docnos = [p for t in turns for p in t.passages]
+    return _from_pairs(qids, docnos, [1] * len(qids), len(turns), source)
+
+
+def _need_question(turn: QreccTurn, source: str) -> str:
+    if turn.question is None:
+        raise InputError(source, turn.line, f"turn {turn.qid} has no Question (SCAI "
+                                            "ground-truth files have none): use the human "
+                                            "rewrite or a supplied rewrite")
+    return turn.question
+
+
+def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missing: str = "raw",
+                 sep: str = CONTEXT_SEP, rewrite_field=None, id_field=None,
+                 source: str = "<turns>") -> tuple:
+    """(Topics with canonical ``conv_turn`` ids in the order of turns, :class:`TurnCounts`).
+
+    query_field: ``raw`` (``Question``), ``human`` (``Rewrite``/``Truth_rewrite``),
+    ``context`` (earlier questions and answers, oldest first, then the question, joined by sep,
+    ``" [SEP] "`` by default; a first turn is its question alone) or ``rewrite`` (the file
+    ``rewrites``, read by :func:`trecqr.adapters.rewrites.read_rewrites`, matched to the turns
+    by (conversation, turn) whatever its id style). A missing or empty human or supplied
+    rewrite follows ``missing``: ``raw`` (the question), ``drop`` or ``error``. Metadata:
+    ``conversation_source`` (quac, nq, trec) where the file gives it.
+    """
+    from .rewrites import POLICIES, read_rewrites
+    from .topics import Topics
+
+    if query_field not in QUERY_FIELDS:
+        raise UsageError(f"unknown query field {query_field!r}: use one of "
+                         f"{', '.join(QUERY_FIELDS)}")
+    if missing not in POLICIES:
+        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use raw, drop or error")
+    meta = {t.qid: {"conversation_source": t.conversation_source}
+            for t in turns if t.conversation_source is not None}
+    if query_field == "rewrite":
+        if rewrites is None:
+            raise UsageError("query field 'rewrite' needs a rewrites file (--rewrites)")
+        has_q = all(t.question is not None for t in turns)
+        raw = Topics([t.qid for t in turns], [t.question for t in turns], meta, source) \
+            if has_q else {t.qid: None for t in turns}
+        if not has_q and missing == "raw":
+            raise UsageError(f"{source}: the turns have no Question to fall back on: use "
+                             "--missing drop or error")
+        result = read_rewrites(rewrites, id_field=id_field, rewrite_field=rewrite_field,
+                               missing=missing, raw=raw)
+        rep = result.report
+        topics = result.topics
+        if not isinstance(raw, Topics):
+            topics = Topics(topics.qids, topics.queries, meta, source)
+        return topics, TurnCounts(len(turns), len(rep.missing), len(topics), rep.filled_raw,
+                                  rep.dropped)
+    qids, queries, without, filled, dropped = [], [], [], 0, 0
+    for t in turns:
+        if query_field == "raw":
+            text = _need_question(t, source)
+        elif query_field == "context":
+            text = sep.join(t.context + [_need_question(t, source)])
+        else:
+            text = (t.human or "").strip()
+            if not text:
+                without.append(t)
+                if missing == "drop":
+                    dropped += 1
+                    continue
+                if missing == "raw":
+                    text = _need_question(t, source)
+                    filled += 1
+        qids.append(t.qid)
+        queries.append(text)
+    if without and missing == "error":
+        shown = ", ".join(t.qid for t in without[:5])
+        raise InputError(source, without[0].line, f"{len(without)} turns without a human "
+                                                  f"rewrite: {shown}")
+    meta = {q: meta[q] for q in qids if q in meta}
+    return Topics(qids, queries, meta, source), TurnCounts(len(turns), len(without), len(qids),
+                                                           filled, dropped)
+
+
+def _qrecc_command():
+    @click.command("qrecc", context_settings={"help_option_names": ["-h", "--help"]})
+    @click.option("--qrels", "qrels_in", default=None, metavar="FILE",
+                  help="Qrels as published (JSON, TSV, TREC or SCAI; detected from the content).")
+    @click.option("--qrels-out", "qrels_out", default=None, metavar="OUT",
+                  help="Write TREC qrels with conv_turn ids here (from --qrels, else from the "
+                       "Truth_passages of --turns).")
+    @click.option("--turns", "turns_in", default=None, metavar="FILE",
+                  help="Conversations: original QReCC JSON, SCAI turn JSON or InfoCQR JSONL.")
+    @click.option("--topics-out", "topics_out", default=None, metavar="OUT",
+                  help="Write topics here (TREC, TSV or JSONL, from the extension).")
+    @click.option("--query-field", type=click.Choice(QUERY_FIELDS), default="raw",
+                  show_default=True,
+                  help="raw: Question; human: Rewrite/Truth_rewrite; context: earlier turns then "
+                       "the question joined by ' [SEP] '; rewrite: the --rewrites file.")
+    @click.option("--rewrites", "rewrites_in", default=None, metavar="FILE",
+                  help="Model rewrites (JSONL or TSV) for --query-field rewrite.")
+    @click.option("--rewrite-field", default=None, help="Rewrites JSONL: the rewrite field.")
+    @click.option("--id-field", default=None, help="Rewrites JSONL: id field (or CONV,TURN).")
+    @click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
+                  show_default=True,
+                  help="A turn whose (human or supplied) rewrite is missing or empty: its raw "
+                       "question, drop it, or fail.")
+    @click.option("--qid-style", default=None, metavar="STYLE",
+                  help="Write topic and qrels ids in this style (canonical, dash, QReCC-Test, "
+                       "...); default canonical conv_turn.")
+    def qrecc_command(qrels_in, qrels_out, turns_in, topics_out, query_field, rewrites_in,
+                      rewrite_field, id_field, missing, qid_style):
+        """QReCC qrels and conversations to TREC qrels and topics with conv_turn ids.
+
+        Turns without gold are left out of the qrels and counted (on stderr).
+        """
+        from ..cli import _run_guarded
+        from .topics import write_topics
+        from .turn_ids import check_style, restyle
+
+        if qrels_in is not None and qrels_out is None:
+            raise click.UsageError("--qrels needs --qrels-out")
+        if qrels_in is None and turns_in is None:
+            raise click.UsageError("give --qrels FILE --qrels-out OUT and/or --turns FILE")
+        if topics_out is not None and turns_in is None:
+            raise click.UsageError("--topics-out needs --turns")
+        if turns_in is not None and topics_out is None and qrels_out is None:
+            raise click.UsageError("--turns needs --topics-out and/or --qrels-out")
+        if rewrites_in is not None and query_field != "rewrite":
+            raise click.UsageError("--rewrites needs --query-field rewrite")
+        if query_field == "rewrite" and rewrites_in is None and topics_out is not None:
+            raise click.UsageError("--query-field rewrite needs --rewrites FILE")
+
+        def job():
+            if qid_style is not None:
+                check_style(qid_style)
+            out = {}
+            turns = None
+            if turns_in is not None:
+                turns = read_qrecc_turns(turns_in)
+                out["turns"] = len(turns)
+            if qrels_out is not None:
+                if qrels_in is not None:
+                    qrels, counts = read_qrecc_qrels(qrels_in)
+                else:
+                    qrels, counts = turns_qrels(turns, str(turns_in))
+                out["qrels"], out["counts"] = qrels, counts
+            elif turns is not None and all(t.passages is not None for t in turns):
+                out["counts"] = turns_qrels(turns, str(turns_in))[1]
+            if topics_out is not None:
+                topics, tcounts = qrecc_topics(turns, query_field, rewrites=rewrites_in,
+                                               missing=missing, rewrite_field=rewrite_field,
+                                               id_field=id_field, source=str(turns_in))
+                if qid_style is not None:
+                    topics = topics.restyle(qid_style)
+                out["tcounts"] = tcounts
+                write_topics(topics, topics_out)
+            if qrels_out is not None:
+                qrels = out["qrels"]
+                if qid_style is not None:
+                    qrels = restyle(qrels, qid_style)
+                write_turn_qrels(qrels, qrels_out)
+            return out
+
+        out = _run_guarded(job)
+        if "tcounts" in out:
+            click.echo(out["tcounts"].summary("qrecc"), err=True)
+        elif "turns" in out:
+            click.echo(f"qrecc: {out['turns']} turns read", err=True)
+        if "counts" in out:
+            counts = out["counts"]
+            if "qrels" in out:
+                click.echo(counts.summary("qrecc"), err=True)
+            else:
+                click.echo(f"qrecc: {counts.turns_with_gold} turns with gold, "
+                           f"{counts.pairs} (turn, passage) pairs (no qrels written)", err=True)
+            if "qrels" in out:
+                message = _qrecc_note(out["qrels"])
+                if message:
+                    click.echo(message, err=True)
+
+    return qrecc_command
+
+
+command = _qrecc_command()
