@@ -7,28 +7,61 @@
   ``tc`` (1,637) and ``ts`` (672), together exactly the 2,514 dev turns; it has no separate
   "topic return" group (topic returns are not told apart from topic shifts there).
 
+* Conversations (:func:`read_topiocqa_turns`): the raw JSON (a list of turns with
+  ``Conversation_no``, ``Turn_no``, ``Question``, ``Answer``, ``Topic``, ``Topic_section``,
+  ``Context`` (flat list q1, a1, q2, a2, ... of the earlier turns), ``Rationale``, ``is_nq`` and
+  ``Gold_passage {id, title, text}`` where present) or the DPR-style retriever files (a list of
+  ``{conv_id, turn_id, question, answers, positive_ctxs: [{passage_id, ...}], ...}``, where
+  ``question`` may hold the history joined with ``[SEP]``), detected from the first record.
+  :func:`turns_to_topics` gives topics for a query field:
+
+  ``raw``      the question (for a DPR file whose ``question`` holds ``[SEP]``, its last part);
+  ``history``  context + question joined with ``" [SEP] "``, oldest first, as the TopiOCQA
+               baselines do (for a DPR file, its ``question`` re-joined the same way);
+  ``last-k``   the last k turns of context (2k items: k questions and their answers) + question,
+               joined with ``" [SEP] "`` (k=0 is the raw question);
+
+  or a supplied rewrite (:func:`rewrite_topics`, :func:`trecqr.adapters.rewrites.read_rewrites`
+  with the ``raw|drop|error`` policy for missing rewrites). Gold qrels from the turns:
+  ``Gold_passage.id`` (raw JSON) or ``positive_ctxs[0].passage_id`` (DPR); turns without one
+  are left out of the qrels and counted.
+
 Passage ids are opaque strings, never renumbered.
 """
 
 from __future__ import annotations
 
-from ..errors import InputError
+from dataclasses import dataclass, field
+
+import click
+
+from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels
 from .qrecc import (
     QrelsCounts,
+    _from_pairs,
     _load,
     _StyleCheck,
-    make_convert_command,
     qrels_from_json_dict,
     qrels_from_text,
+    write_turn_qrels,
 )
 
 __all__ = [
+    "QUERY_FIELDS",
+    "SEP",
     "TURN_TYPES",
+    "TopiocqaTurns",
+    "Turn",
     "command",
     "read_topiocqa_qrels",
+    "read_topiocqa_turns",
     "read_turn_types",
+    "rewrite_topics",
     "turn_type_coverage",
+    "turns_to_qrels",
+    "turns_to_topics",
+    "with_turn_types",
 ]
 
 #: The canonical type names (dev_type.json uses the first, second and fourth).
@@ -98,4 +131,312 @@ def turn_type_coverage(types: dict[str, str], qrels: Qrels) -> tuple[list[str], 
     return (sorted(turns - types.keys(), key=order), sorted(types.keys() - turns, key=order))
 
 
-command = make_convert_command("topiocqa", read_topiocqa_qrels)
+
+
+# --------------------------------------------------------------------------- conversations
+#: The separator the TopiOCQA baselines put between history items.
+SEP = " [SEP] "
+QUERY_FIELDS = ("raw", "history", "last-k", "rewrite")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn: canonical id, question, earlier items (q1, a1, q2, a2, ...), gold passage."""
+
+    qid: str
+    question: str
+    context: tuple
+    gold: str | None
+
+
+@dataclass
+class TopiocqaTurns:
+    """Turns in file order; ``kind`` is ``raw`` (the dataset JSON) or ``dpr`` (retriever file)."""
+
+    turns: list
+    kind: str
+    source: str
+    extra: dict = field(default_factory=dict)  # qid -> metadata kept on topics (Topic, ...)
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+
+def _number(rec: dict, name: str, i: int, source: str) -> int:
+    value = rec.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
+        raise InputError(source, None, f"record {i}: {name} {value!r} is not a number")
+    return int(value)
+
+
+def _text_field(rec: dict, name: str, i: int, qid: str, source: str) -> str:
+    value = rec.get(name)
+    if not isinstance(value, str):
+        raise InputError(source, None, f"record {i} (turn {qid}): {name} is "
+                                       f"{'missing' if value is None else 'not text'}")
+    return value
+
+
+def _passage_id(value, what: str, i: int, qid: str, source: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InputError(source, None, f"record {i} (turn {qid}): {what} {value!r} is not a "
+                                       "passage id")
+    value = str(value)
+    if value != "".join(value.split()):
+        raise InputError(source, None, f"record {i} (turn {qid}): {what} {value!r} contains "
+                                       "white space")
+    return value
+
+
+def _raw_turn(rec: dict, i: int, source: str) -> tuple[Turn, dict]:
+    qid = f"{_number(rec, 'Conversation_no', i, source)}_{_number(rec, 'Turn_no', i, source)}"
+    question = _text_field(rec, "Question", i, qid, source)
+    context = rec.get("Context", [])
+    if not isinstance(context, list) or not all(isinstance(c, str) for c in context):
+        raise InputError(source, None, f"record {i} (turn {qid}): Context is not a list of text")
+    gold = rec.get("Gold_passage")
+    gold_id = None
+    if gold is not None and gold != {}:
+        if not isinstance(gold, dict):
+            raise InputError(source, None, f"record {i} (turn {qid}): Gold_passage is not "
+                                           "{id, title, text}")
+        gold_id = _passage_id(gold.get("id"), "Gold_passage.id", i, qid, source)
+    meta = {k: rec[k] for k in ("Topic", "Topic_section", "is_nq") if k in rec}
+    return Turn(qid, question, tuple(context), gold_id), meta
+
+
+def _dpr_turn(rec: dict, i: int, source: str) -> Turn:
+    qid = f"{_number(rec, 'conv_id', i, source)}_{_number(rec, 'turn_id', i, source)}"
+    text = _text_field(rec, "question", i, qid, source)
+    parts = [p.strip() for p in text.split("[SEP]")]
+    positives = rec.get("positive_ctxs", [])
+    if not isinstance(positives, list):
+        raise InputError(source, None, f"record {i} (turn {qid}): positive_ctxs is not a list")
+    gold = None
+    if positives:
+        first = positives[0]
+        if not isinstance(first, dict):
+            raise InputError(source, None, f"record {i} (turn {qid}): positive_ctxs[0] is not "
+                                           "an object")
+        gold = _passage_id(first.get("passage_id"), "positive_ctxs[0].passage_id", i, qid,
+                           source)
+    return Turn(qid, parts[-1], tuple(parts[:-1]), gold)
+
+
+def read_topiocqa_turns(path) -> TopiocqaTurns:
+    """TopiOCQA turns from the raw dataset JSON or a DPR-style retriever file (detected from the
+    first record's fields); ids are canonical ``conv_turn``; a turn given twice is an error."""
+    src, doc = _load(path)
+    if not isinstance(doc, list) or not doc or not all(isinstance(r, dict) for r in doc):
+        raise InputError(src.name, None, "not TopiOCQA turns: expected a JSON list of turns "
+                                         "(raw dataset JSON or DPR retriever file)")
+    first = doc[0]
+    if "Conversation_no" in first and "Question" in first:
+        kind = "raw"
+    elif "conv_id" in first and "question" in first:
+        kind = "dpr"
+    else:
+        raise InputError(src.name, None, "not TopiOCQA turns: the first record has neither "
+                                         "Conversation_no/Turn_no/Question (raw JSON) nor "
+                                         "conv_id/turn_id/question (DPR file)")
+    turns, extra, seen = [], {}, {}
+    for i, rec in enumerate(doc):
+        if kind == "raw":
+            turn, meta = _raw_turn(rec, i, src.name)
+            if meta:
+                extra[turn.qid] = meta
+        else:
+            turn = _dpr_turn(rec, i, src.name)
+        if turn.qid in seen:
+            raise InputError(src.name, None, f"record {i}: turn {turn.qid} occurs twice "
+                                             f"(first as record {seen[turn.qid]})")
+        seen[turn.qid] = i
+        turns.append(turn)
+    return TopiocqaTurns(turns, kind, src.name, extra)
+
+
+def _query(turn: Turn, query_field: str, k: int) -> str:
+    if query_field == "raw":
+        return turn.question
+    if query_field == "history":
+        return SEP.join(turn.context + (turn.question,))
+    if query_field == "last-k":
+        items = turn.context[len(turn.context) - 2 * k:] if k > 0 else ()
+        return SEP.join(tuple(items) + (turn.question,))
+    raise UsageError(f"unknown query field {query_field!r}: use raw, history or last-k "
+                     "(a rewrite comes from a rewrites file)")
+
+
+def turns_to_topics(turns: TopiocqaTurns, query_field: str = "raw", k: int = 3):
+    """Topics (canonical ids, file order) for query field ``raw``, ``history`` or ``last-k``.
+
+    The raw JSON's ``Topic``, ``Topic_section`` and ``is_nq`` are kept as topic metadata.
+    """
+    from .topics import Topics
+
+    if query_field == "last-k" and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+        raise UsageError(f"k must be a whole number >= 0, not {k!r}")
+    qids = [t.qid for t in turns.turns]
+    queries = [_query(t, query_field, k) for t in turns.turns]
+    meta = {q: dict(m) for q, m in turns.extra.items()}
+    return Topics(qids, queries, meta, turns.source)
+
+
+def rewrite_topics(rewrites_path, turns: TopiocqaTurns | None = None, missing: str = "raw",
+                   **options):
+    """Topics from a rewrites file (JSONL/TSV, see read_rewrites) with canonical ids.
+
+    With ``turns``, the turn set is the dataset's and a missing rewrite follows ``missing``
+    (``raw``: the raw question; ``drop``; ``error``). Returns (Topics, RewriteReport).
+    """
+    from .rewrites import read_rewrites
+    from .turn_ids import detect_style
+
+    raw = turns_to_topics(turns, "raw") if turns is not None else None
+    result = read_rewrites(rewrites_path, missing=missing, raw=raw, **options)
+    topics = result.topics
+    if raw is not None:
+        for q in topics.qids:  # keep the dataset's metadata (Topic, ...)
+            if q in raw.metadata and q not in topics.metadata:
+                topics.metadata[q] = dict(raw.metadata[q])
+    elif len(topics) and detect_style(topics.qids, result.report.source) != "canonical":
+        topics = topics.restyle("canonical")
+    return topics, result.report
+
+
+def turns_to_qrels(turns: TopiocqaTurns) -> tuple[Qrels, QrelsCounts]:
+    """Gold qrels (grade 1) from the turns' gold passages; turns without one are counted."""
+    qids = [t.qid for t in turns.turns if t.gold is not None]
+    docs = [t.gold for t in turns.turns if t.gold is not None]
+    return _from_pairs(qids, docs, [1] * len(qids), len(turns), turns.source)
+
+
+def with_turn_types(topics, types: dict[str, str]):
+    """Topics with metadata ``turn_type`` from ``{conv_turn: type}`` (topics in any id style).
+
+    Returns (topics, {type: count}, [qids without a type])."""
+    from .topics import Topics
+    from .turn_ids import to_canonical
+
+    canon = to_canonical(topics.qids, topics.source).to_pylist() if len(topics) else []
+    meta = {q: dict(m) for q, m in topics.metadata.items()}
+    counts: dict[str, int] = {}
+    untyped = []
+    for qid, c in zip(topics.qids, canon):
+        kind = types.get(c)
+        if kind is None:
+            untyped.append(qid)
+            continue
+        meta.setdefault(qid, {})["turn_type"] = kind
+        counts[kind] = counts.get(kind, 0) + 1
+    return Topics(list(topics.qids), list(topics.queries), meta, topics.source), counts, untyped
+
+
+def _type_summary(counts: dict, untyped: list, total: int) -> str:
+    parts = [f"{counts[t]} {t}" for t in TURN_TYPES if counts.get(t)]
+    line = f"topiocqa: turn types for {total - len(untyped)} of {total} topics"
+    if parts:
+        line += ": " + ", ".join(parts)
+    if untyped:
+        line += f"; {len(untyped)} without a type (e.g. {untyped[0]})"
+    return line
+
+
+# --------------------------------------------------------------------------- CLI
+@click.command("topiocqa", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--qrels", "qrels_in", default=None, metavar="FILE",
+              help="Gold qrels as published (dev_gold.trec, or JSON {qid: {passage: grade}}).")
+@click.option("--qrels-out", "qrels_out", default=None, metavar="OUT",
+              help="Write TREC qrels with canonical conv_turn ids here (atomically); from --qrels, "
+                   "else from the gold passages of --turns.")
+@click.option("--turns", "turns_in", default=None, metavar="FILE",
+              help="Conversations: the raw TopiOCQA JSON or a DPR-style retriever file.")
+@click.option("--topics-out", "topics_out", default=None, metavar="OUT",
+              help="Write topics here (format from the extension: .trec/.txt, .tsv, .jsonl).")
+@click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
+              help="Topics format (default: from the --topics-out extension).")
+@click.option("--query-field", type=click.Choice(QUERY_FIELDS), default=None,
+              help="raw: the question; history: context + question joined with ' [SEP] '; "
+                   "last-k: the last k turns (questions and answers) + question; rewrite: "
+                   "--rewrites. Default: rewrite with --rewrites, else raw.")
+@click.option("--k", "k", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Turns of context for --query-field last-k.")
+@click.option("--rewrites", "rewrites_in", default=None, metavar="FILE",
+              help="Model rewrites (JSONL or TSV), for --query-field rewrite.")
+@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
+              show_default=True, help="A turn with a missing or empty rewrite: use the raw "
+                                      "question, drop it, or fail.")
+@click.option("--types", "types_in", default=None, metavar="FILE",
+              help="Turn types (dev_type.json), kept as topic metadata 'turn_type'.")
+@click.option("--qid-style", default=None, metavar="STYLE",
+              help="Write topic and qrels ids in this style: canonical (1_1), dash (1-1), "
+                   "topiocqa-dev, TopiOCQA-Dev, any PREFIX or WORD-dash.")
+def command(qrels_in, qrels_out, turns_in, topics_out, topics_format, query_field, k,
+            rewrites_in, missing, types_in, qid_style):
+    """TopiOCQA gold qrels, conversations and rewrites to TREC qrels and topics with canonical
+    conv_turn ids; counts are printed on stderr."""
+    from ..cli import _run_guarded
+    from .topics import write_topics
+    from .turn_ids import check_style, restyle
+
+    field_ = query_field or ("rewrite" if rewrites_in else "raw")
+
+    def job():
+        if qrels_out is None and topics_out is None:
+            raise UsageError("nothing to write: give --qrels-out and/or --topics-out")
+        if qrels_in is not None and qrels_out is None:
+            raise UsageError("--qrels needs --qrels-out")
+        if qrels_out is not None and qrels_in is None and turns_in is None:
+            raise UsageError("--qrels-out needs --qrels or --turns (gold passages)")
+        if topics_out is not None and turns_in is None and rewrites_in is None:
+            raise UsageError("--topics-out needs --turns (or --rewrites)")
+        if field_ == "rewrite" and rewrites_in is None:
+            raise UsageError("--query-field rewrite needs --rewrites")
+        if rewrites_in is not None and field_ != "rewrite":
+            raise UsageError(f"--rewrites given with --query-field {field_}")
+        if topics_out is None and (rewrites_in or query_field):
+            raise UsageError("--query-field/--rewrites need --topics-out")
+        if qid_style is not None:
+            check_style(qid_style)
+        lines = []
+        turns = read_topiocqa_turns(turns_in) if turns_in else None
+        types = read_turn_types(types_in) if types_in else None
+        if turns is not None:
+            gold = sum(t.gold is not None for t in turns.turns)
+            lines.append(f"topiocqa: {len(turns)} turns read from {turns.source} "
+                         f"({'raw JSON' if turns.kind == 'raw' else 'DPR file'}), "
+                         f"{gold} with a gold passage")
+        if qrels_out is not None:
+            qrels, counts = (read_topiocqa_qrels(qrels_in) if qrels_in
+                             else turns_to_qrels(turns))
+            if types is not None and topics_out is None:
+                missing_t, extra_t = turn_type_coverage(types, qrels)
+                lines.append(f"topiocqa: turn types cover {len(qrels.qid.unique()) - len(missing_t)}"
+                             f" qrels turns; {len(missing_t)} without a type, {len(extra_t)} "
+                             "typed turns not in the qrels")
+            out_q = restyle(qrels, qid_style) if qid_style else qrels
+            write_turn_qrels(out_q, qrels_out)
+            lines.append(counts.summary("topiocqa"))
+        if topics_out is not None:
+            if field_ == "rewrite":
+                topics, report = rewrite_topics(rewrites_in, turns, missing)
+                lines.append(report.summary())
+            else:
+                topics = turns_to_topics(turns, field_, k)
+            how = {"raw": "the raw question",
+                   "history": "context + question joined with ' [SEP] '",
+                   "last-k": f"the last {k} turns + question joined with ' [SEP] '",
+                   "rewrite": f"rewrites from {rewrites_in} (missing: {missing})"}[field_]
+            if types is not None:
+                topics, tcounts, untyped = with_turn_types(topics, types)
+                lines.append(_type_summary(tcounts, untyped, len(topics)))
+            if qid_style:
+                topics = topics.restyle(qid_style)
+            write_topics(topics, topics_out, topics_format)
+            lines.append(f"topiocqa: {len(topics)} topics written (query: {how})")
+        return lines
+
+    for line in _run_guarded(job):
+        click.echo(line, err=True)
