@@ -154,6 +154,7 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
     "cast": "trecqr.adapters.cast:cast_command",
     "topics": "trecqr.adapters.topics:topics_command",
     "rewrites": "trecqr.adapters.rewrites:rewrites_command",
+    "irds": "trecqr.adapters.irds:command",
 })
 def convert():
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""
