@@ -82,7 +82,8 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-@click.group(cls=LazyGroup, lazy={"collapse": "trecqr.adapters.collapse:collapse_command"},
+@click.group(cls=LazyGroup, lazy={"collapse": "trecqr.adapters.collapse:collapse_command",
+                                  "diff": "trecqr.report.diff:command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():
