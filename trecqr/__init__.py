@@ -24,6 +24,7 @@ _EXPORTS = {
     "InputError": ".errors", "TrecqrError": ".errors", "UsageError": ".errors",
     "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
     "write_qrels": ".formats", "write_run": ".formats",
+    "compare": ".report.compare",
 }
 
 __all__ = list(_EXPORTS)

@@ -83,7 +83,8 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, lazy={"collapse": "trecqr.adapters.collapse:collapse_command",
-                                  "diff": "trecqr.report.diff:command"},
+                                  "diff": "trecqr.report.diff:command",
+                                  "compare": "trecqr.report.compare:command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():

@@ -1,0 +1,517 @@
+"""Comparing systems: paired significance tests with multiple-testing correction.
+
+``trecqr compare QRELS RUN... -m MEASURE...`` (and :func:`compare` in Python) scores every run
+with trecqr's trec_eval-exact scorer and, for every pair (each run against a baseline, or all
+pairs) and every measure, reports:
+
+* the mean difference over the compared topics (run minus baseline);
+* a paired two-sided t-test (``scipy.stats.ttest_rel``, whose p-value is returned unchanged);
+* a paired randomization test: B random sign flips of the per-topic differences (seeded);
+  two-sided, p = (count + 1) / (B + 1), where count is the number of flips whose
+  |mean difference| is at least the observed |mean difference| (a run against itself gives 1);
+* a bootstrap 95% confidence interval of the mean difference (percentile method, seeded);
+* the effect size d_z = mean difference / standard deviation of the differences (ddof=1);
+* p-values adjusted over the family of all tests made (every pair x every measure):
+  Holm (default), Bonferroni, or none.
+
+Topics compared: those both runs of a pair are evaluated on (qrels topics present in both
+runs); with ``complete`` (``-c``), every qrels topic, a topic missing from a run counting 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+
+import click
+import numpy as np
+
+from ..errors import UsageError
+
+# ---------------------------------------------------------------------------------------------
+# statistics kernels
+
+
+def t_test(a, b) -> tuple[float, float]:
+    """Paired two-sided t-test of a against b: (t, p), exactly scipy.stats.ttest_rel(a, b).
+    When every difference is 0 (scipy gives nan), returns (0.0, 1.0)."""
+    from scipy import stats
+
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if len(a) < 2:
+        return math.nan, math.nan
+    d = a - b
+    if not np.any(d):
+        return 0.0, 1.0
+    res = stats.ttest_rel(a, b)
+    return float(res.statistic), float(res.pvalue)
+
+
+def randomization_test(d, permutations: int = 10000, rng=None, chunk: int = 1000) -> float:
+    """Paired randomization (sign-flip) test of the per-topic differences d, two-sided.
+
+    p = (count + 1) / (B + 1), count = number of the B random sign vectors s with
+    |sum(s * d)| >= |sum(d)| (with a relative tolerance of 1e-12 for float ties)."""
+    d = np.asarray(d, dtype=np.float64)
+    if permutations < 1:
+        raise UsageError("--permutations must be at least 1")
+    rng = np.random.default_rng(rng)
+    observed = abs(float(np.sum(d)))
+    tol = 1e-12 * max(1.0, float(np.sum(np.abs(d))))
+    count = 0
+    done = 0
+    while done < permutations:
+        k = min(chunk, permutations - done)
+        signs = rng.integers(0, 2, size=(k, len(d)), dtype=np.int8) * 2 - 1
+        sums = np.abs(signs.astype(np.float64) @ d)
+        count += int(np.count_nonzero(sums >= observed - tol))
+        done += k
+    return (count + 1) / (permutations + 1)
+
+
+def bootstrap_ci(d, samples: int = 10000, level: float = 0.95, rng=None,
+                 chunk: int = 1000) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of mean(d): resample topics with replacement
+    ``samples`` times; the (1-level)/2 and (1+level)/2 percentiles of the resampled means."""
+    d = np.asarray(d, dtype=np.float64)
+    n = len(d)
+    if n == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(rng)
+    means = np.empty(samples)
+    done = 0
+    while done < samples:
+        k = min(chunk, samples - done)
+        idx = rng.integers(0, n, size=(k, n))
+        means[done:done + k] = d[idx].mean(axis=1)
+        done += k
+    lo, hi = np.percentile(means, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def effect_size(d) -> float:
+    """Cohen's d_z: mean(d) / sd(d) (ddof=1); 0 when all d are 0, nan when sd is 0 otherwise."""
+    d = np.asarray(d, dtype=np.float64)
+    if len(d) < 2:
+        return math.nan
+    sd = float(np.std(d, ddof=1))
+    m = float(np.mean(d))
+    if sd == 0:
+        return 0.0 if m == 0 else math.nan
+    return m / sd
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values: sort ascending p_(1..m);
+    adj_(i) = max_{j<=i} min(1, (m - j + 1) * p_(j)). nan p-values stay nan (not counted in m)."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = len(ok)
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(scaled)
+    return out
+
+
+def bonferroni(pvalues) -> np.ndarray:
+    """min(1, m * p), m the number of (non-nan) p-values."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = int(np.count_nonzero(~np.isnan(p)))
+    return np.minimum(1.0, m * p)
+
+
+def adjust(pvalues, method: str) -> np.ndarray:
+    if method == "holm":
+        return holm(pvalues)
+    if method == "bonferroni":
+        return bonferroni(pvalues)
+    if method == "none":
+        return np.asarray(pvalues, dtype=np.float64).copy()
+    raise UsageError(f"unknown correction {method!r} (holm, bonferroni, none)")
+
+
+def trec_mean(values) -> float:
+    """Left-to-right sum divided by the count, as trec_eval's summary (bit-identical)."""
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) == 0:
+        return math.nan
+    return float(np.cumsum(values)[-1] / len(values))
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+
+
+@dataclass
+class PairResult:
+    baseline: str
+    run: str
+    measure: str
+    n: int
+    mean_baseline: float
+    mean_run: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    effect_dz: float
+    t: float
+    p_t: float
+    p_rand: float
+    p_t_adj: float = math.nan
+    p_rand_adj: float = math.nan
+    significant: bool = False
+
+
+@dataclass
+class Comparison:
+    runs: list                      # run names, in the order given
+    measures: list                  # output measure names (ndcg_cut_3, ...)
+    means: dict                     # {run: {measure: mean over the run's compared topics}}
+    num_topics: dict                # {run: number of topics its mean is over}
+    pairs: list                     # PairResult, pair by pair, measure by measure
+    topics: str                     # "intersection" or "complete"
+    test: str                       # p-value behind `significant`: "t" or "randomization"
+    correction: str
+    alpha: float
+    permutations: int
+    bootstrap: int
+    seed: int
+    family: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["pairs"] = [{k: _json_num(v) for k, v in asdict(p).items()} for p in self.pairs]
+        d["means"] = {r: {m: _json_num(v) for m, v in ms.items()} for r, ms in self.means.items()}
+        return d
+
+
+def _json_num(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def _run_names(runs, names):
+    if names is not None:
+        names = list(names)
+        if len(names) != len(runs):
+            raise UsageError("names must match the runs one for one")
+        return names
+    out = []
+    for r in runs:
+        out.append(os.path.basename(str(r)) if isinstance(r, (str, os.PathLike)) else None)
+    for i, n in enumerate(out):
+        if n is None:
+            out[i] = f"run{i + 1}"
+    if len(set(out)) != len(out):  # same basename in two folders: use the paths as given
+        out = [str(r) if isinstance(r, (str, os.PathLike)) else f"run{i + 1}"
+               for i, r in enumerate(runs)]
+    if len(set(out)) != len(out):
+        raise UsageError("the same run is given twice")
+    return out
+
+
+def _find_run(name, runs, names, evals):
+    for i, n in enumerate(names):
+        r = runs[i]
+        cands = {n}
+        if isinstance(r, (str, os.PathLike)):
+            base = os.path.basename(str(r))
+            cands |= {str(r), base, os.path.splitext(base)[0]}
+        cands.add(evals[i].runid)
+        if name in cands:
+            return i
+    raise UsageError(f"--baseline {name!r} is none of the runs ({', '.join(names)})")
+
+
+def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
+            complete: bool = False, test: str = "t", correction: str = "holm",
+            alpha: float = 0.05, permutations: int = 10000, bootstrap: int = 10000,
+            seed: int = 0, names=None, relevance_level: int = 1, max_docs=None,
+            judged_only: bool = False, compat: str = "9.0.8") -> Comparison:
+    """Compare runs (paths, dicts, DataFrames or Runs) on trec_eval measures.
+
+    baseline: index or name of the baseline run (default the first); all_pairs compares every
+    pair i < j (run j minus run i). The family corrected is every (pair, measure) test."""
+    import pyarrow.compute as pc
+
+    from ..api import load_qrels, score_trec
+    from ..scorer.options import Options
+
+    runs = list(runs)
+    if len(runs) < 2:
+        raise UsageError("compare needs at least two runs")
+    if isinstance(measures, str):
+        measures = [measures]
+    measures = list(measures or [])
+    if not measures:
+        raise UsageError("give at least one measure (-m)")
+    if test not in ("t", "randomization"):
+        raise UsageError(f"unknown test {test!r} (t, randomization)")
+    adjust([], correction)  # validate early
+    if bootstrap < 1:
+        raise UsageError("--bootstrap must be at least 1")
+    names = _run_names(runs, names)
+    options = Options(relevance_level=relevance_level,
+                      max_docs=sys.maxsize if max_docs is None else max_docs,
+                      judged_only=judged_only, complete=complete, compat=compat)
+    q = load_qrels(qrels, comments=options.v10)
+    evals = [score_trec(q, r, measures, options) for r in runs]
+
+    cols = [c.name for c in evals[0].columns
+            if c.measure.summary != "none" and np.asarray(c.values).dtype.kind in "fiub"]
+    if not cols:
+        raise UsageError("no numeric per-topic measure selected")
+
+    qrels_topics = sorted(set(pc.unique(q.qid).to_pylist()))
+    # per run: {measure: {qid: value}}
+    table = []
+    for ev in evals:
+        per = {}
+        for c in ev.columns:
+            if c.name in cols:
+                per[c.name] = dict(zip(ev.qids, np.asarray(c.values, dtype=np.float64)))
+        table.append(per)
+    order = list(evals[0].qids)
+    seen = set(order)
+    for ev in evals[1:]:
+        order += [t for t in ev.qids if t not in seen]
+        seen.update(ev.qids)
+    if complete:
+        order += [t for t in qrels_topics if t not in seen]
+
+    def topic_list(i, j=None):
+        if complete:
+            return order
+        ok = set(evals[i].qids) if j is None else set(evals[i].qids) & set(evals[j].qids)
+        return [t for t in order if t in ok]
+
+    def vec(i, m, topics):
+        vals = table[i][m]
+        return np.array([vals.get(t, 0.0) for t in topics], dtype=np.float64)
+
+    means, num_topics = {}, {}
+    for i, name in enumerate(names):
+        topics = topic_list(i)
+        num_topics[name] = len(topics)
+        means[name] = {m: trec_mean(vec(i, m, topics)) for m in cols}
+
+    if all_pairs:
+        pair_idx = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+    else:
+        b = 0
+        if baseline is not None:
+            b = baseline if isinstance(baseline, int) else _find_run(baseline, runs, names, evals)
+        pair_idx = [(b, j) for j in range(len(runs)) if j != b]
+
+    ss = np.random.SeedSequence(seed)
+    children = ss.spawn(len(pair_idx) * len(cols) * 2)
+    pairs = []
+    k = 0
+    for i, j in pair_idx:
+        topics = topic_list(i, j)
+        for m in cols:
+            a, bvals = vec(j, m, topics), vec(i, m, topics)
+            d = a - bvals
+            t, p_t = t_test(a, bvals)
+            p_r = randomization_test(d, permutations, children[k]) if len(d) else math.nan
+            lo, hi = bootstrap_ci(d, bootstrap, rng=children[k + 1])
+            k += 2
+            pairs.append(PairResult(names[i], names[j], m, len(topics), trec_mean(bvals),
+                                    trec_mean(a), trec_mean(a) - trec_mean(bvals)
+                                    if len(d) else math.nan, lo, hi, effect_size(d), t, p_t,
+                                    p_r))
+    adj_t = adjust([p.p_t for p in pairs], correction)
+    adj_r = adjust([p.p_rand for p in pairs], correction)
+    for p, at, ar in zip(pairs, adj_t, adj_r):
+        p.p_t_adj, p.p_rand_adj = float(at), float(ar)
+        use = at if test == "t" else ar
+        p.significant = bool(use <= alpha)
+
+    test_name = "t-tests" if test == "t" else "randomization tests"
+    pair_desc = (f"{len(pair_idx)} pairs (all pairs of {len(runs)} runs)" if all_pairs
+                 else f"{len(pair_idx)} runs vs baseline {names[pair_idx[0][0]]}")
+    family = (f"{pair_desc} x {len(cols)} measure{'s' if len(cols) != 1 else ''} = "
+              f"{len(pairs)} {test_name}")
+    return Comparison(names, cols, means, num_topics, pairs,
+                      "complete" if complete else "intersection", test, correction, alpha,
+                      permutations, bootstrap, seed, family, {"all_pairs": all_pairs})
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+def _fmt(v, places):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.{places}f}"
+
+
+def _fmt_p(p, places):
+    if p is None or math.isnan(p):
+        return "-"
+    if p != 0 and p < 10 ** -places:
+        return f"{p:.1e}"
+    return f"{p:.{places}f}"
+
+
+def _table(rows, header, left=1):
+    widths = [max(len(str(r[c])) for r in [header] + rows) for c in range(len(header))]
+    lines = []
+    for k, r in enumerate([header] + rows):
+        lines.append("  ".join(str(x).ljust(w) if c < left else str(x).rjust(w)
+                               for c, (x, w) in enumerate(zip(r, widths))).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def topics_line(cmp: Comparison) -> str:
+    counts = sorted({p.n for p in cmp.pairs})
+    n = ", ".join(str(c) for c in counts)
+    if cmp.topics == "complete":
+        return (f"topics: all {n} qrels topics (-c: a topic missing from a run counts 0)")
+    return f"topics: per pair, the qrels topics both runs are evaluated on ({n})"
+
+
+def render_text(cmp: Comparison, places: int = 4) -> str:
+    test = "t-test" if cmp.test == "t" else "randomization test"
+    out = [topics_line(cmp),
+           f"family: {cmp.family}; correction: {cmp.correction}; alpha = {cmp.alpha:g}",
+           (f"randomization: {cmp.permutations} sign flips, p = (count + 1) / "
+            f"({cmp.permutations} + 1); bootstrap: {cmp.bootstrap} samples, 95% percentile CI;"
+            f" seed {cmp.seed}"), ""]
+    baseline_mode = len({p.baseline for p in cmp.pairs}) == 1 and not cmp.extra.get("all_pairs")
+    sig = {}
+    for p in cmp.pairs:
+        if p.significant:
+            sig[(p.run, p.measure)] = "+" if p.diff > 0 else "-"
+    header = ["run"] + cmp.measures
+    rows = []
+    for r in cmp.runs:
+        row = [r]
+        for m in cmp.measures:
+            mark = sig.get((r, m), " ") if baseline_mode else ""
+            row.append(_fmt(cmp.means[r][m], places) + mark)
+        rows.append(row)
+    out += ["means" + (f" ({cmp.pairs[0].baseline} is the baseline; +/- significantly better/"
+                       f"worse, {test}, {cmp.correction}-adjusted p <= {cmp.alpha:g})"
+                       if baseline_mode else "")]
+    out += _table(rows, header)
+    out.append("")
+    header = ["baseline", "run", "measure", "n", "diff", "95% CI", "d_z",
+              "p(t)", "p(rand)", f"adj p({'t' if cmp.test == 't' else 'rand'})", "sig"]
+    rows = []
+    for p in cmp.pairs:
+        adj = p.p_t_adj if cmp.test == "t" else p.p_rand_adj
+        rows.append([p.baseline, p.run, p.measure, str(p.n), _fmt(p.diff, places),
+                     f"[{_fmt(p.ci_low, places)}, {_fmt(p.ci_high, places)}]",
+                     _fmt(p.effect_dz, 2), _fmt_p(p.p_t, places), _fmt_p(p.p_rand, places),
+                     _fmt_p(adj, places), "*" if p.significant else ""])
+    out.append(f"comparisons (diff = run - baseline; sig: * when the {cmp.correction}-adjusted "
+               f"{test} p <= {cmp.alpha:g})")
+    out += _table(rows, header, left=3)
+    return "\n".join(out) + "\n"
+
+
+CSV_FIELDS = ["baseline", "run", "measure", "n", "mean_baseline", "mean_run", "diff", "ci_low",
+              "ci_high", "effect_dz", "t", "p_t", "p_t_adj", "p_rand", "p_rand_adj",
+              "significant"]
+
+
+def render_csv(cmp: Comparison) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for p in cmp.pairs:
+        d = asdict(p)
+        w.writerow(["" if isinstance(d[f], float) and math.isnan(d[f]) else
+                    repr(d[f]) if isinstance(d[f], float) else d[f] for f in CSV_FIELDS])
+    return buf.getvalue()
+
+
+def render_json(cmp: Comparison) -> str:
+    d = cmp.to_dict()
+    d["topics_note"] = topics_line(cmp)
+    d["randomization_p"] = "(count + 1) / (permutations + 1), two-sided, sign flips"
+    return json.dumps(d, indent=2, allow_nan=False) + "\n"
+
+
+def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
+    if fmt == "json":
+        return render_json(cmp)
+    if fmt == "csv":
+        return render_csv(cmp)
+    return render_text(cmp, places)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+
+@click.command("compare", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("qrels", type=str)
+@click.argument("runs", nargs=-1, required=True, type=str)
+@click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
+              help="trec_eval measure (map, ndcg_cut.3, recip_rank, ...); repeatable.")
+@click.option("--baseline", default=None, metavar="NAME",
+              help="Baseline run (file name, path, stem or run id); default the first run.")
+@click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
+@click.option("-c", "complete", is_flag=True,
+              help="Compare on every qrels topic; a topic missing from a run counts 0.")
+@click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
+              help="Minimum grade counted relevant.")
+@click.option("-M", "max_docs", type=int, default=None, metavar="N",
+              help="Keep the first N documents of each topic.")
+@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
+@click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
+              show_default=True, help="trec_eval version to reproduce.")
+@click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
+              show_default=True, help="Test whose adjusted p decides significance.")
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
+              default="holm", show_default=True, help="Multiple-testing correction.")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Significance level (on adjusted p-values).")
+@click.option("--permutations", type=click.IntRange(1), default=10000, show_default=True,
+              help="Sign flips of the randomization test.")
+@click.option("--bootstrap", type=click.IntRange(1), default=10000, show_default=True,
+              help="Bootstrap samples of the confidence interval.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Random seed (randomization test and bootstrap).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimal places in the text table.")
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
+def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,
+            compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output):
+    """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
+    from ..cli import _run_guarded
+    from ..formats.writer import atomic_write_text
+
+    def job():
+        if baseline is not None and all_pairs:
+            raise UsageError("--baseline and --all-pairs exclude each other")
+        cmp = compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,
+                      complete=complete, test=test, correction=correction, alpha=alpha,
+                      permutations=permutations, bootstrap=bootstrap, seed=seed,
+                      relevance_level=level, max_docs=max_docs, judged_only=judged_only,
+                      compat=compat)
+        atomic_write_text(output, render(cmp, fmt, places))
+
+    _run_guarded(job)
+
+
+compare_command = command
