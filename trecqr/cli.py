@@ -84,7 +84,9 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, lazy={"collapse": "trecqr.adapters.collapse:collapse_command",
                                   "diff": "trecqr.report.diff:command",
-                                  "compare": "trecqr.report.compare:command"},
+                                  "compare": "trecqr.report.compare:command",
+                                  "breakdown": "trecqr.report.breakdown:command",
+                                  "plot": "trecqr.report.plots:command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():

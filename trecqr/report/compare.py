@@ -449,6 +449,10 @@ def render_json(cmp: Comparison) -> str:
 
 
 def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
+    if fmt in ("markdown", "latex"):
+        from .tables import render_latex, render_markdown
+
+        return (render_markdown if fmt == "markdown" else render_latex)(cmp, places=places)
     if fmt == "json":
         return render_json(cmp)
     if fmt == "csv":
@@ -490,7 +494,8 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
               help="Bootstrap samples of the confidence interval.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Random seed (randomization test and bootstrap).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown", "latex"]),
+              default="text",
               show_default=True, help="Output format.")
 @click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimal places in the text table.")

@@ -1,0 +1,440 @@
+"""Breakdowns: means, counts and paired t-tests per group of topics.
+
+``trecqr breakdown QRELS RUN... -m MEASURE... --by depth|type|labels`` (and :func:`breakdown`
+in Python) groups the topics
+
+* ``depth``: by turn depth, the turn number parsed from the turn id (``106_3`` -> 3; any style
+  :mod:`trecqr.adapters.turn_ids` knows); depths at or beyond ``max_depth`` (default 8) form one
+  group ``8+`` (``max_depth=0``: no cap);
+* ``type``: by turn type, from a ``{qid: type}`` mapping or a TopiOCQA ``dev_type.json`` file
+  (first_turn, topic_shift, topic_return, no_shift); ids are matched as written, else in
+  canonical form (``topiocqa-dev_31_4`` finds ``31-4``);
+* ``labels``: by any label, from a ``{qid: label}`` mapping or a TSV file ``qid<TAB>label``
+  (blank lines and ``#`` comments skipped).
+
+Per group and run: the mean (trec_eval's summation order) and count of the run's topics in the
+group; per group, measure and run other than the baseline: the mean difference against the
+baseline over the group's topics both runs are evaluated on, and the paired two-sided t-test
+(scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, none) over the family
+of every (group x non-baseline run x measure) test, stated in the output. Topics without a
+label are left out and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+
+import click
+import numpy as np
+
+from ..errors import InputError, UsageError
+from .compare import (
+    _fmt,
+    _fmt_p,
+    _json_num,
+    _run_names,
+    _table,
+    adjust,
+    t_test,
+    trec_mean,
+)
+
+DEFAULT_MAX_DEPTH = 8
+TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
+
+
+# ---------------------------------------------------------------------------------------------
+# scoring (shared with plots)
+
+
+@dataclass
+class ScoreTable:
+    names: list          # run names
+    measures: list       # output measure names (ndcg_cut_3, ...)
+    values: list         # per run: {measure: {qid: value}}
+    qids: list           # per run: the evaluated qids, in evaluation order
+    qrels_topics: list   # sorted qrels topics
+    complete: bool
+
+    def topics(self, i, j=None) -> list:
+        """Topics of run i (or of the pair i, j): with -c every qrels topic, else evaluated ones."""
+        if self.complete:
+            seen = set()
+            out = []
+            for q in list(self.qids[0]) + [t for qs in self.qids[1:] for t in qs] + \
+                    self.qrels_topics:
+                if q not in seen:
+                    seen.add(q)
+                    out.append(q)
+            return out
+        ok = set(self.qids[i]) if j is None else set(self.qids[i]) & set(self.qids[j])
+        return [t for t in self.qids[i] if t in ok]
+
+    def vector(self, i, measure, topics) -> np.ndarray:
+        vals = self.values[i][measure]
+        return np.array([vals.get(t, 0.0) for t in topics], dtype=np.float64)
+
+
+def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_level=1,
+                max_docs=None, judged_only=False, compat="9.0.8") -> ScoreTable:
+    """Score every run; per-topic values of every numeric summarised measure."""
+    import pyarrow.compute as pc
+
+    from ..api import load_qrels, score_trec
+    from ..scorer.options import Options
+
+    runs = list(runs)
+    if not runs:
+        raise UsageError("give at least one run")
+    if isinstance(measures, str):
+        measures = [measures]
+    measures = list(measures or [])
+    if not measures:
+        raise UsageError("give at least one measure (-m)")
+    names = _run_names(runs, names)
+    options = Options(relevance_level=relevance_level,
+                      max_docs=sys.maxsize if max_docs is None else max_docs,
+                      judged_only=judged_only, complete=complete, compat=compat)
+    q = load_qrels(qrels, comments=options.v10)
+    evals = [score_trec(q, r, measures, options) for r in runs]
+    cols = [c.name for c in evals[0].columns
+            if c.measure.summary != "none" and np.asarray(c.values).dtype.kind in "fiub"]
+    if not cols:
+        raise UsageError("no numeric per-topic measure selected")
+    values = []
+    for ev in evals:
+        values.append({c.name: dict(zip(ev.qids, np.asarray(c.values, dtype=np.float64)))
+                       for c in ev.columns if c.name in cols})
+    return ScoreTable(names, cols, values, [list(ev.qids) for ev in evals],
+                      sorted(set(pc.unique(q.qid).to_pylist())), complete)
+
+
+# ---------------------------------------------------------------------------------------------
+# grouping
+
+
+def depth_of(qid: str) -> int:
+    from ..adapters.turn_ids import split_id
+
+    return int(split_id(qid)[1])
+
+
+def depth_label(depth: int, max_depth: int | None = DEFAULT_MAX_DEPTH) -> str:
+    if max_depth and depth >= max_depth:
+        return f"{max_depth}+"
+    return str(depth)
+
+
+def depth_groups(qids, max_depth: int | None = DEFAULT_MAX_DEPTH) -> dict:
+    """{qid: depth label} ('1', '2', ..., 'N+')."""
+    return {q: depth_label(depth_of(q), max_depth) for q in qids}
+
+
+def _label_key(label: str):
+    """Sort key: depths numerically (N+ last), turn types in their natural order, else text."""
+    if label.endswith("+") and label[:-1].isdigit():
+        return (0, int(label[:-1]), 1, "")
+    if label.isdigit():
+        return (0, int(label), 0, "")
+    if label in TYPE_ORDER:
+        return (1, TYPE_ORDER.index(label), 0, "")
+    return (2, 0, 0, label)
+
+
+def read_labels(path) -> dict:
+    """{qid: label} from a TSV file ``qid<TAB>label`` (blank lines and # comments skipped)."""
+    path = os.fspath(path)
+    out: dict[str, str] = {}
+    try:
+        fh = open(path, encoding="utf-8")  # noqa: SIM115 (closed by the with below)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    with fh:
+        for n, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+                raise InputError(path, n, "expected qid<TAB>label")
+            qid, label = parts[0].strip(), parts[1].strip()
+            if qid in out and out[qid] != label:
+                raise InputError(path, n, f"query {qid!r} labelled {out[qid]!r} and {label!r}")
+            out[qid] = label
+    if not out:
+        raise InputError(path, None, "no labels")
+    return out
+
+
+def _lookup(mapping: dict, qid: str):
+    if qid in mapping:
+        return mapping[qid]
+    from ..adapters.turn_ids import split_id
+
+    try:
+        conv, turn, _ = split_id(qid)
+    except UsageError:
+        return None
+    for key in (f"{conv}_{turn}", f"{conv}-{turn}"):
+        if key in mapping:
+            return mapping[key]
+    return None
+
+
+def group_topics(qids, by: str = "depth", labels=None,
+                 max_depth: int | None = DEFAULT_MAX_DEPTH) -> dict:
+    """{qid: group} for the qids that have a group (unlabelled ones are left out)."""
+    if by == "depth":
+        return depth_groups(qids, max_depth)
+    if by not in ("type", "labels"):
+        raise UsageError(f"unknown breakdown {by!r} (depth, type, labels)")
+    if labels is None:
+        raise UsageError(f"--by {by} needs --labels (a {'dev_type.json' if by == 'type' else 'TSV'}"
+                         " file or a mapping)")
+    if isinstance(labels, (str, os.PathLike)):
+        if by == "type":
+            from ..adapters.topiocqa import read_turn_types
+
+            labels = read_turn_types(labels)
+        else:
+            labels = read_labels(labels)
+    out = {}
+    for q in qids:
+        lab = _lookup(labels, q)
+        if lab is not None:
+            out[q] = str(lab)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# breakdown
+
+
+@dataclass
+class GroupResult:
+    group: str
+    run: str
+    measure: str
+    n: int                 # the run's topics in the group
+    mean: float
+    baseline: str = ""
+    n_pair: int = 0        # topics of the group both the run and the baseline are evaluated on
+    diff: float = math.nan
+    t: float = math.nan
+    p_t: float = math.nan
+    p_t_adj: float = math.nan
+    significant: bool = False
+
+
+@dataclass
+class Breakdown:
+    by: str
+    groups: list            # group labels, in order
+    runs: list
+    measures: list
+    baseline: str
+    rows: list              # GroupResult, group by group, measure by measure, run by run
+    counts: dict            # {group: number of topics (of the union of evaluated topics)}
+    unlabelled: list        # evaluated topics without a group
+    topics: str
+    correction: str
+    alpha: float
+    family: str
+    extra: dict = field(default_factory=dict)
+
+    def get(self, group, run, measure) -> GroupResult:
+        for r in self.rows:
+            if r.group == group and r.run == run and r.measure == measure:
+                return r
+        raise KeyError((group, run, measure))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["rows"] = [{k: _json_num(v) for k, v in asdict(r).items()} for r in self.rows]
+        return d
+
+
+def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
+              max_depth: int | None = DEFAULT_MAX_DEPTH, baseline=None, complete: bool = False,
+              correction: str = "holm", alpha: float = 0.05, names=None,
+              relevance_level: int = 1, max_docs=None, judged_only: bool = False,
+              compat: str = "9.0.8", table: ScoreTable | None = None) -> Breakdown:
+    """Per-group means, counts and paired t-tests against the baseline (default the first run).
+
+    The family corrected is every (group x non-baseline run x measure) t-test."""
+    adjust([], correction)
+    if table is None:
+        table = score_table(qrels, runs, measures, complete=complete, names=names,
+                            relevance_level=relevance_level, max_docs=max_docs,
+                            judged_only=judged_only, compat=compat)
+    names = table.names
+    b = 0
+    if baseline is not None:
+        if isinstance(baseline, int):
+            b = baseline
+        else:
+            cands = [i for i, n in enumerate(names)
+                     if baseline in (n, os.path.splitext(n)[0])]
+            if not cands:
+                raise UsageError(f"--baseline {baseline!r} is none of the runs "
+                                 f"({', '.join(names)})")
+            b = cands[0]
+    all_topics = []
+    seen = set()
+    for i in range(len(names)):
+        for t in table.topics(i):
+            if t not in seen:
+                seen.add(t)
+                all_topics.append(t)
+    grouping = group_topics(all_topics, by, labels, max_depth)
+    groups = sorted(set(grouping.values()), key=_label_key)
+    unlabelled = [t for t in all_topics if t not in grouping]
+    counts = {g: sum(1 for t in all_topics if grouping.get(t) == g) for g in groups}
+    rows = []
+    for g in groups:
+        for m in table.measures:
+            for i, name in enumerate(names):
+                topics = [t for t in table.topics(i) if grouping.get(t) == g]
+                row = GroupResult(g, name, m, len(topics), trec_mean(table.vector(i, m, topics)))
+                if i != b and len(names) > 1:
+                    pt = [t for t in table.topics(b, i) if grouping.get(t) == g]
+                    a, base = table.vector(i, m, pt), table.vector(b, m, pt)
+                    row.baseline, row.n_pair = names[b], len(pt)
+                    row.diff = trec_mean(a) - trec_mean(base) if pt else math.nan
+                    row.t, row.p_t = t_test(a, base) if pt else (math.nan, math.nan)
+                rows.append(row)
+    tested = [r for r in rows if r.baseline]
+    for r, p in zip(tested, adjust([r.p_t for r in tested], correction)):
+        r.p_t_adj = float(p)
+        r.significant = bool(p <= alpha)
+    n_runs = len(names) - 1
+    family = (f"{len(groups)} groups x {n_runs} run{'s' if n_runs != 1 else ''} vs baseline "
+              f"{names[b]} x {len(table.measures)} measure"
+              f"{'s' if len(table.measures) != 1 else ''} = {len(tested)} t-tests")
+    extra = {"max_depth": max_depth} if by == "depth" else {}
+    return Breakdown(by, groups, names, table.measures, names[b], rows, counts, unlabelled,
+                     "complete" if table.complete else "intersection", correction, alpha,
+                     family, extra)
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+def render_text(bd: Breakdown, places: int = 4) -> str:
+    what = {"depth": "turn depth" + (f" (depths >= {bd.extra['max_depth']} grouped)"
+                                     if bd.extra.get("max_depth") else ""),
+            "type": "turn type", "labels": "label"}[bd.by]
+    out = [f"breakdown by {what}; topics: "
+           + ("all qrels topics (-c: missing ones count 0)" if bd.topics == "complete"
+              else "per run, the qrels topics it is evaluated on"),
+           f"family: {bd.family}; correction: {bd.correction}; alpha = {bd.alpha:g}"]
+    if bd.unlabelled:
+        out.append(f"{len(bd.unlabelled)} topics without a group left out "
+                   f"(e.g. {', '.join(bd.unlabelled[:3])})")
+    out.append("")
+    for m in bd.measures:
+        header = ["group", "n"] + bd.runs
+        rows = []
+        for g in bd.groups:
+            row = [g, str(bd.counts[g])]
+            for r in bd.runs:
+                x = bd.get(g, r, m)
+                mark = ""
+                if x.baseline:
+                    mark = ("+" if x.diff > 0 else "-") if x.significant else " "
+                row.append(f"{_fmt(x.mean, places)}{mark}")
+            rows.append(row)
+        out.append(f"{m} (baseline {bd.baseline}; +/- significantly better/worse, paired "
+                   f"t-test, {bd.correction}-adjusted p <= {bd.alpha:g})")
+        out += _table(rows, header)
+        out.append("")
+    header = ["group", "run", "measure", "n", "diff", "p(t)", "adj p(t)", "sig"]
+    rows = [[x.group, x.run, x.measure, str(x.n_pair), _fmt(x.diff, places),
+             _fmt_p(x.p_t, places), _fmt_p(x.p_t_adj, places), "*" if x.significant else ""]
+            for x in bd.rows if x.baseline]
+    out.append(f"comparisons vs {bd.baseline} (diff = run - baseline)")
+    out += _table(rows, header, left=3)
+    return "\n".join(out) + "\n"
+
+
+CSV_FIELDS = ["group", "run", "measure", "n", "mean", "baseline", "n_pair", "diff", "t", "p_t",
+              "p_t_adj", "significant"]
+
+
+def render_csv(bd: Breakdown) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for r in bd.rows:
+        d = asdict(r)
+        w.writerow(["" if isinstance(d[f], float) and math.isnan(d[f]) else
+                    repr(d[f]) if isinstance(d[f], float) else d[f] for f in CSV_FIELDS])
+    return buf.getvalue()
+
+
+def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
+    if fmt == "json":
+        return json.dumps(bd.to_dict(), indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
+        return render_csv(bd)
+    return render_text(bd, places)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+@click.command("breakdown", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("qrels", type=str)
+@click.argument("runs", nargs=-1, required=True, type=str)
+@click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
+              help="trec_eval measure; repeatable.")
+@click.option("--by", type=click.Choice(["depth", "type", "labels"]), default="depth",
+              show_default=True, help="Group topics by turn depth, turn type or a label file.")
+@click.option("--labels", "labels", default=None, metavar="FILE",
+              help="--by type: a dev_type.json file; --by labels: a TSV file qid<TAB>label.")
+@click.option("--max-depth", type=click.IntRange(0), default=DEFAULT_MAX_DEPTH,
+              show_default=True, help="Group depths >= N as 'N+' (0: no cap).")
+@click.option("--baseline", default=None, metavar="NAME", help="Baseline run (default first).")
+@click.option("-c", "complete", is_flag=True,
+              help="Use every qrels topic; a topic missing from a run counts 0.")
+@click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
+              help="Minimum grade counted relevant.")
+@click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
+              show_default=True, help="trec_eval version to reproduce.")
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
+              default="holm", show_default=True, help="Multiple-testing correction.")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Significance level (on adjusted p-values).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimal places in the text table.")
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
+def command(qrels, runs, measures, by, labels, max_depth, baseline, complete, level, compat,
+            correction, alpha, fmt, places, output):
+    """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
+    from ..cli import _run_guarded
+    from ..formats.writer import atomic_write_text
+
+    def job():
+        if by != "depth" and labels is None:
+            raise UsageError(f"--by {by} needs --labels FILE")
+        bd = breakdown(qrels, list(runs), list(measures), by=by, labels=labels,
+                       max_depth=max_depth or None, baseline=baseline, complete=complete,
+                       correction=correction, alpha=alpha, relevance_level=level,
+                       compat=compat)
+        atomic_write_text(output, render(bd, fmt, places))
+
+    _run_guarded(job)
+
+
+breakdown_command = command
