@@ -174,3 +174,24 @@ def test_cli_text_json_csv():
     assert "3 pairs (all pairs of 3 runs) x 1 measure = 3 t-tests" in res.output
     res = CliRunner().invoke(command, [qrels(), *runs()[:2], "-m", "map", "--baseline", "nope"])
     assert res.exit_code == 2 and "nope" in res.output
+
+
+def test_latex_table_file_from_the_cast_runs(tmp_path):
+    """The issue's check: a LaTeX table from the CAsT 2021 runs, written by the command."""
+    from click.testing import CliRunner
+
+    from trecqr.report.compare import command
+
+    folder = data_path("cast2021")
+    out = tmp_path / "table.tex"
+    runs = [str(folder / f"docrun_org_{n}.run") for n in ("manual_bm25", "manual_ance", "convdr")]
+    result = CliRunner().invoke(command, [str(folder / "qrels-docs.2021.qrel"), *runs, "-m", "map",
+                                          "-m", "ndcg_cut.3", "--permutations", "200",
+                                          "--bootstrap", "200", "--format", "latex", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    tex = out.read_text()
+    for name in ("docrun\\_org\\_manual\\_bm25.run (baseline)", "docrun\\_org\\_manual\\_ance.run",
+                 "docrun\\_org\\_convdr.run"):
+        assert name in tex
+    assert "\\toprule" in tex and "\\bottomrule" in tex
+    assert "\\textbf{0.2667}$^{\\dagger}$" in tex  # manual_ance: best map, significantly better

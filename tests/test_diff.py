@@ -173,3 +173,23 @@ def test_trecqr_eval_output_matches_trec_eval(tmp_path):
     theirs = diff_files(AQ, TE / "v9.0.8" / "out.test.aq")
     assert mine.differing == theirs.differing and len(theirs.differing) == 6
     assert len(theirs.only_in_a) == 20  # rbp, rbp_resid, unj_5/10/20 are new in 10.0
+
+
+def test_a_trec_eval_file_against_a_runs_evaluation():
+    """The issue's second form: trec_eval's output A against trecqr's evaluation of the run."""
+    from click.testing import CliRunner
+
+    from trecqr.report.diff import command
+
+    runner = CliRunner()
+    args = ["--qrels", str(TE / "qrels.test"), "--run", str(TE / "results.test"),
+            "--eval-args", "-q -m all_trec"]
+    same = runner.invoke(command, [str(TE / "v9.0.8" / "out.test.aq"), *args])
+    assert same.exit_code == 0, same.output
+    assert "compared 367, differing 0, only in A 0, only in B 0" in same.stdout
+    # trec_eval 10.0's file against the default 9.0.8 evaluation: the six documented differences
+    other = runner.invoke(command, [str(TE / "out.test.aq"), *args])
+    assert other.exit_code == 1
+    assert "compared 367, differing 6, only in A 20, only in B 0" in other.stdout
+    both = runner.invoke(command, [str(TE / "out.test.aq"), str(TE / "out.test.aq"), *args])
+    assert both.exit_code == 2 and "not both" in both.stderr

@@ -222,7 +222,7 @@ def render_json(res: DiffResult) -> str:
 
 @click.command("diff", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("a", type=str)
-@click.argument("b", type=str)
+@click.argument("b", type=str, required=False)
 @click.option("--tol", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Largest absolute difference of two numbers still counted equal "
                    "(0: the printed values must be equal as text or as numbers).")
@@ -231,8 +231,14 @@ def render_json(res: DiffResult) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Report format.")
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write the report here.")
-def command(a, b, tol, ignore, fmt, output):
-    """Compare two trec_eval-format outputs A and B (e.g. trec_eval's and trecqr's).
+@click.option("--qrels", default=None, metavar="QRELS",
+              help="With --run: B is trecqr's evaluation of RUN against QRELS (no B file).")
+@click.option("--run", "run", default=None, metavar="RUN", help="The run to evaluate (with --qrels).")
+@click.option("--eval-args", default="", metavar="'ARGS'",
+              help="trecqr eval options for that evaluation, as one string, e.g. '-q -c -m all_trec'.")
+def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
+    """Compare two trec_eval-format outputs A and B (e.g. trec_eval's and trecqr's), or a
+    trec_eval output A with trecqr's evaluation of a run (--qrels QRELS --run RUN --eval-args).
 
     Lists every (measure, qid) whose values differ beyond --tol and every one present on one
     side only, then a summary. Exit status 0 when they agree, 1 when they differ, 2 on bad
@@ -242,13 +248,40 @@ def command(a, b, tol, ignore, fmt, output):
     from ..formats.writer import atomic_write_text
 
     def job():
-        res = diff_files(a, b, tol, ignore)
+        if (qrels is None) != (run is None):
+            raise UsageError("--qrels and --run go together")
+        if qrels is not None:
+            if b is not None:
+                raise UsageError("give either B or --qrels/--run, not both")
+            theirs = read_trec_output(a)
+            ours = parse_trec_output(evaluation_text(qrels, run, eval_args), f"trecqr eval {run}")
+            res = diff_outputs(theirs, ours, tol, ignore)
+        elif b is None:
+            raise UsageError("missing B (or --qrels QRELS --run RUN)")
+        else:
+            res = diff_files(a, b, tol, ignore)
         text = render_json(res) if fmt == "json" else render_text(res)
         atomic_write_text(output, text)
         return res
 
     res = _run_guarded(job)
     sys.exit(0 if res.agree else 1)
+
+
+def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
+    """What ``trecqr eval [eval_args] QRELS RUN`` prints, computed in this process."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    from ..cli import main
+
+    result = CliRunner().invoke(main, ["eval", "--quiet", *shlex.split(eval_args), qrels, run],
+                                catch_exceptions=False)
+    if result.exit_code != 0:
+        message = (result.stderr or result.output).strip().splitlines()
+        raise UsageError(message[-1] if message else f"trecqr eval failed on {run}")
+    return result.stdout
 
 
 diff_command = command
