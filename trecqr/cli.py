@@ -159,6 +159,7 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
     "topics": "trecqr.adapters.topics:topics_command",
     "rewrites": "trecqr.adapters.rewrites:rewrites_command",
     "irds": "trecqr.adapters.irds:command",
+    "sessions": "trecqr.adapters.sessions:sessions_command",
 })
 def convert():
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""

@@ -1,0 +1,205 @@
+"""Session adapters (issue 5, items 1-2): real session logs to instances, and to TREC files."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from click.testing import CliRunner
+from conftest import data_path
+
+import trecqr
+from trecqr.adapters import sessions as S
+from trecqr.errors import InputError
+
+AOL = data_path("sessions", "aol-sample.txt")
+WEBIS = data_path("sessions", "webis-smc-12-missions.tsv")
+TREC = data_path("sessions", "sessiontrack2013.xml.gz")
+MARCO = data_path("sessions", "marco-sessions-sample.txt")
+CTX = data_path("sessions", "hredqs-test.ctx")
+RNK = data_path("sessions", "hredqs-test.rnk")
+
+
+def _counts(sessions):
+    return len(sessions), sum(len(s.queries) for s in sessions), len(S.instances(sessions))
+
+
+def test_query_key_and_candidate_id():
+    assert S.query_key("  Civil\tWar  Causes ") == "civil war causes"
+    assert S.candidate_id("Civil War") == S.candidate_id("civil   war")
+    assert S.candidate_id("civil war") == "q" + hashlib.md5(b"civil war").hexdigest()[:16]
+    assert S.candidate_id("staple.com") != S.candidate_id("staple com")
+
+
+def test_aol_sample_sessions():
+    ss = S.read_aol(AOL)
+    # 35 rows of 2 users; 30-minute rule gives 18 sessions for 142, 6 for 217; 7 duplicates drop
+    assert _counts(ss) == (24, 28, 4)
+    assert _counts(S.read_aol(AOL, dedup=False)) == (24, 35, 11)
+    assert _counts(S.read_aol(AOL, gap=None)) == (2, 28, 26)
+    multi = [(s.sid, s.queries) for s in ss if len(s.queries) > 1]
+    assert multi == [("142-9", ["www.collegeucla.edu", "www.elaorg"]),
+                     ("142-11", ["broadway.vera.org", "vera.org", "broadway.vera.org"]),
+                     ("142-12", ["frankmellace.com", "ucs.ljx.com"])]
+    inst = S.instances(ss)
+    assert [(i.iid, i.context, i.target) for i in inst[1:3]] == [
+        ("142-11_2", ("broadway.vera.org",), "vera.org"),
+        ("142-11_3", ("broadway.vera.org", "vera.org"), "broadway.vera.org")]
+    # lottery (11:58) -> ameriprise.com (14:06): a 2-hour gap splits the session
+    assert [s.queries for s in ss if s.user == "217"][:2] == [["lottery"], ["ameriprise.com"]]
+
+
+def test_aol_query_ids_match_ir_datasets_aol_ia():
+    from ir_datasets.util import ws_tok
+
+    rows = [line.split("\t") for line in AOL.read_text().splitlines()[1:]]
+    assert len(rows) == 35
+    for r in rows:
+        want = hashlib.md5(" ".join(ws_tok(r[1])).encode()).hexdigest()[:14]
+        assert S.aolia_query_id(r[1]) == want
+    assert S.aolia_query_id("rentdirect.com") == hashlib.md5(b"rentdirect com").hexdigest()[:14]
+
+
+def test_webis_smc_sessions_by_time_mission_block():
+    # 9,022 lines = header + 127 dashed user separators + 2,514 blank lines + 6,380 query rows
+    assert _counts(S.read_webis_smc(WEBIS, dedup=False)) == (2596, 6380, 3784)
+    time = S.read_webis_smc(WEBIS)
+    assert _counts(time) == (2596, 5004, 2408)
+    assert len({s.user for s in time}) == 126
+    mission = S.read_webis_smc(WEBIS, split="mission")
+    assert _counts(mission) == (1377, 4423, 3046)
+    first = mission[0]
+    assert first.sid == "38534-m1"
+    assert first.queries == ["maryland state police", "harford county sheriff",
+                             "aberdeen police department in maryland"]
+    assert _counts(S.read_webis_smc(WEBIS, split="block")) == (2514, 4825, 2311)
+    # a looser time rule merges sessions
+    assert len(S.read_webis_smc(WEBIS, gap=3600)) < 2596
+
+
+def test_trec_session_2013():
+    ss = S.read_trec_session(TREC)
+    assert len(ss) == 133
+    assert _counts(ss) == (133, 478, 345)  # 401 interactions + 87 current queries, 10 repeats
+    assert _counts(S.read_trec_session(TREC, current=False)) == (133, 393, 260)
+    assert _counts(S.read_trec_session(TREC, dedup=False)) == (133, 488, 355)
+    assert ss[0].queries == ["US civil war causes", "US civil war economic causes"]
+    inst = S.instances(ss)
+    assert (inst[0].iid, inst[0].context, inst[0].target) == (
+        "1_2", ("US civil war causes",), "US civil war economic causes")
+    details = S.read_trec_session_details(TREC)
+    r = details[0]["interactions"][0]["results"][0]
+    assert r["clueweb12id"] == "clueweb12-1400wb-08-23845" and r["rank"] == "1"
+    assert details[0]["interactions"][0]["clicks"] == ["1"]
+    assert sum(len(i["results"]) for d in details for i in d["interactions"]) == 4449
+
+
+def test_marco_sessions():
+    ss = S.read_marco_sessions(MARCO)
+    assert _counts(ss) == (18, 100, 82)
+    assert [len(s.queries) for s in ss] == [4, 5, 5, 10, 4, 5, 5, 4, 5, 15, 4, 6, 4, 4, 6, 4, 4, 6]
+    assert all("\t" not in q and q == q.strip() for s in ss for q in s.queries)
+    assert ss[0].queries[2] == "how to make deviled eggs"  # trailing blank stripped
+
+
+def test_hredqs_candidates():
+    inst = S.read_hredqs_candidates(CTX, RNK)
+    assert len(inst) == 5
+    assert [len(i.candidates) for i in inst] == [1, 1, 1, 2, 2]
+    assert sum(len(i.candidates) for i in inst) == 7
+    assert inst[0].context == ("carmax", "consumer report", "nissan")
+    assert inst[3].candidates == ("county nevada radio", "nye")
+    assert all(i.target is None for i in inst)
+
+
+TARGETS = ["future nissan", "congressional representative", "white house e mail", "nye",
+           "fcc radio station"]
+# HRED-qs score-file layout: header, one line per candidate in rnk order
+SCORE_FILE = "LEN HRED\n13 0.3\n17 0.2\n18 0.7\n19 0.9\n3 0.4\n3 0.1\n18 0.6\n"
+
+
+def _hred_setup(tmp_path):
+    tgt = tmp_path / "test.tgt"
+    tgt.write_text("\n".join(TARGETS) + "\n")
+    scores = tmp_path / "test.rnk_HRED.f"
+    scores.write_text(SCORE_FILE)
+    inst = S.read_hredqs_candidates(CTX, RNK, tgt)
+    return inst, S.read_hredqs_scores(inst, scores, "HRED"), scores, tgt
+
+
+def test_hredqs_run_scores_through_trecqr_evaluate(tmp_path):
+    inst, scores, _, _ = _hred_setup(tmp_path)
+    assert scores["hredqs-4"] == [("county nevada radio", 0.9), ("nye", 0.4)]
+    # by hand: RR per instance = 1 (target only candidate), missing, 1, 1/2 (nye second), missing
+    # zero (trec_eval): (1 + 0 + 1 + 0.5 + 0) / 5 = 0.5
+    # last (HRED-qs):    (1 + 1/1 + 1 + 0.5 + 1/2) / 5 = 0.8
+    qrels = S.to_qrels(inst)
+    assert len(qrels) == 5
+    for missing, want in [(S.MISSING_ZERO, 0.5), (S.MISSING_LAST, 0.8)]:
+        run = S.to_run(inst, scores, missing=missing)
+        res = trecqr.evaluate(qrels, run, ["recip_rank"])
+        assert res.aggregate()["recip_rank"] == pytest.approx(want, abs=1e-12)
+        assert S.mrr_by_hand(inst, scores, missing) == pytest.approx(want, abs=1e-12)
+    per = trecqr.evaluate(qrels, S.to_run(inst, scores, missing="last"), ["recip_rank"]).per_query()
+    assert per["hredqs-2"]["recip_rank"] == 1.0 and per["hredqs-5"]["recip_rank"] == 0.5
+    with pytest.raises(trecqr.errors.UsageError):
+        S.to_run(inst, scores, missing="half")
+
+
+def test_missing_last_with_ties_stays_last():
+    inst = [S.Instance("i1", ("a",), "zzz", None, ("b", "c", "d"))]
+    scores = {"i1": [("b", 1.0), ("c", 0.5), ("d", 0.5)]}
+    run = S.to_run(inst, scores, missing="last")
+    res = trecqr.evaluate(S.to_qrels(inst), run, ["recip_rank"])
+    assert res.aggregate()["recip_rank"] == pytest.approx(1 / 3)
+    assert len(run) == 3
+
+
+def test_cli_writes_files_that_trecqr_eval_scores(tmp_path):
+    _, _, scores, tgt = _hred_setup(tmp_path)
+    runner = CliRunner()
+    for missing, want in [("zero", 0.5), ("last", 0.8)]:
+        out = tmp_path / missing
+        res = runner.invoke(S.sessions_command, [
+            "hredqs", str(CTX), "--rnk", str(RNK), "--tgt", str(tgt), "--scores", str(scores),
+            "--column", "HRED", "--missing", missing, "--topics", str(out) + ".tsv",
+            "--qrels", str(out) + ".qrels", "--run", str(out) + ".run"],
+            catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        assert "instances=5 qrels=5 run_lines=7" in res.stderr
+        val = trecqr.evaluate(str(out) + ".qrels", str(out) + ".run", ["recip_rank"])
+        assert val.aggregate()["recip_rank"] == pytest.approx(want, abs=1e-12)
+        topics = (tmp_path / f"{missing}.tsv").read_text().splitlines()
+        assert topics[0] == "hredqs-1\tcarmax ||| consumer report ||| nissan"
+    qrels_lines = (tmp_path / "zero.qrels").read_text().splitlines()
+    assert qrels_lines[3].split() == ["hredqs-4", "0", S.candidate_id("nye"), "1"]
+
+
+def test_candidate_scores_tsv_and_jsonl(tmp_path):
+    ss = S.read_trec_session(TREC)
+    inst = [i for i in S.instances(ss) if i.session == "1"]
+    tsv = tmp_path / "c.tsv"
+    tsv.write_text("id\tcandidate\tscore\n1_2\tUS civil war battles\t2.0\n"
+                   "1_2\tus civil war  economic causes\t1.5\n1_2\tcivil war\t3\n")
+    js = tmp_path / "c.jsonl"
+    js.write_text('{"id": "1_2", "candidates": ["US civil war battles", '
+                  '"US civil war economic causes", "civil war"], "scores": [2.0, 1.5, 3]}\n')
+    for path in (tsv, js):
+        sc = S.read_candidate_scores(path)
+        assert len(sc["1_2"]) == 3
+        res = trecqr.evaluate(S.to_qrels(inst), S.to_run(inst, sc), ["recip_rank"])
+        assert res.aggregate()["recip_rank"] == pytest.approx(1 / 3)
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("1_2\tx\t1\n1_2\ty\tnope\n")
+    with pytest.raises(InputError) as e:
+        S.read_candidate_scores(bad)
+    assert e.value.line == 2
+
+
+def test_cli_sessions_webis_mission(tmp_path):
+    res = CliRunner().invoke(S.sessions_command, [
+        "webis", str(WEBIS), "--split", "mission", "--topics", str(tmp_path / "t.jsonl"),
+        "--qrels", str(tmp_path / "q.qrels")], catch_exceptions=False)
+    assert res.exit_code == 0
+    assert "instances=3046 qrels=3046" in res.stderr
+    assert len((tmp_path / "q.qrels").read_text().splitlines()) == 3046

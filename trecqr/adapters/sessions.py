@@ -1,0 +1,601 @@
+"""Session query logs to next-query instances, and instances to TREC topics, qrels and runs.
+
+Readers (each returns a list of :class:`Session`):
+
+``read_aol(path)``
+    The AOL log (``AnonID  Query  QueryTime  ItemRank  ClickURL``, tab-separated, a header line;
+    zero-click rows end in two empty fields). Every row is one query event (a click row repeats
+    its query), so exact duplicate rows and click rows of the same query become consecutive
+    duplicates and are dropped by the duplicate rule below. Rows are taken in file order (the log
+    is grouped by user and sorted by time within a user).
+``read_webis_smc(path, split="time"|"mission"|"block")``
+    The Webis-SMC-12 mission corpus (``UserID  Query  TimeStamp  ClickRank  ClickDomain
+    MissionID  Comment``; users separated by dashed lines; blank lines between blocks of a user;
+    a comment may itself contain a tab, kept as part of the comment). ``split="time"``: the
+    30-minute rule within each user; ``"mission"``: one session per (user, MissionID), queries in
+    file order even when missions interleave; ``"block"``: the corpus' own blank-line blocks.
+``read_trec_session(path)``
+    TREC Session Track XML (``.gz`` accepted): one session per ``<session num>``, queries = the
+    ``<query>`` of every ``<interaction>`` in order, then the ``<currentquery>`` if present.
+    :func:`read_trec_session_details` keeps results (rank, ClueWeb id, url, title, snippet) and
+    clicks per interaction.
+``read_marco_sessions(path)``
+    MS MARCO session samples: one query per line, a blank line between sessions; tabs are stray
+    and removed (a line of only tabs/blanks is a session break).
+``read_hredqs_candidates(ctx, rnk, tgt=None)``
+    HRED-qs candidate-ranking files, aligned by line: ``ctx`` holds the context queries and
+    ``rnk`` the candidate next queries, both tab-separated. Returns :class:`Instance` objects
+    directly (id ``hredqs-<line>``, 1-based). The target is not in these files: give ``tgt``
+    (a file with one target per line, or a list of strings) or leave it None (target ``None``).
+
+Sessions and the duplicate rule
+    Sessions split where the time since the previous row of the same user is greater than
+    ``gap`` seconds (default 1800 = 30 minutes; ``gap=None`` disables the time rule), measured
+    on the raw rows before any duplicate is dropped; a new user always starts a new session.
+    Then consecutive duplicate queries are dropped (HRED-qs keeps no immediate repetition):
+    two queries are duplicates when their keys :func:`query_key` are equal, i.e. after
+    lowercasing (``str.lower``), replacing every white-space run (tabs included) by one space
+    and stripping the ends. Punctuation is kept (``staple.com`` != ``staple com``). The first
+    spelling of a run of duplicates is the one kept. Query text kept in sessions is stripped and
+    white-space collapsed, not lowercased. Empty queries are dropped. ``dedup=False`` keeps
+    every row.
+
+Instances
+    For a session ``q1 .. qn`` (after the duplicate rule), one instance per position ``i`` from
+    2 to ``n``: context ``(q1 .. q(i-1))``, target ``qi``, id ``<session id>_<i>``. Sessions
+    of one query give none.
+
+Session ids: AOL ``<AnonID>-<k>`` (k = 1, 2, ... per user); Webis ``<UserID>-<k>`` (time,
+block) or ``<UserID>-m<MissionID>`` (mission); TREC the session ``num``; MS MARCO
+``marco-<k>``.
+
+To TREC files
+    :func:`to_topics`: instance id -> the context queries joined with ``CONTEXT_SEP`` (`` ||| ``,
+    a string that does not occur in the data; configurable). :func:`to_qrels`: instance id ->
+    the target's candidate id, grade 1. :func:`to_run`: instance id, candidate id, score.
+    Candidate id (:func:`candidate_id`): ``q`` + the first 16 hex digits of the MD5 of the
+    candidate's :func:`query_key` (UTF-8) -- stable, free of white space, identical for two
+    spellings that the duplicate rule treats as equal. Within an instance, a candidate whose id
+    repeats is kept once (its first score).
+
+    MRR over candidates is trec_eval's ``recip_rank`` on these qrels and run (ranking by score
+    descending, ties by candidate id descending, as trec_eval). A target missing from the
+    candidate list counts per ``missing=``:
+
+    ``"zero"`` (``MISSING_ZERO``, trec_eval's reading, default)
+        the instance scores 0 (no relevant candidate retrieved).
+    ``"last"`` (``MISSING_LAST``, the HRED-qs evaluation code's reading)
+        the instance scores ``1/len(list)``: HRED-qs' ``_get_ranks`` puts a missing target at
+        position ``len(suggestions)``. In the run, the candidate ranked last (by trec_eval's
+        order) is replaced by the target's id with score (lowest remaining score - 1), so it
+        stays last and recip_rank gives exactly ``1/len``.
+
+    An instance with no candidates is left out of the run (trec_eval then ignores it unless
+    ``complete``/``-c`` is used, which scores it 0).
+
+Candidate scores (:func:`read_candidate_scores`): TSV ``instance_id<TAB>candidate<TAB>score``
+(a header line whose third field is not a number is skipped), or JSONL with either
+``{"id", "candidate", "score"}`` per line or ``{"id", "candidates": [...], "scores": [...]}``
+(``qid``/``instance_id`` accepted for ``id``). :func:`read_hredqs_scores`: the HRED-qs feature
+file layout -- one line per candidate of the ``rnk`` file, in order, white-space separated
+columns, an optional header of column names; ``column`` picks one (index or name, default the
+last).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import itertools
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InputError, UsageError
+from ..formats.qrels import Qrels
+from ..formats.run import Run
+
+DEFAULT_GAP = 1800.0
+CONTEXT_SEP = " ||| "
+MISSING_ZERO = "zero"
+MISSING_LAST = "last"
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class Session:
+    sid: str
+    queries: list
+    times: list | None = None  # seconds since the epoch (float) per query, or None
+    user: str | None = None
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Instance:
+    iid: str
+    context: tuple
+    target: str | None
+    session: str | None = None
+    candidates: tuple | None = None
+
+
+def collapse_ws(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def query_key(text: str) -> str:
+    """The duplicate/candidate-id key: lowercase, white-space runs -> one space, stripped."""
+    return collapse_ws(text).lower()
+
+
+def candidate_id(text: str) -> str:
+    return "q" + hashlib.md5(query_key(text).encode("utf-8")).hexdigest()[:16]
+
+
+def aolia_query_id(query: str) -> str:
+    """The query id ir_datasets' ``aol-ia`` computes: MD5 of the ws_tok-normalised query, 14 hex.
+
+    ws_tok: every character outside ``[A-Za-z0-9 ]`` becomes a space, then split on white
+    space and join with one space (case kept)."""
+    norm = " ".join(re.sub("[^A-Za-z0-9 ]", " ", query).split())
+    return hashlib.md5(norm.encode()).hexdigest()[:14]
+
+
+def _dedup(queries, times, dedup: bool):
+    out_q, out_t, last = [], [], None
+    for i, q in enumerate(queries):
+        q = collapse_ws(q)
+        if not q:
+            continue
+        k = q.lower()
+        if dedup and k == last:
+            continue
+        last = k
+        out_q.append(q)
+        out_t.append(None if times is None else times[i])
+    return out_q, (None if times is None else out_t)
+
+
+def _read_text(path) -> tuple[str, str]:
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(name, None, f"cannot read: {e.strerror or e}") from None
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        return name, raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return name, raw.decode("latin-1")
+
+
+def _split_times(users: list, secs: np.ndarray, gap) -> np.ndarray:
+    """Boolean per row: True where a new session starts (new user, or gap exceeded)."""
+    n = len(users)
+    start = np.ones(n, dtype=bool)
+    if n > 1:
+        u = np.asarray(users, dtype=object)
+        same = u[1:] == u[:-1]
+        brk = ~same
+        if gap is not None:
+            brk |= (secs[1:] - secs[:-1]) > gap
+        start[1:] = brk
+    return start
+
+
+def _parse_time(text: str, name: str, line: int) -> float:
+    try:
+        return np.datetime64(text.strip().replace(" ", "T"), "s").astype(np.int64).item() * 1.0
+    except ValueError:
+        raise InputError(name, line, f"bad time {text!r}") from None
+
+
+def _sessions_from_rows(users, queries, secs, starts, sid_of, dedup) -> list:
+    sessions = []
+    idx = np.flatnonzero(starts).tolist() + [len(users)]
+    count: dict = {}
+    for a, b in itertools.pairwise(idx):
+        user = users[a]
+        count[user] = count.get(user, 0) + 1
+        q, t = _dedup(queries[a:b], secs[a:b].tolist(), dedup)
+        if q:
+            sessions.append(Session(sid_of(user, count[user]), q, t, user))
+    return sessions
+
+
+def read_aol(path, *, gap: float | None = DEFAULT_GAP, dedup: bool = True) -> list:
+    name, text = _read_text(path)
+    lines = text.split("\n")
+    users, queries, times = [], [], []
+    for n, line in enumerate(lines, 1):
+        line = line.rstrip("\r")
+        if not line:
+            continue
+        cols = line.split("\t")
+        if n == 1 and cols[0] == "AnonID":
+            continue
+        if len(cols) not in (3, 5):
+            raise InputError(name, n, f"expected 5 tab-separated fields, found {len(cols)}")
+        users.append(cols[0])
+        queries.append(cols[1])
+        times.append(_parse_time(cols[2], name, n))
+    secs = np.asarray(times, dtype=np.float64)
+    starts = _split_times(users, secs, gap)
+    return _sessions_from_rows(users, queries, secs, starts, lambda u, k: f"{u}-{k}", dedup)
+
+
+def read_webis_smc(path, *, split: str = "time", gap: float | None = DEFAULT_GAP,
+                   dedup: bool = True) -> list:
+    if split not in ("time", "mission", "block"):
+        raise UsageError(f"split must be time, mission or block, not {split!r}")
+    name, text = _read_text(path)
+    users, queries, times, missions, blocks = [], [], [], [], []
+    block = 0
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip() or set(line.strip()) == {"-"}:
+            block += 1
+            continue
+        cols = line.split("\t")
+        if n == 1 and cols[0] == "UserID":
+            continue
+        if len(cols) < 6:
+            raise InputError(name, n, f"expected at least 6 tab-separated fields, found {len(cols)}")
+        users.append(cols[0])
+        queries.append(cols[1])
+        times.append(_parse_time(cols[2], name, n))
+        missions.append(cols[5].strip())
+        blocks.append(block)
+    secs = np.asarray(times, dtype=np.float64)
+    if split == "time":
+        starts = _split_times(users, secs, gap)
+        return _sessions_from_rows(users, queries, secs, starts, lambda u, k: f"{u}-{k}", dedup)
+    if split == "block":
+        b = np.asarray(blocks)
+        starts = np.ones(len(b), dtype=bool)
+        starts[1:] = b[1:] != b[:-1]
+        return _sessions_from_rows(users, queries, secs, starts, lambda u, k: f"{u}-{k}", dedup)
+    groups: dict = {}
+    for i, key in enumerate(zip(users, missions)):
+        groups.setdefault(key, []).append(i)
+    sessions = []
+    for (user, mission), rows in groups.items():
+        q, t = _dedup([queries[i] for i in rows], [times[i] for i in rows], dedup)
+        if q:
+            sessions.append(Session(f"{user}-m{mission}", q, t, user, {"mission": mission}))
+    return sessions
+
+
+def _trec_root(path):
+    name, text = _read_text(path)
+    try:
+        return name, ET.fromstring(text)
+    except ET.ParseError as e:
+        raise InputError(name, e.position[0], f"XML error: {e}") from None
+
+
+def read_trec_session_details(path) -> list:
+    """Per session: {"num", "topic", "interactions": [{"query", "results": [...], "clicks":
+    [ranks]}], "currentquery"} -- the results carry rank, clueweb12id, url, title, snippet."""
+    _, root = _trec_root(path)
+    out = []
+    for s in root.iter("session"):
+        inter = []
+        for it in s.findall("interaction"):
+            results = [{"rank": r.get("rank"),
+                        **{f: (r.findtext(f) or "") for f in ("clueweb12id", "url", "title",
+                                                               "snippet")}}
+                       for r in it.iter("result")]
+            clicks = [c.findtext("rank") for c in it.iter("click")]
+            inter.append({"query": it.findtext("query") or "", "results": results,
+                          "clicks": clicks})
+        cq = s.find("currentquery")
+        topic = s.find("topic")
+        out.append({"num": s.get("num"), "topic": None if topic is None else topic.get("num"),
+                    "interactions": inter,
+                    "currentquery": None if cq is None else (cq.findtext("query") or "")})
+    return out
+
+
+def read_trec_session(path, *, dedup: bool = True, current: bool = True) -> list:
+    sessions = []
+    for d in read_trec_session_details(path):
+        qs = [i["query"] for i in d["interactions"]]
+        if current and d["currentquery"] is not None:
+            qs.append(d["currentquery"])
+        q, _ = _dedup(qs, None, dedup)
+        sessions.append(Session(d["num"], q, None, None, {"topic": d["topic"]}))
+    return sessions
+
+
+def read_marco_sessions(path, *, dedup: bool = True) -> list:
+    _, text = _read_text(path)
+    sessions, cur = [], []
+    for line in text.split("\n") + [""]:
+        q = line.replace("\t", " ").strip()
+        if q:
+            cur.append(q)
+        elif cur:
+            qs, _ = _dedup(cur, None, dedup)
+            sessions.append(Session(f"marco-{len(sessions) + 1}", qs))
+            cur = []
+    return sessions
+
+
+def instances(sessions) -> list:
+    out = []
+    for s in sessions:
+        for i in range(1, len(s.queries)):
+            out.append(Instance(f"{s.sid}_{i + 1}", tuple(s.queries[:i]), s.queries[i], s.sid))
+    return out
+
+
+def _fields(line: str) -> list:
+    return [f for f in (collapse_ws(x) for x in line.rstrip("\r").split("\t")) if f]
+
+
+def read_hredqs_candidates(ctx, rnk, tgt=None) -> list:
+    cname, ctext = _read_text(ctx)
+    rname, rtext = _read_text(rnk)
+    clines = ctext.rstrip("\n").split("\n") if ctext.strip() else []
+    rlines = rtext.rstrip("\n").split("\n") if rtext.strip() else []
+    if len(clines) != len(rlines):
+        raise InputError(rname, None, f"{len(rlines)} lines, but {cname} has {len(clines)}")
+    if tgt is None:
+        targets = [None] * len(clines)
+    elif isinstance(tgt, (list, tuple)):
+        targets = [collapse_ws(t) for t in tgt]
+    else:
+        tname, ttext = _read_text(tgt)
+        targets = [collapse_ws(t) for t in ttext.rstrip("\n").split("\n")]
+        if len(targets) != len(clines):
+            raise InputError(tname, None, f"{len(targets)} lines, but {cname} has {len(clines)}")
+    if len(targets) != len(clines):
+        raise UsageError(f"{len(targets)} targets for {len(clines)} instances")
+    return [Instance(f"hredqs-{i + 1}", tuple(_fields(c)), t, None, tuple(_fields(r)))
+            for i, (c, r, t) in enumerate(zip(clines, rlines, targets))]
+
+
+# ---------------------------------------------------------------- to TREC files
+
+def to_topics(insts, sep: str = CONTEXT_SEP):
+    from .topics import Topics
+
+    return Topics(qids=[i.iid for i in insts], queries=[sep.join(i.context) for i in insts],
+                  source="<sessions>")
+
+
+def to_qrels(insts) -> Qrels:
+    rows = [(i.iid, candidate_id(i.target)) for i in insts if i.target is not None]
+    return Qrels(qid=pa.array([r[0] for r in rows], pa.string()),
+                 docno=pa.array([r[1] for r in rows], pa.string()),
+                 grade=np.ones(len(rows), dtype=np.int64), source="<sessions qrels>")
+
+
+def to_run(insts, scores: dict, *, missing: str = MISSING_ZERO, runid: str = "trecqr") -> Run:
+    """scores: {instance id: [(candidate text, score), ...]} (or {candidate: score}).
+    missing: MISSING_ZERO or MISSING_LAST (see the module documentation)."""
+    if missing not in (MISSING_ZERO, MISSING_LAST):
+        raise UsageError(f"missing must be {MISSING_ZERO!r} or {MISSING_LAST!r}, not {missing!r}")
+    targets = {i.iid: i.target for i in insts}
+    qids, docnos, vals = [], [], []
+    for iid, cands in scores.items():
+        if isinstance(cands, dict):
+            cands = list(cands.items())
+        seen: dict = {}
+        for text, score in cands:
+            cid = candidate_id(text)
+            if cid not in seen:
+                seen[cid] = float(score)
+        if not seen:
+            continue
+        tgt = targets.get(iid)
+        if missing == MISSING_LAST and tgt is not None:
+            tid = candidate_id(tgt)
+            if tid not in seen:
+                # trec_eval's order: score descending, docno descending; the last is the
+                # lowest score, and among equal scores the smallest id.
+                last = min(seen, key=lambda c: (seen[c], c))
+                del seen[last]
+                seen[tid] = min(seen.values(), default=0.0) - 1.0 if seen else 0.0
+        for cid, s in seen.items():
+            qids.append(iid)
+            docnos.append(cid)
+            vals.append(s)
+    return Run(qid=pa.array(qids, pa.string()), docno=pa.array(docnos, pa.string()),
+               score=np.asarray(vals, dtype=np.float64), runid=runid, source="<sessions run>")
+
+
+def read_candidate_scores(path) -> dict:
+    """{instance id: [(candidate, score), ...]} from TSV or JSONL (see the module docs)."""
+    name, text = _read_text(path)
+    out: dict = {}
+    jsonl = name.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz")) or text.lstrip()[:1] == "{"
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        if jsonl:
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                raise InputError(name, n, f"bad JSON: {e}") from None
+            iid = next((str(rec[k]) for k in ("id", "qid", "instance_id") if k in rec), None)
+            if iid is None:
+                raise InputError(name, n, "no id/qid/instance_id field")
+            if "candidates" in rec:
+                c, s = rec["candidates"], rec.get("scores")
+                if not isinstance(s, list) or len(s) != len(c):
+                    raise InputError(name, n, "candidates and scores differ in length")
+                out.setdefault(iid, []).extend(zip(c, map(float, s)))
+            elif "candidate" in rec and "score" in rec:
+                out.setdefault(iid, []).append((rec["candidate"], float(rec["score"])))
+            else:
+                raise InputError(name, n, "needs candidate+score or candidates+scores")
+            continue
+        cols = line.split("\t")
+        if len(cols) != 3:
+            raise InputError(name, n, f"expected 3 tab-separated fields, found {len(cols)}")
+        try:
+            score = float(cols[2])
+        except ValueError:
+            if n == 1:
+                continue
+            raise InputError(name, n, f"bad score {cols[2]!r}") from None
+        out.setdefault(cols[0], []).append((cols[1], score))
+    return out
+
+
+def read_hredqs_scores(insts, score_path, column=None) -> dict:
+    """Scores for HRED-qs candidates: one line per candidate, in rnk order (see module docs)."""
+    name, text = _read_text(score_path)
+    lines = [(n, l.split()) for n, l in enumerate(text.split("\n"), 1) if l.strip()]
+    header = None
+    if lines:
+        try:
+            [float(x) for x in lines[0][1]]
+        except ValueError:
+            header = lines.pop(0)[1]
+    col = -1
+    if column is not None:
+        if isinstance(column, str) and not column.lstrip("-").isdigit():
+            if header is None or column not in header:
+                raise UsageError(f"no column {column!r} in {name}")
+            col = header.index(column)
+        else:
+            col = int(column)
+    total = sum(len(i.candidates or ()) for i in insts)
+    if len(lines) != total:
+        raise InputError(name, None, f"{len(lines)} score lines for {total} candidates")
+    out, k = {}, 0
+    for inst in insts:
+        pairs = []
+        for c in inst.candidates or ():
+            n, vals = lines[k]
+            k += 1
+            try:
+                pairs.append((c, float(vals[col])))
+            except (ValueError, IndexError):
+                raise InputError(name, n, f"no score in column {col}") from None
+        out[inst.iid] = pairs
+    return out
+
+
+def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
+    """Mean reciprocal rank computed directly (for checking): candidates ordered by score
+    descending, ties by candidate id descending; instances with candidates only."""
+    total, count = 0.0, 0
+    targets = {i.iid: i.target for i in insts}
+    for iid, cands in scores.items():
+        seen: dict = {}
+        for text, s in (cands.items() if isinstance(cands, dict) else cands):
+            seen.setdefault(candidate_id(text), float(s))
+        if not seen:
+            continue
+        order = sorted(seen, key=lambda c: (-seen[c], tuple(-b for b in c.encode())))
+        tid = None if targets.get(iid) is None else candidate_id(targets[iid])
+        count += 1
+        if tid in seen:
+            total += 1.0 / (order.index(tid) + 1)
+        elif missing == MISSING_LAST and tid is not None:
+            total += 1.0 / len(order)
+    return total / count if count else 0.0
+
+
+# ---------------------------------------------------------------- files and CLI
+
+FORMATS = ("aol", "webis", "trec-session", "marco", "hredqs")
+
+
+def load_sessions_instances(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
+                            dedup: bool = True, rnk=None, tgt=None) -> list:
+    """Instances from a session file of format fmt (one of FORMATS)."""
+    if fmt == "aol":
+        return instances(read_aol(path, gap=gap, dedup=dedup))
+    if fmt == "webis":
+        return instances(read_webis_smc(path, split=split, gap=gap, dedup=dedup))
+    if fmt == "trec-session":
+        return instances(read_trec_session(path, dedup=dedup))
+    if fmt == "marco":
+        return instances(read_marco_sessions(path, dedup=dedup))
+    if fmt == "hredqs":
+        if rnk is None:
+            raise UsageError("hredqs needs the rnk file (--rnk)")
+        return read_hredqs_candidates(path, rnk, tgt)
+    raise UsageError(f"unknown session format {fmt!r} (one of {', '.join(FORMATS)})")
+
+
+def write_trec_files(insts, *, topics_out=None, qrels_out=None, run_out=None, scores=None,
+                     missing: str = MISSING_ZERO, sep: str = CONTEXT_SEP,
+                     runid: str = "trecqr") -> dict:
+    """Write whichever of topics (TSV/JSONL/TREC by extension), qrels and run are asked for;
+    returns counts {"instances", "qrels", "run_lines"}."""
+    from ..formats.qrels import write_qrels
+    from ..formats.run import write_run
+    from .topics import write_topics
+
+    counts = {"instances": len(insts)}
+    if topics_out is not None:
+        write_topics(to_topics(insts, sep), topics_out)
+    if qrels_out is not None:
+        q = to_qrels(insts)
+        write_qrels(q, qrels_out)
+        counts["qrels"] = len(q)
+    if run_out is not None:
+        if scores is None:
+            raise UsageError("a run needs candidate scores")
+        r = to_run(insts, scores, missing=missing, runid=runid)
+        write_run(r, run_out)
+        counts["run_lines"] = len(r)
+    return counts
+
+
+import click
+
+
+@click.command("sessions", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("path", metavar="IN")
+@click.option("--rnk", default=None, help="hredqs: the rnk (candidates) file; IN is the ctx file.")
+@click.option("--tgt", default=None, help="hredqs: targets, one per line.")
+@click.option("--split", type=click.Choice(["time", "mission", "block"]), default="time",
+              show_default=True, help="webis: 30-minute rule, mission labels or blank-line blocks.")
+@click.option("--gap", type=float, default=DEFAULT_GAP, show_default=True,
+              help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
+@click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
+@click.option("--topics", "topics_out", default=None, help="Write topics (id -> context).")
+@click.option("--qrels", "qrels_out", default=None, help="Write qrels (id -> target id, grade 1).")
+@click.option("--run", "run_out", default=None, help="Write a run from --scores.")
+@click.option("--scores", default=None,
+              help="Candidate scores: TSV/JSONL, or for hredqs a score file (one line per candidate).")
+@click.option("--column", default=None, help="hredqs score file: column name or index (default last).")
+@click.option("--missing", type=click.Choice([MISSING_ZERO, MISSING_LAST]), default=MISSING_ZERO,
+              show_default=True, help="Target missing from the candidates: zero (trec_eval) or "
+                                      "last (HRED-qs: 1/len).")
+@click.option("--sep", default=CONTEXT_SEP, show_default=True, help="Context separator in topics.")
+@click.option("--runid", default="trecqr", show_default=True)
+def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_out, qrels_out,
+                     run_out, scores, column, missing, sep, runid):
+    """Session logs to next-query instances, written as TREC topics, qrels and a run."""
+    from ..cli import _run_guarded
+
+    def run():
+        insts = load_sessions_instances(fmt, path, split=split, gap=gap if gap > 0 else None,
+                                        dedup=not keep_duplicates, rnk=rnk, tgt=tgt)
+        sc = None
+        if scores is not None:
+            sc = (read_hredqs_scores(insts, scores, column) if fmt == "hredqs"
+                  else read_candidate_scores(scores))
+        counts = write_trec_files(insts, topics_out=topics_out, qrels_out=qrels_out,
+                                  run_out=run_out, scores=sc, missing=missing, sep=sep,
+                                  runid=runid)
+        click.echo(" ".join(f"{k}={v}" for k, v in counts.items()), err=True)
+
+    _run_guarded(run)
