@@ -86,7 +86,8 @@ class LazyGroup(click.Group):
                                   "diff": "trecqr.report.diff:command",
                                   "compare": "trecqr.report.compare:command",
                                   "breakdown": "trecqr.report.breakdown:command",
-                                  "plot": "trecqr.report.plots:command"},
+                                  "plot": "trecqr.report.plots:command",
+                                  "gen": "trecqr.generative.gen:command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():

@@ -1,0 +1,208 @@
+"""``trecqr gen PRED REF``: generative metrics over (id, text) pairs matched by id.
+
+PRED is read with :func:`trecqr.adapters.rewrites.read_rewrites` (JSONL with the id and rewrite
+fields found automatically, e.g. ``GPT_rewrite`` as a string or chat-completion object, or
+``--pred-field``; TSV ``id<TAB>text``). An empty or null prediction is scored as the empty
+string (counted as ``empty_predictions``). REF is read with
+:func:`trecqr.adapters.topics.read_topics`; in JSONL its text field is ``--ref-field``, else
+the first human-rewrite field present (``Truth_rewrite``, ``Rewrite``, ...), else the usual
+query fields. Format: ``.tsv``/``.tab``/``.txt`` is TSV, anything else JSONL, unless given.
+
+Ids are matched as written; when both files use conversational turn ids of different styles
+(``QReCC-Test_1_2`` vs ``1_2``), they are matched through the canonical (conversation, turn) id
+of :mod:`trecqr.adapters.turn_ids`, and REF's ids are reported. Ids in only one file are
+counted (``unmatched_pred``, ``unmatched_ref``) and not scored.
+
+Aggregates: the mean over matched pairs, except BLEU (corpus BLEU). Every result carries its
+parameters (tokenizer, lowercase, OOV policy, embeddings, BLEU signature, ROUGE stemming).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+
+from . import LOWER_IS_BETTER, METRICS
+
+
+def _fmt_of(path, fmt):
+    if fmt:
+        return fmt
+    low = str(path).lower().removesuffix(".gz")
+    return "tsv" if low.endswith((".tsv", ".tab", ".txt")) else "jsonl"
+
+
+def read_pairs(pred_path, ref_path, *, pred_field=None, ref_field=None, pred_id_field=None,
+               ref_id_field=None, pred_format=None, ref_format=None):
+    """(ids, preds, refs, counts) of the pairs matched by id."""
+    from ..adapters.rewrites import HUMAN_REWRITE_FIELDS, _match_keys, read_rewrites
+    from ..adapters.topics import _text, json_records, read_topics
+
+    rw = read_rewrites(pred_path, format=_fmt_of(pred_path, pred_format), id_field=pred_id_field,
+                       rewrite_field=pred_field, missing="drop")
+    pred = rw.topics.as_dict()
+    for q in rw.report.empty:
+        pred[q] = ""
+    pred_ids = [q for q in _order(pred_path, rw) if q in pred]
+
+    rfmt = _fmt_of(ref_path, ref_format)
+    if rfmt == "jsonl" and ref_field is None:
+        name, text = _text(ref_path)
+        first = next((rec for _, rec in json_records(name, text)), {})
+        ref_field = next((f for f in HUMAN_REWRITE_FIELDS if f in first), None)
+    ref_topics = read_topics(ref_path, rfmt, qid_field=ref_id_field, query_field=ref_field)
+    ref = ref_topics.as_dict()
+    ref_ids = list(ref_topics.qids)
+
+    pkeys, rkeys, _ = _match_keys(pred_ids, ref_ids, rw.report.source)
+    pred_by_key = dict(zip(pkeys, pred_ids))
+    ids, preds, refs = [], [], []
+    for key, rid in zip(rkeys, ref_ids):
+        pid = pred_by_key.get(key)
+        if pid is not None:
+            ids.append(rid)
+            preds.append(pred[pid])
+            refs.append(ref[rid])
+    rset = set(rkeys)
+    counts = {"pred_records": len(pred_ids), "ref_records": len(ref_ids), "matched": len(ids),
+              "unmatched_pred": sum(k not in rset for k in pkeys),
+              "unmatched_ref": len(ref_ids) - len(ids),
+              "empty_predictions": sum(1 for p in preds if not p.strip()),
+              "pred_field": rw.report.rewrite_field, "ref_field": ref_field or "auto"}
+    return ids, preds, refs, counts
+
+
+def _order(path, rw):
+    """Prediction ids in file order (kept ones and empty ones)."""
+    kept = list(rw.topics.qids)
+    return kept + [q for q in rw.report.empty if q not in set(kept)]
+
+
+def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=True,
+                embeddings=None, bleu_lowercase=False, rouge_stemmer=False):
+    """({metric: per-instance list}, {metric: aggregate}, parameters)."""
+    from .per import per, per_mt, tokenize
+
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        from ..errors import UsageError
+        raise UsageError(f"unknown metric {unknown[0]!r}: use {', '.join(METRICS)}")
+    params = {"tokenizer": tokenizer, "lowercase": lowercase}
+    per_inst, agg = {}, {}
+    toks_g = [tokenize(p, tokenizer, lowercase) for p in preds]
+    toks_t = [tokenize(r, tokenizer, lowercase) for r in refs]
+    if "per" in metrics:
+        per_inst["per"] = [per(g, t) for g, t in zip(toks_g, toks_t)]
+    if "per-mt" in metrics:
+        per_inst["per-mt"] = [per_mt(g, t) for g, t in zip(toks_g, toks_t)]
+    if "sim_emb" in metrics:
+        from .embedding import OOV_POLICY, glove_6b_50d, load_embeddings, sim_emb
+        emb = load_embeddings(embeddings) if embeddings else glove_6b_50d()
+        per_inst["sim_emb"] = [sim_emb(g, t, emb) for g, t in zip(toks_g, toks_t)]
+        oov = sum(len(x) - len(emb.lookup(x)[0]) for x in toks_g + toks_t)
+        params.update({"embeddings": emb.name, "embedding_dim": emb.dim, "oov": OOV_POLICY,
+                       "oov_tokens": oov, "composition": "vector extrema"})
+    if "bleu" in metrics:
+        from .text import bleu
+        per_inst["bleu"], agg["bleu"], sig = bleu(preds, refs, lowercase=bleu_lowercase)
+        params.update({"bleu_signature": sig, "bleu_aggregate": "corpus", "bleu_scale": 100})
+    rtypes = [m for m in ("rouge1", "rouge2", "rougeL") if m in metrics]
+    if rtypes:
+        from .text import rouge
+        per_inst.update(rouge(preds, refs, rtypes, stemmer=rouge_stemmer))
+        params.update({"rouge_stemmer": rouge_stemmer, "rouge_measure": "F1"})
+    for m, vals in per_inst.items():
+        if m not in agg:
+            agg[m] = sum(vals) / len(vals) if vals else math.nan
+    order = [m for m in METRICS if m in per_inst]
+    return ({m: per_inst[m] for m in order}, {m: agg[m] for m in order}, params)
+
+
+def evaluate_gen(pred_path, ref_path, metrics=METRICS, **kw):
+    """Read, match and score: a dict with ``metrics``, ``direction``, ``counts``, ``parameters``
+    and ``per_instance`` (ids and values)."""
+    read_kw = {k: kw.pop(k) for k in list(kw) if k in (
+        "pred_field", "ref_field", "pred_id_field", "ref_id_field", "pred_format", "ref_format")}
+    ids, preds, refs, counts = read_pairs(pred_path, ref_path, **read_kw)
+    inst, agg, params = score_pairs(preds, refs, metrics, **kw)
+    return {"metrics": agg,
+            "direction": {m: "lower" if m in LOWER_IS_BETTER else "higher" for m in agg},
+            "counts": counts, "parameters": params,
+            "per_instance": {"ids": ids, "values": inst}}
+
+
+def _table(result) -> str:
+    lines = [f"{'metric':<10}{'value':>12}  better"]
+    for m, v in result["metrics"].items():
+        lines.append(f"{m:<10}{v:>12.4f}  {result['direction'][m]}")
+    c = result["counts"]
+    lines.append(f"# pairs: {c['matched']} matched; {c['unmatched_pred']} predictions and "
+                 f"{c['unmatched_ref']} references unmatched; {c['empty_predictions']} empty "
+                 "predictions")
+    for k, v in result["parameters"].items():
+        lines.append(f"# {k}: {v}")
+    return "\n".join(lines) + "\n"
+
+
+@click.command("gen")
+@click.argument("pred_path", metavar="PRED")
+@click.argument("ref_path", metavar="REF")
+@click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
+              help="metric to compute (repeatable; default: all)")
+@click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
+              show_default=True)
+@click.option("--per-instance", "per_instance", default=None,
+              help="write per-pair values here (JSONL if it ends in .jsonl/.json, else TSV)")
+@click.option("--pred-field", default=None, help="PRED JSONL text field (default: auto)")
+@click.option("--ref-field", default=None,
+              help="REF JSONL text field (default: first human-rewrite field, e.g. Truth_rewrite)")
+@click.option("--pred-id-field", default=None, help="PRED JSONL id field (or CONV,TURN)")
+@click.option("--ref-id-field", default=None, help="REF JSONL id field (or CONV,TURN)")
+@click.option("--pred-format", type=click.Choice(("jsonl", "tsv")), default=None)
+@click.option("--ref-format", type=click.Choice(("jsonl", "tsv", "trec")), default=None)
+@click.option("--tokenizer", type=click.Choice(("alnum", "whitespace")), default="alnum",
+              show_default=True, help="tokens for PER and sim_emb")
+@click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising")
+@click.option("--embeddings", default=None,
+              help="word2vec/GloVe text file for sim_emb (default: packaged GloVe 6B 50d)")
+@click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
+@click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
+def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, ref_field,
+            pred_id_field, ref_id_field, pred_format, ref_format, tokenizer, case_sensitive,
+            embeddings, bleu_lowercase, rouge_stemmer):
+    """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
+    from ..cli import _run_guarded
+
+    def run():
+        result = evaluate_gen(
+            pred_path, ref_path, metrics or METRICS, pred_field=pred_field, ref_field=ref_field,
+            pred_id_field=pred_id_field, ref_id_field=ref_id_field, pred_format=pred_format,
+            ref_format=ref_format, tokenizer=tokenizer, lowercase=not case_sensitive,
+            embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer)
+        if per_instance:
+            _write_per_instance(result, per_instance)
+        out = dict(result)
+        out.pop("per_instance")
+        if out_format == "json":
+            click.echo(json.dumps(out, indent=2))
+        else:
+            click.echo(_table(result), nl=False)
+
+    _run_guarded(run)
+
+
+def _write_per_instance(result, path):
+    from ..formats.writer import atomic_write_lines
+
+    ids, values = result["per_instance"]["ids"], result["per_instance"]["values"]
+    names = list(values)
+    if str(path).lower().endswith((".jsonl", ".json")):
+        lines = [json.dumps({"id": q, **{m: values[m][i] for m in names}})
+                 for i, q in enumerate(ids)]
+    else:
+        lines = ["id\t" + "\t".join(names)]
+        lines += [q + "\t" + "\t".join(f"{values[m][i]:.6f}" for m in names)
+                  for i, q in enumerate(ids)]
+    atomic_write_lines(path, lines)
