@@ -87,7 +87,9 @@ class LazyGroup(click.Group):
                                   "compare": "trecqr.report.compare:command",
                                   "breakdown": "trecqr.report.breakdown:command",
                                   "plot": "trecqr.report.plots:command",
-                                  "gen": "trecqr.generative.gen:command"},
+                                  "gen": "trecqr.generative.gen:command",
+                                  "index": "trecqr.retrieval.bm25:index_command",
+                                  "search": "trecqr.retrieval.bm25:search_command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():

@@ -1,0 +1,143 @@
+"""BM25 retrieval (bm25s): collections, analysis, index round trip, runs, CLI."""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import trecqr
+from trecqr.formats import qrels_from_dict, read_run
+from trecqr.retrieval.bm25 import analyze, build_index, index_command, load_index, search, \
+    search_command
+from trecqr.retrieval.collections import iter_collection
+
+PASSAGES = [
+    ("d1", "The cat sat on the mat.", "Cats [SEP] Habits"),
+    ("d2", "Dogs are running in the park every morning.", "Dogs [SEP] Exercise"),
+    ("d3", "A dog can run fast and a dog can jump high.", "Dogs"),
+    ("d4", "The stock market fell sharply on Monday.", "Finance"),
+    ("d5", "Paris is the capital of France.", "France [SEP] Cities"),
+    ("d6", "Running shoes help runners run marathons.", "Sport"),
+    ("d7", "The the the of of and and is is.", "Stop"),
+    ("d8", "Cats and dogs can live together peacefully.", "Pets"),
+]
+
+
+@pytest.fixture(scope="module")
+def coll(tmp_path_factory):
+    d = tmp_path_factory.mktemp("coll")
+    tsv = d / "c.tsv"
+    tsv.write_text("id\ttext\ttitle\n" + "".join(f"{i}\t{t}\t{ti}\n" for i, t, ti in PASSAGES))
+    jl = d / "c.jsonl"
+    jl.write_text("".join(json.dumps({"id": i, "contents": f"{ti.replace('[SEP]', ' ')} {t}"})
+                          + "\n" for i, t, ti in PASSAGES))
+    idx = d / "idx"
+    build_index(tsv, idx, k1=0.9, b=0.4, show_progress=False)
+    return d, tsv, jl, idx
+
+
+def bm25(tf, dl, avgdl, df, n, k1=0.9, b=0.4):
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def test_collection_streams_both_layouts(coll):
+    _, tsv, jl, _ = coll
+    a = list(iter_collection(tsv))
+    b = list(iter_collection(jl))
+    assert [d.docid for d in a] == [d.docid for d in b] == [p[0] for p in PASSAGES]
+    assert a[0].text == "Cats   Habits The cat sat on the mat."
+    assert a[0].line == 2 and b[0].line == 1
+    assert analyze(a[0].text) == analyze(b[0].text) == ["cat", "habit", "cat", "sat", "mat"]
+
+
+def test_analyzer_stopwords_stemming():
+    assert analyze("The Running of the dogs") == ["run", "dog"]
+    assert analyze("the and of is") == []
+    assert analyze("John's runs") == ["john", "run"]
+
+
+def test_ranking_and_exact_scores(coll):
+    _, _, _, idx = coll
+    run = search(idx, {"q1": "dog running", "q2": "the capital of France"}, k=10,
+                 show_progress=False)
+    rows = list(zip(run.qid.to_pylist(), run.docno.to_pylist(), run.score.tolist()))
+    q1 = [r for r in rows if r[0] == "q1"]
+    # d2 and d3 both hold 'dog' and 'run'; d3 has 'dog' twice
+    assert [r[1] for r in q1][:2] == ["d3", "d2"]
+    assert {r[1] for r in q1} == {"d2", "d3", "d6", "d8"}
+    # hand computed: document lengths after analysis
+    toks = {i: analyze(f"{ti.replace('[SEP]', ' ')} {t}") for i, t, ti in PASSAGES}
+    n, avgdl = len(toks), sum(map(len, toks.values())) / len(toks)
+    df = {w: sum(w in v for v in toks.values()) for w in ("dog", "run", "capit", "franc")}
+    assert df["dog"] == 3 and df["run"] == 3
+    d3 = toks["d3"]
+    want = bm25(d3.count("dog"), len(d3), avgdl, df["dog"], n) + \
+        bm25(d3.count("run"), len(d3), avgdl, df["run"], n)
+    assert q1[0][2] == pytest.approx(want, rel=1e-6)
+    q2 = [r for r in rows if r[0] == "q2"]
+    assert [r[1] for r in q2] == ["d5"]  # stop words 'the', 'of' match nothing (d7)
+
+
+def test_roundtrip_deterministic_and_eval(coll, tmp_path):
+    d, tsv, jl, idx = coll
+    topics = {"q1": "dog running", "q2": "cats", "q3": "running"}
+    r1 = search(idx, topics, k=3, show_progress=False)
+    loaded = load_index(idx, mmap=False)
+    r2 = search(idx, topics, k=3, show_progress=False, index=loaded)
+    r3 = search(idx, topics, k=3, show_progress=False, n_threads=2)
+    for r in (r2, r3):
+        assert r.docno.to_pylist() == r1.docno.to_pylist()
+        assert np.array_equal(r.score, r1.score)
+    # q2 'cats': d1 (cat x2), then d8; ties broken by docid descending as trec_eval does
+    idx_j = d / "idx_j"
+    build_index(jl, idx_j, show_progress=False)
+    rj = search(idx_j, topics, k=3, show_progress=False)
+    assert rj.docno.to_pylist() == r1.docno.to_pylist()
+    assert np.array_equal(rj.score, r1.score)
+    out = tmp_path / "run.txt"
+    res = CliRunner().invoke(search_command, [str(idx), _topics(tmp_path, topics), "-o",
+                                              str(out), "-k", "3", "--quiet"])
+    assert res.exit_code == 0, res.output
+    back = read_run(out)
+    assert back.docno.to_pylist() == r1.docno.to_pylist()
+    assert np.array_equal(back.score, r1.score)
+    lines = out.read_text().splitlines()
+    assert lines[0].split()[:4] == ["q1", "Q0", "d3", "1"]
+    qrels = qrels_from_dict({"q1": {"d2": 1}, "q2": {"d8": 1}, "q3": {"d5": 1}})
+    res = trecqr.evaluate(qrels, back, ["recip_rank"])
+    # q1: d3 d2 -> RR 1/2; q2 'cats': d1 d8 -> 1/2; q3 'running': d6 d2 d3 -> 0
+    assert res.aggregate()["recip_rank"] == pytest.approx((1 / 2 + 1 / 2 + 0) / 3)
+
+
+def test_tie_order_matches_trec_eval(tmp_path):
+    c = tmp_path / "t.jsonl"
+    c.write_text("".join(json.dumps({"id": i, "contents": "apple pie"}) + "\n"
+                         for i in ("b", "a", "c", "d10", "d9")) +
+                 json.dumps({"id": "z", "contents": "banana"}) + "\n")
+    build_index(c, tmp_path / "i", show_progress=False)
+    run = search(tmp_path / "i", {"1": "apple"}, k=3, show_progress=False)
+    assert run.docno.to_pylist() == ["d9", "d10", "c"]
+    assert len(set(run.score.tolist())) == 1
+
+
+def test_cli_index_and_incomplete(coll, tmp_path):
+    _, tsv, _, _ = coll
+    res = CliRunner().invoke(index_command, [str(tsv), "-o", str(tmp_path / "ix"),
+                                             "--k1", "1.2", "--b", "0.75", "--quiet"])
+    assert res.exit_code == 0, res.output
+    m = json.loads((tmp_path / "ix" / "trecqr-index.json").read_text())
+    assert (m["documents"], m["k1"], m["b"]) == (8, 1.2, 0.75)
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".trecqr")]
+    (tmp_path / "half").mkdir()
+    with pytest.raises(trecqr.errors.InputError):
+        load_index(tmp_path / "half")
+
+
+def _topics(tmp_path, topics):
+    p = tmp_path / "topics.tsv"
+    p.write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
+    return str(p)

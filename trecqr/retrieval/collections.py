@@ -1,0 +1,141 @@
+"""Passage collections, streamed one line at a time.
+
+``tsv`` (``.tsv``, ``.tab``)
+    ``id<TAB>text<TAB>title`` with a header row (TopiOCQA's ``full_wiki_segments.tsv``). The
+    header names the columns (``id``/``docid``/``pid``, ``text``/``contents``/``passage``,
+    ``title``), in any order; a file whose first line is not such a header is read as
+    ``id<TAB>text[<TAB>title]`` (MS MARCO's ``collection.tsv``). A TopiOCQA title
+    ``Title [SEP] Section`` is indexed as ``Title Section``; the indexed text is ``title text``.
+``jsonl`` (``.jsonl``, ``.json``, ``.ndjson``)
+    ``{"id": ..., "contents": ...}`` per line (Pyserini's layout); ``docid``/``_id`` and
+    ``text`` (with an optional ``title``) are accepted too.
+
+Files may be gzipped. A docid must be non-empty and hold no white space (it becomes a TREC
+run's docno); problems are InputErrors with the file's line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from dataclasses import dataclass
+
+from ..errors import InputError, UsageError
+
+COLLECTION_FORMATS = ("tsv", "jsonl")
+_EXT = {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl"}
+ID_COLUMNS = ("id", "docid", "doc_id", "pid", "_id")
+TEXT_COLUMNS = ("text", "contents", "passage", "body")
+TITLE_COLUMNS = ("title",)
+
+
+@dataclass(frozen=True)
+class Doc:
+    docid: str
+    text: str  # what is indexed: title and text joined
+    line: int
+
+
+def collection_format(path, format: str | None = None) -> str:
+    if format:
+        if format not in COLLECTION_FORMATS:
+            raise UsageError(f"unknown collection format {format!r} (use tsv or jsonl)")
+        return format
+    name = os.fspath(path)
+    if name.endswith(".gz"):
+        name = name[:-3]
+    fmt = _EXT.get(os.path.splitext(name)[1].lower())
+    if fmt is None:
+        raise UsageError(f"{path}: cannot tell the collection format from the name; "
+                         "give it (tsv or jsonl)")
+    return fmt
+
+
+def _open(path):
+    name = os.fspath(path)
+    try:
+        raw = gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="\n")
+
+
+def _clean_title(title: str) -> str:
+    return title.replace("[SEP]", " ").strip()
+
+
+def _join(title: str, text: str) -> str:
+    title = _clean_title(title)
+    return f"{title} {text}" if title else text
+
+
+def _check_id(name, lineno, docid) -> str:
+    if not docid or any(c.isspace() for c in docid):
+        raise InputError(name, lineno, f"bad docid {docid!r}: empty or holds white space")
+    return docid
+
+
+def _iter_tsv(name, fh):
+    cols = None
+    for lineno, line in enumerate(fh, 1):
+        line = line.rstrip("\n").rstrip("\r")
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if cols is None:
+            low = [p.strip().lower() for p in parts]
+            id_col = next((low.index(c) for c in ID_COLUMNS if c in low), None)
+            text_col = next((low.index(c) for c in TEXT_COLUMNS if c in low), None)
+            if id_col is not None and text_col is not None:
+                title_col = next((low.index(c) for c in TITLE_COLUMNS if c in low), None)
+                cols = (id_col, text_col, title_col)
+                continue
+            cols = (0, 1, 2)
+        id_col, text_col, title_col = cols
+        need = max(id_col, text_col) + 1
+        if len(parts) < need:
+            raise InputError(name, lineno, f"expected at least {need} tab-separated fields, "
+                                           f"found {len(parts)}")
+        title = parts[title_col] if title_col is not None and title_col < len(parts) else ""
+        yield Doc(_check_id(name, lineno, parts[id_col].strip()),
+                  _join(title, parts[text_col]), lineno)
+
+
+def _iter_jsonl(name, fh):
+    for lineno, line in enumerate(fh, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(name, lineno, f"bad JSON: {exc.msg}") from None
+        if not isinstance(rec, dict):
+            raise InputError(name, lineno, "expected a JSON object")
+        key = next((k for k in ID_COLUMNS if k in rec), None)
+        if key is None:
+            raise InputError(name, lineno, "no id field (id, docid, _id)")
+        if "contents" in rec:
+            text = rec["contents"]
+        else:
+            tkey = next((k for k in TEXT_COLUMNS if k in rec), None)
+            if tkey is None:
+                raise InputError(name, lineno, "no contents or text field")
+            text = rec[tkey]
+        if not isinstance(text, str):
+            raise InputError(name, lineno, "the text field is not a string")
+        title = rec.get("title") if "contents" not in rec else ""
+        yield Doc(_check_id(name, lineno, str(rec[key]).strip()),
+                  _join(title if isinstance(title, str) else "", text), lineno)
+
+
+def iter_collection(path, format: str | None = None):
+    """Yield each :class:`Doc` of a TSV or JSONL collection, streaming the file."""
+    fmt = collection_format(path, format)
+    name = os.fspath(path)
+    with _open(name) as fh:
+        try:
+            yield from (_iter_tsv if fmt == "tsv" else _iter_jsonl)(name, fh)
+        except UnicodeDecodeError as exc:
+            raise InputError(name, None, f"not UTF-8: {exc.reason}") from None
