@@ -89,7 +89,8 @@ class LazyGroup(click.Group):
                                   "plot": "trecqr.report.plots:command",
                                   "gen": "trecqr.generative.gen:command",
                                   "index": "trecqr.retrieval.bm25:index_command",
-                                  "search": "trecqr.retrieval.bm25:search_command"},
+                                  "search": "trecqr.retrieval.bm25:search_command",
+                                  "cqr": "trecqr.retrieval.cqr:command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():

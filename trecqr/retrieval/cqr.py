@@ -1,0 +1,287 @@
+"""``trecqr cqr``: conversational query rewriting evaluated end to end.
+
+For each input (a topics file, or a rewrites file read with :func:`read_rewrites` against the raw
+topics), search a BM25 index (built first from a collection when asked), keep the run as a TREC
+file, and score that file exactly as ``trecqr eval`` would, reporting:
+
+``RR@3``      true reciprocal rank cut at 3 (ir_measures ``RR@3``): 0 when nothing relevant is in
+              the top 3;
+``MRR``       what the CQR papers print as "MRR" / "MRR@3": trec_eval's full ``recip_rank`` over
+              the whole (``-k`` deep) run;
+``NDCG@3``    trec_eval ``ndcg_cut.3``;  ``R@10``, ``R@100``: ``recall.10``, ``recall.100``.
+
+Coverage per row: turns evaluated (run topics with qrels, trec_eval's default averaging set),
+qrels turns without a topic, qrels turns whose topic retrieved nothing, topics without gold (not in
+the qrels), and turns without a rewrite (rewrites inputs: empty or absent, from the
+:class:`RewriteReport`; they were handled by the ``missing`` policy).
+
+The run of a row is scored from the file written to the runs folder, so the numbers are those of
+``trecqr search`` + ``trecqr eval`` on the same index and topics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+
+# report key -> (column header, what it is)
+COLUMNS = {
+    "RR@3": ("RR@3 (true cut)", "ir_measures RR@3: reciprocal rank, 0 below rank 3"),
+    "MRR": ("MRR (papers: recip_rank)", "trec_eval recip_rank over the full run, what the CQR "
+                                        "papers print as MRR / MRR@3"),
+    "NDCG@3": ("NDCG@3", "trec_eval ndcg_cut.3"),
+    "R@10": ("R@10", "trec_eval recall.10"),
+    "R@100": ("R@100", "trec_eval recall.100"),
+}
+COVERAGE = {
+    "evaluated": "evaluated",
+    "qrels_without_topic": "no topic",
+    "qrels_without_result": "no result",
+    "topics_without_gold": "no gold",
+    "without_rewrite": "no rewrite",
+}
+
+
+@dataclass
+class CqrRow:
+    name: str
+    source: str
+    kind: str  # "topics" or "rewrites"
+    run: str
+    scores: dict
+    coverage: dict
+    rewrites: dict | None = None  # RewriteReport summary for rewrites inputs
+
+
+@dataclass
+class CqrReport:
+    rows: list
+    index: str
+    index_built: bool
+    k1: float
+    b: float
+    depth: int
+    runs_dir: str
+    qrels: str
+    preset: str | None = None
+    rel_threshold: int = 1
+    measures: dict = field(default_factory=dict)  # report key -> trecqr measure name
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["columns"] = {k: COLUMNS[k][1] for k in COLUMNS}
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def table(self, places: int = 4) -> str:
+        heads = ["run"] + [COLUMNS[k][0] for k in COLUMNS] + list(COVERAGE.values())
+        body = []
+        for r in self.rows:
+            cells = [r.name] + [f"{r.scores[k]:.{places}f}" for k in COLUMNS]
+            cells += ["-" if r.coverage[k] is None else str(r.coverage[k]) for k in COVERAGE]
+            body.append(cells)
+        widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h)
+                  for i, h in enumerate(heads)]
+
+        def line(cells):
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+        out = [line(heads), line(["-" * w for w in widths])] + [line(c) for c in body]
+        built = " (built for this call)" if self.index_built else ""
+        out.append("")
+        out.append(f"BM25 k1={self.k1} b={self.b}, depth {self.depth}, index {self.index}{built}"
+                   + (f", preset {self.preset}" if self.preset else ""))
+        out.append("RR@3 is a true cutoff at 3; MRR is trec_eval's recip_rank over the whole run "
+                   "(the papers' \"MRR\")" + (f"; relevant = grade >= {self.rel_threshold}"
+                                              if self.rel_threshold != 1 else ""))
+        out.append(f"runs kept in {self.runs_dir}")
+        for r in self.rows:
+            if r.rewrites is not None:
+                out.append(f"{r.name}: {r.rewrites['summary']}")
+        return "\n".join(out) + "\n"
+
+
+def _name(path) -> str:
+    stem = Path(os.fspath(path)).name
+    for suffix in (".gz", ".tsv", ".tab", ".txt", ".jsonl", ".json", ".xml", ".trec"):
+        stem = stem.removesuffix(suffix)
+    return stem or "run"
+
+
+def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=None,
+        collection=None, preset: str | None = None, k: int | None = None, runs_dir=None,
+        names=None, n_threads: int = 1, show_progress: bool = False,
+        collection_format: str | None = None) -> CqrReport:
+    """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
+
+    index: a trecqr BM25 index folder; with collection, the folder to build it into (kept);
+    collection alone: built into a temporary folder, removed afterwards. preset: k1/b for the
+    build, the depth (unless k is given) and the relevance threshold. runs_dir: where the runs
+    are kept (default: a new temporary folder, left in place).
+    """
+    import pyarrow.compute as pc
+
+    from ..adapters.presets import preset as get_preset
+    from ..adapters.rewrites import read_rewrites
+    from ..adapters.topics import read_topics
+    from ..api import evaluate, load_qrels
+    from ..formats.run import write_run
+    from .bm25 import DEFAULT_B, DEFAULT_K1, build_index, load_index, search
+
+    topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
+    rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
+    inputs = [("topics", t) for t in topics] + [("rewrites", r) for r in rewrites]
+    if not inputs:
+        raise UsageError("give at least one topics or rewrites file")
+    if index is None and collection is None:
+        raise UsageError("give an index (--index) or a collection to index (--collection)")
+    p = get_preset(preset) if preset else None
+    if k is None:
+        k = p.depth if p else 100
+    threshold = p.rel_threshold if p else 1
+    names = list(names or [])
+    if len(names) > len(inputs):
+        raise UsageError(f"{len(names)} names for {len(inputs)} inputs")
+    row_names = names + [_name(path) for _, path in inputs[len(names):]]
+    dup = {n for n in row_names if row_names.count(n) > 1}
+    if dup:
+        raise UsageError(f"several inputs named {sorted(dup)[0]!r}: name them with --name")
+    raw_topics = read_topics(raw) if raw is not None else None
+
+    tmp_index = None
+    built = False
+    try:
+        if collection is not None:
+            k1 = p.bm25_k1 if p and p.bm25_k1 is not None else DEFAULT_K1
+            b = p.bm25_b if p and p.bm25_b is not None else DEFAULT_B
+            if index is None:
+                tmp_index = tempfile.mkdtemp(prefix="trecqr-cqr-index-")
+                index = tmp_index
+            build_index(collection, index, k1, b, format=collection_format,
+                        show_progress=show_progress)
+            built = True
+        loaded = load_index(index)
+        manifest = loaded[2]
+        if p and p.bm25_k1 is not None and not built and (
+                manifest["k1"], manifest["b"]) != (p.bm25_k1, p.bm25_b):
+            warnings.warn(f"index {index} has k1={manifest['k1']} b={manifest['b']}, preset "
+                          f"{p.name} says k1={p.bm25_k1} b={p.bm25_b}", stacklevel=2)
+        if runs_dir is None:
+            runs_dir = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
+        os.makedirs(runs_dir, exist_ok=True)
+        q = load_qrels(qrels)
+        qrels_qids = set(pc.unique(q.qid).to_pylist())
+        trec_names = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut.3", "R@10": "recall.10",
+                      "R@100": "recall.100"}
+        rr3 = p.mrr("true") if p else "RR@3"
+        out_keys = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut_3", "R@10": "recall_10",
+                    "R@100": "recall_100", "RR@3": rr3}
+        rows = []
+        for (kind, path), name in zip(inputs, row_names):
+            report = None
+            if kind == "topics":
+                t = read_topics(path)
+            else:
+                rw = read_rewrites(path, missing=missing, raw=raw_topics)
+                t, report = rw.topics, rw.report
+            run = search(index, t, k, n_threads=n_threads, runid=f"cqr-{name}",
+                         show_progress=show_progress, index=loaded)
+            run_path = os.path.join(runs_dir, f"{name}.run")
+            write_run(run, run_path)
+            res = evaluate(q, run_path, ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
+                           relevance_level=threshold)
+            agg = res.aggregate()
+            scores = {key: agg[out_keys[key]] for key in COLUMNS}
+            topic_qids = set(t.qids)
+            run_qids = set(pc.unique(run.qid).to_pylist())
+            coverage = {
+                "evaluated": len(res.evaluation.qids),
+                "qrels_without_topic": len(qrels_qids - topic_qids),
+                "qrels_without_result": len((qrels_qids & topic_qids) - run_qids),
+                "topics_without_gold": len(topic_qids - qrels_qids),
+                "without_rewrite": None if report is None else len(report.missing),
+            }
+            rw_info = None
+            if report is not None:
+                rw_info = {"records": report.records, "rewritten": report.rewritten,
+                           "empty": len(report.empty), "absent": len(report.absent),
+                           "extra": len(report.extra), "policy": report.policy,
+                           "filled_raw": report.filled_raw, "dropped": report.dropped,
+                           "summary": report.summary()}
+            rows.append(CqrRow(name, os.fspath(path), kind, os.path.abspath(run_path), scores,
+                               coverage, rw_info))
+        measures = dict(trec_names, **{"RR@3": rr3})
+        return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
+                         built, manifest["k1"], manifest["b"], k, os.path.abspath(runs_dir),
+                         os.fspath(qrels), preset, threshold, measures)
+    finally:
+        if tmp_index is not None:
+            shutil.rmtree(tmp_index, ignore_errors=True)
+
+
+@click.command("cqr")
+@click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--index", "index_dir", type=click.Path(file_okay=False),
+              help="BM25 index folder (with --collection: build it here and keep it).")
+@click.option("--collection", type=click.Path(exists=True, dir_okay=False),
+              help="TSV/JSONL collection to index first (a temporary index unless --index).")
+@click.option("--topics", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Topics file (any topics format); repeatable, one row each.")
+@click.option("--rewrites", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Model rewrites (JSONL/TSV); repeatable, one row each.")
+@click.option("--raw", "raw_path", type=click.Path(exists=True, dir_okay=False),
+              help="Raw-question topics: the turn set and fallback for rewrites.")
+@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
+              show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
+@click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
+@click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
+@click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
+              help="Where runs are kept (default: <OUTPUT stem>-runs beside -o, else a "
+                   "temporary folder).")
+@click.option("--name", "names", multiple=True,
+              help="Row names, in input order (topics first, then rewrites); default file stems.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
+              show_default=True)
+@click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
+@click.option("--threads", type=int, default=1, show_default=True)
+@click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
+def command(qrels, index_dir, collection, topics, rewrites, raw_path, missing, preset, k,
+            runs_dir, names, fmt, output, threads, quiet):
+    """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
+
+    The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
+    format. Each row's run is kept in --runs-dir.
+    """
+    from ..cli import _run_guarded
+    from ..formats.writer import atomic_write_text
+
+    def job():
+        if index_dir is None and collection is None:
+            raise UsageError("give --index DIR or --collection FILE")
+        rd = runs_dir
+        if rd is None and output is not None and output != "-":
+            out = Path(output)
+            rd = str(out.with_name(out.name.split(".")[0] + "-runs"))
+        report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
+                     index=index_dir, collection=collection, preset=preset, k=k, runs_dir=rd,
+                     names=names, n_threads=threads, show_progress=not quiet)
+        text = report.to_json() if fmt == "json" else report.table()
+        click.echo(text, nl=False)
+        if output is not None and output != "-":
+            atomic_write_text(output, text)
+        if not quiet:
+            click.echo(f"trecqr: runs kept in {report.runs_dir}", err=True)
+
+    _run_guarded(job)
