@@ -15,6 +15,9 @@ counted (``unmatched_pred``, ``unmatched_ref``) and not scored.
 
 Aggregates: the mean over matched pairs, except BLEU (corpus BLEU). Every result carries its
 parameters (tokenizer, lowercase, OOV policy, embeddings, BLEU signature, ROUGE stemming).
+
+With ``--sim-ret --index DIR`` the columns ``sim_ret`` and ``sim_ret+`` (RM3 with Pyserini's
+defaults) of :mod:`.retrieval_sim` are added (``--depth`` k, ``--overlap``, ``--rbo-p``).
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ def _order(path, rw):
 
 
 def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=True,
-                embeddings=None, bleu_lowercase=False, rouge_stemmer=False):
+                embeddings=None, bleu_lowercase=False, rouge_stemmer=False, index=None,
+                sim_ret=False, depth=10, rbo_p=0.9, overlap="rbo"):
     """({metric: per-instance list}, {metric: aggregate}, parameters)."""
     from .per import per, per_mt, tokenize
 
@@ -113,10 +117,26 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
         from .text import rouge
         per_inst.update(rouge(preds, refs, rtypes, stemmer=rouge_stemmer))
         params.update({"rouge_stemmer": rouge_stemmer, "rouge_measure": "F1"})
+    if sim_ret:
+        from . import retrieval_sim as rs
+        if index is None:
+            from ..errors import UsageError
+            raise UsageError("--sim-ret needs --index DIR (a trecqr BM25 index)")
+        idx = rs._index(index)
+        plain = [rs.sim_ret(g, t, idx, depth, overlap, rbo_p) for g, t in zip(preds, refs)]
+        plus = [rs.sim_ret_plus(g, t, idx, depth, overlap, rbo_p) for g, t in zip(preds, refs)]
+        per_inst["sim_ret"] = [r["value"] for r in plain]
+        per_inst["sim_ret+"] = [r["value"] for r in plus]
+        params.update({"sim_ret_index": str(index), "sim_ret_k1": idx[2].get("k1"),
+                       "sim_ret_b": idx[2].get("b"), "sim_ret_depth": depth,
+                       "sim_ret_overlap": overlap, "rm3_fb_docs": rs.FB_DOCS,
+                       "rm3_fb_terms": rs.FB_TERMS, "rm3_original_weight": rs.ORIGINAL_WEIGHT})
+        if overlap == "rbo":
+            params["sim_ret_rbo_p"] = rbo_p
     for m, vals in per_inst.items():
         if m not in agg:
             agg[m] = sum(vals) / len(vals) if vals else math.nan
-    order = [m for m in METRICS if m in per_inst]
+    order = [m for m in METRICS if m in per_inst] + [m for m in per_inst if m not in METRICS]
     return ({m: per_inst[m] for m in order}, {m: agg[m] for m in order}, params)
 
 
@@ -169,9 +189,18 @@ def _table(result) -> str:
               help="word2vec/GloVe text file for sim_emb (default: packaged GloVe 6B 50d)")
 @click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
 @click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
+@click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
+              help="trecqr BM25 index for sim_ret / sim_ret+")
+@click.option("--sim-ret", "sim_ret", is_flag=True,
+              help="also compute sim_ret and sim_ret+ (RM3) with --index")
+@click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k")
+@click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence")
+@click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
+              show_default=True, help="sim_ret ranking-overlap measure")
 def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, ref_field,
             pred_id_field, ref_id_field, pred_format, ref_format, tokenizer, case_sensitive,
-            embeddings, bleu_lowercase, rouge_stemmer):
+            embeddings, bleu_lowercase, rouge_stemmer, index_dir, sim_ret, depth, rbo_p,
+            overlap):
     """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
     from ..cli import _run_guarded
 
@@ -180,7 +209,8 @@ def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, 
             pred_path, ref_path, metrics or METRICS, pred_field=pred_field, ref_field=ref_field,
             pred_id_field=pred_id_field, ref_id_field=ref_id_field, pred_format=pred_format,
             ref_format=ref_format, tokenizer=tokenizer, lowercase=not case_sensitive,
-            embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer)
+            embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer,
+            index=index_dir, sim_ret=sim_ret, depth=depth, rbo_p=rbo_p, overlap=overlap)
         if per_instance:
             _write_per_instance(result, per_instance)
         out = dict(result)
