@@ -90,7 +90,8 @@ class LazyGroup(click.Group):
                                   "gen": "trecqr.generative.gen:command",
                                   "index": "trecqr.retrieval.bm25:index_command",
                                   "search": "trecqr.retrieval.bm25:search_command",
-                                  "cqr": "trecqr.retrieval.cqr:command"},
+                                  "cqr": "trecqr.retrieval.cqr:command",
+                                  "suggest": "trecqr.generative.suggest:command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():

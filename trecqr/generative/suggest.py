@@ -1,0 +1,247 @@
+"""``trecqr suggest``: judge a query-suggestion model on session instances.
+
+Sessions (any format of :mod:`trecqr.adapters.sessions`) become next-query instances
+(context = previous queries, target = next query). Then:
+
+Discriminative side (``--candidates SCORES``, or for ``hredqs`` ``--rnk RNK --scores FILE``)
+    The model's candidate scores are turned into a TREC run and the targets into qrels
+    (:func:`~trecqr.adapters.sessions.to_run` / :func:`~trecqr.adapters.sessions.to_qrels`),
+    and MRR is trecqr's scorer's ``recip_rank`` (trec_eval's) on them -- the same number
+    ``trecqr convert sessions ... --qrels Q --run R`` followed by ``trecqr eval -m recip_rank Q R``
+    gives. A target missing from its candidate list counts per ``--missing``: ``zero``
+    (trec_eval: 0) or ``last`` (HRED-qs: ``1/len(list)``); the reading is named in the output.
+    The mean is over the instances that have candidates and a target (trec_eval's average over
+    the run's queries that have qrels); the counts are reported.
+
+Generative side (``--generated FILE``)
+    The model's generated next query per instance id (JSONL ``{"id", "text"}`` -- id also
+    ``qid``/``instance_id``, text also ``generated``/``generated_query``/``query``/
+    ``prediction``/``suggestion``/``rewrite`` or ``--gen-field`` -- or TSV ``id<TAB>text``) is
+    scored against the instance's target with :func:`trecqr.generative.gen.score_pairs`
+    (PER, PER-MT, sim_emb, BLEU, ROUGE; see :mod:`trecqr.generative`). Instances without a
+    generated query, and generated ids that are no instance, are counted and not scored.
+
+Every result carries its parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+
+from . import LOWER_IS_BETTER, METRICS
+from ..adapters import sessions as S
+from ..errors import InputError, UsageError
+
+GEN_ID_FIELDS = ("id", "qid", "instance_id")
+GEN_TEXT_FIELDS = ("text", "generated", "generated_query", "query", "prediction", "suggestion",
+                   "rewrite")
+
+
+def read_generated(path, text_field=None) -> dict:
+    """{instance id: generated text} from JSONL or TSV (``id<TAB>text``)."""
+    name, text = S._read_text(path)
+    low = str(path).lower().removesuffix(".gz")
+    jsonl = not low.endswith((".tsv", ".tab", ".txt")) and text.lstrip()[:1] == "{"
+    out: dict = {}
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        if jsonl:
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                raise InputError(name, n, f"bad JSON: {e}") from None
+            if not isinstance(rec, dict):
+                raise InputError(name, n, "expected a JSON object")
+            iid = next((str(rec[k]) for k in GEN_ID_FIELDS if k in rec), None)
+            if iid is None:
+                raise InputError(name, n, f"no id field ({', '.join(GEN_ID_FIELDS)})")
+            fields = (text_field,) if text_field else GEN_TEXT_FIELDS
+            f = next((f for f in fields if f in rec), None)
+            if f is None:
+                raise InputError(name, n, f"no text field ({', '.join(fields)})")
+            val = rec[f]
+            out[iid] = "" if val is None else str(val)
+        else:
+            cols = line.split("\t", 1)
+            if len(cols) != 2:
+                raise InputError(name, n, "expected id<TAB>text")
+            out[cols[0]] = cols[1]
+    return out
+
+
+def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=None,
+            column=None, generated=None, gen_field=None, missing=S.MISSING_ZERO,
+            metrics=METRICS, split="time", gap=S.DEFAULT_GAP, dedup=True, **gen_kw) -> dict:
+    """MRR over candidates and/or generative metrics for sessions in ``fmt`` at
+    ``sessions_path``. Returns a dict with ``metrics``, ``direction``, ``counts``,
+    ``parameters`` and ``per_instance`` ({"ids": [...], "values": {metric: [...]}} per side)."""
+    import trecqr
+
+    if missing not in (S.MISSING_ZERO, S.MISSING_LAST):
+        raise UsageError(f"missing must be {S.MISSING_ZERO!r} or {S.MISSING_LAST!r}")
+    if candidates is not None and scores is not None:
+        raise UsageError("give --candidates or --rnk with --scores, not both")
+    if scores is not None and (fmt != "hredqs" or rnk is None):
+        raise UsageError("--scores is the HRED-qs score file: it needs FORMAT hredqs and --rnk")
+    if candidates is None and scores is None and generated is None:
+        raise UsageError("nothing to score: give --candidates, --rnk/--scores or --generated")
+    insts = S.load_sessions_instances(fmt, sessions_path, split=split, gap=gap, dedup=dedup,
+                                      rnk=rnk, tgt=tgt)
+    out = {"metrics": {}, "direction": {}, "counts": {"instances": len(insts)},
+           "parameters": {"format": fmt, "sessions": str(sessions_path)}, "per_instance": {}}
+    if fmt != "hredqs":
+        out["parameters"].update({"split": split, "gap": gap, "dedup": dedup})
+
+    if candidates is not None or scores is not None:
+        sc = (S.read_hredqs_scores(insts, scores, column) if scores is not None
+              else S.read_candidate_scores(candidates))
+        known = {i.iid for i in insts}
+        targets = {i.iid: i.target for i in insts}
+        qrels = S.to_qrels(insts)
+        run = S.to_run(insts, sc, missing=missing)
+        res = trecqr.evaluate(qrels, run, ["recip_rank"])
+        per = res.per_query()
+        ids = sorted(per)
+        mrr = float(res.aggregate()["recip_rank"]) if ids else math.nan
+        out["metrics"]["mrr"] = mrr
+        out["direction"]["mrr"] = "higher"
+        with_target = {i.iid for i in insts if i.target is not None}
+        ranked = set(map(str, run.qid.to_pylist()))
+        out["counts"].update({
+            "scored_instances": len(ids),
+            "instances_without_candidates": sum(1 for i in with_target if i not in ranked),
+            "candidate_ids_not_instances": sum(1 for k in sc if k not in known),
+            "targets_missing_from_candidates": sum(1 for q in ids if _missing(q, targets, sc)),
+            "run_lines": len(run)})
+        out["parameters"].update({
+            "mrr_definition": "trec_eval recip_rank (score desc, ties by candidate id desc)",
+            "missing": missing,
+            "missing_reading": ("zero: a target missing from the candidates scores 0 (trec_eval)"
+                                if missing == S.MISSING_ZERO else
+                                "last: a target missing from the candidates scores 1/len(list) "
+                                "(HRED-qs)"),
+            "candidates": str(candidates if candidates is not None else scores)})
+        if column is not None:
+            out["parameters"]["score_column"] = column
+        out["per_instance"]["mrr"] = {"ids": ids, "values": {"mrr": [per[q]["recip_rank"]
+                                                                      for q in ids]}}
+
+    if generated is not None:
+        from .gen import score_pairs
+
+        gen = read_generated(generated, gen_field)
+        ids = [i.iid for i in insts if i.target is not None and i.iid in gen]
+        target = {i.iid: i.target for i in insts}
+        preds = [gen[q] for q in ids]
+        refs = [target[q] for q in ids]
+        inst, agg, params = score_pairs(preds, refs, metrics, **gen_kw)
+        out["metrics"].update(agg)
+        out["direction"].update({m: "lower" if m in LOWER_IS_BETTER else "higher" for m in agg})
+        out["counts"].update({
+            "generated_records": len(gen), "generated_scored": len(ids),
+            "generated_not_instances": sum(1 for k in gen if k not in target),
+            "instances_without_generated": sum(1 for i in insts
+                                               if i.target is not None and i.iid not in gen),
+            "empty_generated": sum(1 for p in preds if not p.strip())})
+        out["parameters"].update(params)
+        out["parameters"]["generated"] = str(generated)
+        out["per_instance"]["generated"] = {"ids": ids, "values": inst}
+    return out
+
+
+def _missing(iid, targets, sc) -> bool:
+    """True if the instance's target is not among its candidates (for the missing count)."""
+    tgt = targets.get(iid)
+    cands = sc.get(iid, ())
+    cands = cands.items() if isinstance(cands, dict) else cands
+    return tgt is not None and S.candidate_id(tgt) not in {S.candidate_id(c) for c, _ in cands}
+
+
+def _table(result) -> str:
+    lines = [f"{'metric':<10}{'value':>12}  better"]
+    for m, v in result["metrics"].items():
+        lines.append(f"{m:<10}{v:>12.4f}  {result['direction'][m]}")
+    for k, v in result["counts"].items():
+        lines.append(f"# {k}: {v}")
+    for k, v in result["parameters"].items():
+        lines.append(f"# {k}: {v}")
+    return "\n".join(lines) + "\n"
+
+
+def _write_per_instance(result, path):
+    from ..formats.writer import atomic_write_lines
+
+    rows: dict = {}
+    names: list = []
+    for side in result["per_instance"].values():
+        for m, vals in side["values"].items():
+            names.append(m)
+            for q, v in zip(side["ids"], vals):
+                rows.setdefault(q, {})[m] = v
+    if str(path).lower().endswith((".jsonl", ".json")):
+        lines = [json.dumps({"id": q, **vals}) for q, vals in rows.items()]
+    else:
+        lines = ["id\t" + "\t".join(names)]
+        lines += [q + "\t" + "\t".join("" if m not in vals else f"{vals[m]:.6f}" for m in names)
+                  for q, vals in rows.items()]
+    atomic_write_lines(path, lines)
+
+
+@click.command("suggest", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(S.FORMATS))
+@click.argument("sessions_path", metavar="SESSIONS")
+@click.option("--candidates", default=None,
+              help="Candidate scores (TSV id/candidate/score or JSONL) for MRR.")
+@click.option("--rnk", default=None, help="hredqs: the rnk (candidates) file; SESSIONS is ctx.")
+@click.option("--scores", default=None, help="hredqs: score file, one line per rnk candidate.")
+@click.option("--tgt", default=None, help="hredqs: targets, one per line.")
+@click.option("--column", default=None, help="hredqs score file: column name or index.")
+@click.option("--generated", default=None,
+              help="Generated next queries (JSONL id/text or TSV id<TAB>text).")
+@click.option("--gen-field", default=None, help="JSONL text field of --generated.")
+@click.option("--missing", type=click.Choice([S.MISSING_ZERO, S.MISSING_LAST]),
+              default=S.MISSING_ZERO, show_default=True,
+              help="Target missing from the candidates: zero (trec_eval) or last (HRED-qs 1/len).")
+@click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
+              help="generative metric (repeatable; default: all)")
+@click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
+              show_default=True)
+@click.option("--per-instance", "per_instance", default=None,
+              help="write per-instance values here (JSONL if .jsonl/.json, else TSV)")
+@click.option("--split", type=click.Choice(["time", "mission", "block"]), default="time",
+              show_default=True, help="webis: session split.")
+@click.option("--gap", type=float, default=S.DEFAULT_GAP, show_default=True,
+              help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
+@click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
+@click.option("--tokenizer", type=click.Choice(("alnum", "whitespace")), default="alnum",
+              show_default=True, help="tokens for PER and sim_emb")
+@click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising")
+@click.option("--embeddings", default=None,
+              help="word2vec/GloVe text file for sim_emb (default: packaged GloVe 6B 50d)")
+def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated, gen_field,
+            missing, metrics, out_format, per_instance, split, gap, keep_duplicates, tokenizer,
+            case_sensitive, embeddings):
+    """Query suggestion: MRR over candidates and generative metrics of next-query instances."""
+    from ..cli import _run_guarded
+
+    def run():
+        result = suggest(fmt, sessions_path, candidates=candidates, rnk=rnk, scores=scores,
+                         tgt=tgt, column=column, generated=generated, gen_field=gen_field,
+                         missing=missing, metrics=metrics or METRICS, split=split,
+                         gap=gap if gap > 0 else None, dedup=not keep_duplicates,
+                         tokenizer=tokenizer, lowercase=not case_sensitive,
+                         embeddings=embeddings)
+        if per_instance:
+            _write_per_instance(result, per_instance)
+        out = {k: v for k, v in result.items() if k != "per_instance"}
+        if out_format == "json":
+            click.echo(json.dumps(out, indent=2))
+        else:
+            click.echo(_table(result), nl=False)
+
+    _run_guarded(run)
