@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
+# ir_datasets makes folders under its home when imported: keep the tests out of ~/.ir_datasets
+os.environ.setdefault("IR_DATASETS_HOME", tempfile.mkdtemp(prefix="trecqr-irds-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = (ROOT / ".." / "shared" / "data").resolve()
