@@ -413,20 +413,32 @@ def to_run(insts, scores: dict, *, missing: str = MISSING_ZERO, runid: str = "tr
                score=np.asarray(vals, dtype=np.float64), runid=runid, source="<sessions run>")
 
 
+def line_records(name: str, text: str, jsonl: bool):
+    """(line number, record) of the non-blank lines of a JSONL or TSV text: a dict for JSONL,
+    the line itself for TSV (the caller splits it). Bad JSON is an InputError at its line."""
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        if not jsonl:
+            yield n, line
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as e:
+            raise InputError(name, n, f"bad JSON: {e}") from None
+        if not isinstance(rec, dict):
+            raise InputError(name, n, "expected a JSON object")
+        yield n, rec
+
+
 def read_candidate_scores(path) -> dict:
     """{instance id: [(candidate, score), ...]} from TSV or JSONL (see the module docs)."""
     name, text = _read_text(path)
     out: dict = {}
     jsonl = name.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz")) or text.lstrip()[:1] == "{"
-    for n, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line.strip():
-            continue
+    for n, rec in line_records(name, text, jsonl):
         if jsonl:
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                raise InputError(name, n, f"bad JSON: {e}") from None
             iid = next((str(rec[k]) for k in ("id", "qid", "instance_id") if k in rec), None)
             if iid is None:
                 raise InputError(name, n, "no id/qid/instance_id field")
@@ -440,7 +452,7 @@ def read_candidate_scores(path) -> dict:
             else:
                 raise InputError(name, n, "needs candidate+score or candidates+scores")
             continue
-        cols = line.split("\t")
+        cols = rec.split("\t")
         if len(cols) != 3:
             raise InputError(name, n, f"expected 3 tab-separated fields, found {len(cols)}")
         try:

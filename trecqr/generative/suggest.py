@@ -46,17 +46,8 @@ def read_generated(path, text_field=None) -> dict:
     low = str(path).lower().removesuffix(".gz")
     jsonl = not low.endswith((".tsv", ".tab", ".txt")) and text.lstrip()[:1] == "{"
     out: dict = {}
-    for n, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line.strip():
-            continue
+    for n, rec in S.line_records(name, text, jsonl):
         if jsonl:
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                raise InputError(name, n, f"bad JSON: {e}") from None
-            if not isinstance(rec, dict):
-                raise InputError(name, n, "expected a JSON object")
             iid = next((str(rec[k]) for k in GEN_ID_FIELDS if k in rec), None)
             if iid is None:
                 raise InputError(name, n, f"no id field ({', '.join(GEN_ID_FIELDS)})")
@@ -67,7 +58,7 @@ def read_generated(path, text_field=None) -> dict:
             val = rec[f]
             out[iid] = "" if val is None else str(val)
         else:
-            cols = line.split("\t", 1)
+            cols = rec.split("\t", 1)
             if len(cols) != 2:
                 raise InputError(name, n, "expected id<TAB>text")
             out[cols[0]] = cols[1]
