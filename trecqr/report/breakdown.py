@@ -42,6 +42,7 @@ from .compare import (
     t_test,
     trec_mean,
 )
+from .options import correction_options, topic_options
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -404,16 +405,8 @@ def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
 @click.option("--max-depth", type=click.IntRange(0), default=DEFAULT_MAX_DEPTH,
               show_default=True, help="Group depths >= N as 'N+' (0: no cap).")
 @click.option("--baseline", default=None, metavar="NAME", help="Baseline run (default first).")
-@click.option("-c", "complete", is_flag=True,
-              help="Use every qrels topic; a topic missing from a run counts 0.")
-@click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
-              help="Minimum grade counted relevant.")
-@click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
-              show_default=True, help="trec_eval version to reproduce.")
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
-              default="holm", show_default=True, help="Multiple-testing correction.")
-@click.option("--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True,
-              help="Significance level (on adjusted p-values).")
+@topic_options
+@correction_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
               show_default=True, help="Output format.")
 @click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,

@@ -32,6 +32,7 @@ import click
 import numpy as np
 
 from ..errors import UsageError
+from .options import correction_options, topic_options
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels
@@ -473,21 +474,13 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
 @click.option("--baseline", default=None, metavar="NAME",
               help="Baseline run (file name, path, stem or run id); default the first run.")
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
-@click.option("-c", "complete", is_flag=True,
-              help="Compare on every qrels topic; a topic missing from a run counts 0.")
-@click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
-              help="Minimum grade counted relevant.")
+@topic_options
 @click.option("-M", "max_docs", type=int, default=None, metavar="N",
               help="Keep the first N documents of each topic.")
 @click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
-@click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
-              show_default=True, help="trec_eval version to reproduce.")
 @click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
               show_default=True, help="Test whose adjusted p decides significance.")
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
-              default="holm", show_default=True, help="Multiple-testing correction.")
-@click.option("--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True,
-              help="Significance level (on adjusted p-values).")
+@correction_options
 @click.option("--permutations", type=click.IntRange(1), default=10000, show_default=True,
               help="Sign flips of the randomization test.")
 @click.option("--bootstrap", type=click.IntRange(1), default=10000, show_default=True,

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .breakdown import DEFAULT_MAX_DEPTH, _label_key, depth_groups, score_table
+from .options import topic_options
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
@@ -199,12 +200,7 @@ def _common(f):
     f = click.option("-o", "--output", required=True, metavar="FILE",
                      help="Plot file: .png, .svg or .pdf.")(f)
     f = click.option("--title", default=None, help="Plot title (default: a descriptive one).")(f)
-    f = click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
-                     show_default=True, help="trec_eval version to reproduce.")(f)
-    f = click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
-                     help="Minimum grade counted relevant.")(f)
-    f = click.option("-c", "complete", is_flag=True,
-                     help="Use every qrels topic; a topic missing from a run counts 0.")(f)
+    f = topic_options(f)
     f = click.option("-m", "measure", required=True, metavar="MEASURE[.PARAMS]",
                      help="trec_eval measure (one).")(f)
     return f
