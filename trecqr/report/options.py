@@ -1,0 +1,26 @@
+"""Command-line options shared by the commands that score several runs (compare, breakdown,
+plot), declared once so that they read and behave the same everywhere."""
+
+from __future__ import annotations
+
+import click
+
+
+def topic_options(f):
+    """-c, -l and --compat, with trec_eval's meaning."""
+    f = click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
+                     show_default=True, help="trec_eval version to reproduce.")(f)
+    f = click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
+                     help="Minimum grade counted relevant.")(f)
+    f = click.option("-c", "complete", is_flag=True,
+                     help="Use every qrels topic; a topic missing from a run counts 0.")(f)
+    return f
+
+
+def correction_options(f):
+    """--correction and --alpha of the multiple-testing correction."""
+    f = click.option("--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+                     help="Significance level (on adjusted p-values).")(f)
+    f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
+                     default="holm", show_default=True, help="Multiple-testing correction.")(f)
+    return f
