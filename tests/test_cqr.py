@@ -101,7 +101,8 @@ def test_one_table_three_rows_equal_to_search_plus_eval(table_call, search_eval)
             assert value == round(search_eval[f][key], 4), (f, key)
             assert value == EXPECTED[f][key], (f, key)
         assert row[6:] == ["927", "0", "0", "0", "-"]
-    assert "BM25 k1=0.82 b=0.68, depth 100" in table_call.stdout
+    assert "BM25 k1=0.82 b=0.68 (bm25s, Lucene-style English analysis), depth 100" \
+        in table_call.stdout
 
 
 def test_runs_kept_and_report_written(table_call, folder, search_eval):

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 import trecqr
 from trecqr.formats import qrels_from_dict, read_run
-from trecqr.retrieval.bm25 import analyze, build_index, index_command, load_index, search, \
-    search_command
+from trecqr.retrieval.bm25 import analyze, build_index, load_index, search
+from trecqr.retrieval.commands import index_command, search_command
 from trecqr.retrieval.collections import iter_collection
 
 PASSAGES = [

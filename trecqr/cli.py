@@ -88,8 +88,8 @@ class LazyGroup(click.Group):
                                   "breakdown": "trecqr.report.breakdown:command",
                                   "plot": "trecqr.report.plots:command",
                                   "gen": "trecqr.generative.gen:command",
-                                  "index": "trecqr.retrieval.bm25:index_command",
-                                  "search": "trecqr.retrieval.bm25:search_command",
+                                  "index": "trecqr.retrieval.commands:index_command",
+                                  "search": "trecqr.retrieval.commands:search_command",
                                   "cqr": "trecqr.retrieval.cqr:command",
                                   "suggest": "trecqr.generative.suggest:command"},
              context_settings={"help_option_names": ["--help"]})

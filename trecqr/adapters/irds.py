@@ -48,7 +48,7 @@ def _irds():
     try:
         import ir_datasets
     except ImportError:
-        raise UsageError("trecqr convert irds needs the ir_datasets package "
+        raise UsageError("reading ir_datasets datasets needs the ir_datasets package "
                          "(pip install ir_datasets)") from None
     return ir_datasets
 
@@ -157,7 +157,7 @@ class _Wrap:
         self.mirrors = [mirror]
 
 
-def _check_local(dataset_id: str, handler, what: str) -> None:
+def check_local(dataset_id: str, handler, what: str) -> None:
     files = required_files(handler)
     missing = [f for f in files if not f[1]]
     if missing:
@@ -165,10 +165,18 @@ def _check_local(dataset_id: str, handler, what: str) -> None:
 
 
 def _guarded(dataset_id: str, handler, what: str, fn):
-    _check_local(dataset_id, handler, what)
+    check_local(dataset_id, handler, what)
+    with offline_guard(dataset_id, handler, what):
+        return fn()
+
+
+@contextlib.contextmanager
+def offline_guard(dataset_id: str, handler, what: str):
+    """Run a (streaming) read with downloads refused; a refused download is a UsageError
+    naming the files to place."""
     try:
         with offline():
-            return fn()
+            yield
     except OfflineDownload as e:
         raise UsageError(_missing_message(dataset_id, what, required_files(handler))
                          + f"\n  ({e})") from None

@@ -21,22 +21,20 @@ nothing that loads as an index.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
-import tempfile
 import warnings
 
-import click
 import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
-from .collections import COLLECTION_FORMATS, iter_collection
+from .collections import collection_label, iter_collection
+from .indexdir import (MANIFEST, as_topics, atomic_index_dir, check_unique_docids,  # noqa: F401
+                       hits_to_run, order_hits, progress, read_docids, read_manifest,
+                       write_docids, write_manifest)
 
-MANIFEST = "trecqr-index.json"
-DOCIDS = "docids.txt"
+BACKEND = "bm25s"
 DEFAULT_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
 DEFAULT_B = 0.4
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
@@ -47,16 +45,6 @@ _L = r"[^\W\d_]"
 _TOKEN = re.compile(
     rf"\w+(?:(?:(?<={_L})[.'’:](?={_L})|(?<=\d)[.,'’;](?=\d))\w+)*")
 _POSSESSIVE = re.compile(r"['’＇][sS]$")
-
-
-def _progress(iterable, show, **kw):
-    if show:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return iterable
-        return tqdm(iterable, **kw)
-    return iterable
 
 
 class Analyzer:
@@ -90,26 +78,19 @@ def analyze(text: str) -> list:
 
 def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_B, *,
                 format: str | None = None, show_progress: bool = True) -> dict:
-    """Index a TSV/JSONL collection into out_dir (replaced atomically); returns the manifest."""
+    """Index a collection (TSV/JSONL file or ``irds:<dataset>``) into out_dir (replaced
+    atomically); returns the manifest."""
     import bm25s
 
-    out_dir = os.path.abspath(os.fspath(out_dir))
-    if os.path.exists(out_dir) and not (os.path.isdir(out_dir) and (
-            not os.listdir(out_dir) or os.path.exists(os.path.join(out_dir, MANIFEST)))):
-        raise UsageError(f"{out_dir}: exists and is not a trecqr index; not overwriting it")
-    parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".trecqr-index-", dir=parent)
-    try:
+    with atomic_index_dir(out_dir) as tmp:
         analyzer = Analyzer()
         vocab = {}
         corpus_ids = []
-        n = 0
-        with open(os.path.join(tmp, DOCIDS), "w", encoding="utf-8", newline="\n") as ids_fh:
-            docs = _progress(iter_collection(collection, format), show_progress,
-                             desc="tokenising", unit=" docs", mininterval=0.5)
+
+        def docids():
+            docs = progress(iter_collection(collection, format), show_progress,
+                            desc="tokenising", unit=" docs", mininterval=0.5)
             for doc in docs:
-                ids_fh.write(doc.docid + "\n")
                 row = []
                 for term in analyzer(doc.text):
                     tid = vocab.get(term)
@@ -117,51 +98,21 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
                         tid = vocab[term] = len(vocab)
                     row.append(tid)
                 corpus_ids.append(row)
-                n += 1
+                yield doc.docid
+
+        n = write_docids(tmp, docids())
         if n == 0:
             raise InputError(os.fspath(collection), None, "the collection holds no passages")
-        docids = _read_docids(tmp)
-        import pyarrow.compute as pc
-
-        if pc.count_distinct(docids).as_py() != n:
-            vc = pc.value_counts(docids)
-            dup = vc.filter(pc.greater(vc.field("counts"), 1))[0]["values"].as_py()
-            raise InputError(os.fspath(collection), None, f"docid {dup!r} occurs twice")
+        check_unique_docids(read_docids(tmp), collection)
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
         retriever.index((corpus_ids, vocab), show_progress=show_progress)
-        del corpus_ids
+        corpus_ids.clear()
         retriever.save(tmp, show_progress=show_progress)
-        manifest = {"format": "trecqr-bm25s", "version": 1, "k1": k1, "b": b,
-                    "method": "lucene", "analyzer": "lucene-english-porter",
-                    "documents": n, "terms": len(vocab),
-                    "collection": os.path.abspath(os.fspath(collection)),
-                    "bm25s": getattr(bm25s, "__version__", "?")}
-        with open(os.path.join(tmp, MANIFEST), "w", encoding="utf-8") as fh:
-            json.dump(manifest, fh, indent=1)
-        if os.path.isdir(out_dir):
-            old = tempfile.mkdtemp(prefix=".trecqr-old-", dir=parent)
-            os.rename(out_dir, os.path.join(old, "x"))
-            os.rename(tmp, out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out_dir)
-        return manifest
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _read_docids(folder) -> pa.Array:
-    import pyarrow.csv as pcsv
-
-    table = pcsv.read_csv(
-        os.path.join(folder, DOCIDS),
-        read_options=pcsv.ReadOptions(column_names=["docid"], block_size=1 << 24),
-        parse_options=pcsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False),
-        convert_options=pcsv.ConvertOptions(column_types={"docid": pa.string()},
-                                            strings_can_be_null=False,
-                                            quoted_strings_can_be_null=False))
-    return table.column(0).combine_chunks()
+        return write_manifest(tmp, {
+            "format": "trecqr-bm25s", "backend": "bm25s", "version": 1, "k1": k1, "b": b,
+            "method": "lucene", "analyzer": "lucene-english-porter", "documents": n,
+            "terms": len(vocab), "collection": collection_label(collection),
+            "bm25s": getattr(bm25s, "__version__", "?")})
 
 
 def load_index(index_dir, *, mmap: bool = True):
@@ -169,27 +120,15 @@ def load_index(index_dir, *, mmap: bool = True):
     import bm25s
 
     index_dir = os.fspath(index_dir)
-    path = os.path.join(index_dir, MANIFEST)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            manifest = json.load(fh)
-    except OSError:
-        raise InputError(index_dir, None, "not a trecqr BM25 index (no trecqr-index.json; "
-                                          "an incomplete build?)") from None
+    manifest = read_manifest(index_dir)
+    if manifest["backend"] != "bm25s":
+        raise UsageError(f"{index_dir}: a {manifest['backend']} index, not a bm25s one")
     retriever = bm25s.BM25.load(index_dir, mmap=mmap, load_corpus=False, show_progress=False)
-    docids = _read_docids(index_dir)
+    docids = read_docids(index_dir)
     if len(docids) != manifest["documents"]:
         raise InputError(index_dir, None, f"{len(docids)} docids but the manifest says "
                                           f"{manifest['documents']}")
     return retriever, docids, manifest
-
-
-def _order(scores: np.ndarray, idx: np.ndarray, docids: pa.Array, k: int):
-    """Rows idx sorted by score descending, then docid descending (trec_eval's order), top k."""
-    names = docids.take(pa.array(idx, pa.int64())).to_pylist()
-    keyed = sorted(zip(scores.tolist(), [s.encode("utf-8") for s in names], names,
-                       idx.tolist()), reverse=True)[:k]
-    return keyed
 
 
 def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = "trecqr-bm25",
@@ -200,15 +139,9 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
     Lucene does). Rows are in topic order, then score descending, then docid descending, so
     the ranks agree with trec_eval's; ties at rank k are cut in the same order.
     """
-    from ..adapters.topics import Topics, read_topics
-    from ..formats.run import Run
-
     if k < 1:
         raise UsageError("k must be at least 1")
-    if isinstance(topics, dict):
-        topics = Topics.from_dict(topics)
-    elif not isinstance(topics, Topics):
-        topics = read_topics(topics)
+    topics = as_topics(topics)
     retriever, docids, manifest = index if index is not None else load_index(index_dir)
     n_docs = len(docids)
     analyzer = Analyzer()
@@ -233,58 +166,13 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
                 cut = np.sort(s)[::-1][k - 1]
                 d = np.flatnonzero(full >= cut)
                 s = full[d]
-            results[i] = _order(s, d, docids, k)
-    qids, docnos, out_scores = [], [], []
-    empty = 0
-    for i, qid in enumerate(topics.qids):
-        rows = results.get(i, [])
-        if not rows:
-            empty += 1
-        for score, _, name, _ in rows:
-            qids.append(qid)
-            docnos.append(name)
-            out_scores.append(score)
+            results[i] = order_hits(s, docids.take(pa.array(d, pa.int64())).to_pylist(), k)
+    empty = len(topics) - sum(1 for rows in results.values() if rows)
     if empty:
         warnings.warn(f"{empty} of {len(topics)} topics retrieved nothing "
                       "(no query term in the index)", stacklevel=2)
-    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
-               np.asarray(out_scores, dtype=np.float64), runid, f"<bm25 {index_dir}>")
+    return hits_to_run(topics, results, runid, f"<bm25 {index_dir}>", warn_empty=False)
 
 
-@click.command("index")
-@click.argument("collection", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Index folder to create (replaced atomically if it is an index).")
-@click.option("--k1", type=float, default=DEFAULT_K1, show_default=True)
-@click.option("--b", "b", type=float, default=DEFAULT_B, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(COLLECTION_FORMATS), default=None,
-              help="Collection layout (default: from the file name).")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-def index_command(collection, out_dir, k1, b, fmt, quiet):
-    """Build a BM25 index (bm25s, Lucene-style English analysis) of a TSV/JSONL collection."""
-    m = build_index(collection, out_dir, k1, b, format=fmt, show_progress=not quiet)
-    click.echo(f"indexed {m['documents']} passages, {m['terms']} terms "
-               f"(k1={k1} b={b}) into {out_dir}", err=True)
-
-
-@click.command("search")
-@click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
-@click.argument("topics", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option("-o", "--output", "out_path", required=True, type=click.Path(allow_dash=True),
-              help="TREC run to write (- for stdout).")
-@click.option("-k", "k", type=int, default=100, show_default=True, help="Passages per topic.")
-@click.option("--threads", type=int, default=1, show_default=True,
-              help="Search threads (-1: one per CPU).")
-@click.option("--run-id", default="trecqr-bm25", show_default=True)
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-def search_command(index_dir, topics, out_path, k, threads, run_id, quiet):
-    """Search a BM25 index with a topics file; write a TREC run."""
-    from ..formats.run import write_run
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        run = search(index_dir, topics, k, n_threads=threads, runid=run_id,
-                     show_progress=not quiet)
-    for w in caught:
-        click.echo(f"trecqr: warning: {w.message}", err=True)
-    write_run(run, out_path)
+def describe(manifest) -> str:
+    return f"BM25 k1={manifest['k1']} b={manifest['b']} (bm25s, Lucene-style English analysis)"

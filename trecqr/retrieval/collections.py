@@ -10,8 +10,14 @@
     ``{"id": ..., "contents": ...}`` per line (Pyserini's layout); ``docid``/``_id`` and
     ``text`` (with an optional ``title``) are accepted too.
 
+``irds:<dataset id>`` (or an ir_datasets dataset object)
+    the dataset's ``docs_iter()``, streamed through ir_datasets' own parsers; each doc's text is
+    ir_datasets' ``default_text()`` (title and body joined, for the types that have both), else
+    its ``text``/``body`` field with a ``title`` in front. Nothing is downloaded: the dataset's
+    files must be in ``IR_DATASETS_HOME`` already, else a UsageError names each missing file.
+
 Files may be gzipped. A docid must be non-empty and hold no white space (it becomes a TREC
-run's docno); problems are InputErrors with the file's line.
+run's docno); problems are InputErrors with the file's line (the doc's position for irds).
 """
 
 from __future__ import annotations
@@ -36,6 +42,25 @@ class Doc:
     docid: str
     text: str  # what is indexed: title and text joined
     line: int
+
+
+IRDS_PREFIX = "irds:"
+
+
+def is_irds(source) -> bool:
+    """True for ``irds:<id>`` strings and ir_datasets dataset objects."""
+    return (isinstance(source, str) and source.startswith(IRDS_PREFIX)) or \
+        hasattr(source, "docs_iter")
+
+
+def collection_label(source) -> str:
+    """How a collection is named in manifests: an absolute path, ``irds:<id>`` or a repr."""
+    if isinstance(source, str) and source.startswith(IRDS_PREFIX):
+        return source
+    if hasattr(source, "docs_iter"):
+        return f"irds:{getattr(source, 'dataset_id', lambda: '<dataset>')()}" \
+            if callable(getattr(source, "dataset_id", None)) else "irds:<dataset object>"
+    return os.path.abspath(os.fspath(source))
 
 
 def collection_format(path, format: str | None = None) -> str:
@@ -130,8 +155,46 @@ def _iter_jsonl(name, fh):
                   _join(title if isinstance(title, str) else "", text), lineno)
 
 
+def _doc_text(doc) -> str | None:
+    if hasattr(doc, "default_text"):
+        return doc.default_text()
+    fields = doc._fields
+    body = next((getattr(doc, f) for f in ("text", "body", "contents", "passage")
+                 if f in fields), None)
+    if body is None:
+        return None
+    title = getattr(doc, "title", "") if "title" in fields else ""
+    return _join(title or "", body)
+
+
+def _iter_irds(source):
+    from ..adapters import irds
+
+    if isinstance(source, str):
+        dataset_id = source[len(IRDS_PREFIX):]
+        dataset = irds.load(dataset_id)
+    else:
+        dataset, dataset_id = source, collection_label(source)[len(IRDS_PREFIX):]
+    name = f"{IRDS_PREFIX}{dataset_id}"
+    if not dataset.has_docs():
+        raise UsageError(f"ir_datasets {dataset_id!r} has no documents")
+    handler = dataset.docs_handler()
+    irds.check_local(dataset_id, handler, "documents")
+    with irds.offline_guard(dataset_id, handler, "documents"):
+        for i, doc in enumerate(dataset.docs_iter(), 1):
+            text = _doc_text(doc)
+            if not isinstance(text, str):
+                raise InputError(name, i, f"document {doc[0]!r} has no text field "
+                                          f"({', '.join(doc._fields)})")
+            yield Doc(_check_id(name, i, str(doc[0]).strip()), text, i)
+
+
 def iter_collection(path, format: str | None = None):
-    """Yield each :class:`Doc` of a TSV or JSONL collection, streaming the file."""
+    """Yield each :class:`Doc` of a TSV or JSONL collection or an ir_datasets dataset,
+    streaming it."""
+    if is_irds(path):
+        yield from _iter_irds(path)
+        return
     fmt = collection_format(path, format)
     name = os.fspath(path)
     with _open(name) as fh:

@@ -31,7 +31,10 @@ from pathlib import Path
 
 import click
 
+from ..adapters.dataset_topics import DATASETS
 from ..errors import UsageError
+from .collections import is_irds
+from .indexdir import BACKENDS
 
 # report key -> (column header, what it is)
 COLUMNS = {
@@ -67,14 +70,16 @@ class CqrReport:
     rows: list
     index: str
     index_built: bool
-    k1: float
-    b: float
+    k1: float | None
+    b: float | None
     depth: int
     runs_dir: str
     qrels: str
     preset: str | None = None
     rel_threshold: int = 1
     measures: dict = field(default_factory=dict)  # report key -> trecqr measure name
+    backend: str = "bm25s"
+    retriever: str = ""  # the backend's one-line description
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -101,7 +106,7 @@ class CqrReport:
         out = [line(heads), line(["-" * w for w in widths])] + [line(c) for c in body]
         built = " (built for this call)" if self.index_built else ""
         out.append("")
-        out.append(f"BM25 k1={self.k1} b={self.b}, depth {self.depth}, index {self.index}{built}"
+        out.append(f"{self.retriever}, depth {self.depth}, index {self.index}{built}"
                    + (f", preset {self.preset}" if self.preset else ""))
         out.append("RR@3 is a true cutoff at 3; MRR is trec_eval's recip_rank over the whole run "
                    "(the papers' \"MRR\")" + (f"; relevant = grade >= {self.rel_threshold}"
@@ -123,13 +128,18 @@ def _name(path) -> str:
 def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=None,
         collection=None, preset: str | None = None, k: int | None = None, runs_dir=None,
         names=None, n_threads: int = 1, show_progress: bool = False,
-        collection_format: str | None = None) -> CqrReport:
+        collection_format: str | None = None, backend: str = "bm25s",
+        index_params: dict | None = None, dataset: str | None = None, dataset_file=None,
+        query_fields=()) -> CqrReport:
     """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
 
-    index: a trecqr BM25 index folder; with collection, the folder to build it into (kept);
-    collection alone: built into a temporary folder, removed afterwards. preset: k1/b for the
-    build, the depth (unless k is given) and the relevance threshold. runs_dir: where the runs
-    are kept (default: a new temporary folder, left in place).
+    index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
+    folder to build it into with ``backend`` (kept); collection alone: built into a temporary
+    folder, removed afterwards. preset: k1/b for a BM25 build, the depth (unless k is given) and
+    the relevance threshold. runs_dir: where the runs are kept (default: a new temporary folder,
+    left in place). dataset + dataset_file: read topics from the dataset (one row per query field
+    in query_fields, and rewrites are matched to the dataset's turns, falling back on its raw
+    questions); raw: a raw-question topics file playing that part without a dataset.
     """
     import pyarrow.compute as pc
 
@@ -138,11 +148,18 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     from ..adapters.topics import read_topics
     from ..api import evaluate, load_qrels
     from ..formats.run import write_run
-    from .bm25 import DEFAULT_B, DEFAULT_K1, build_index, load_index, search
+    from .backends import build_index, load_index
+    from .commands import BM25_B, BM25_K1
 
     topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
     rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
-    inputs = [("topics", t) for t in topics] + [("rewrites", r) for r in rewrites]
+    query_fields = [query_fields] if isinstance(query_fields, str) else list(query_fields)
+    if (dataset is None) != (dataset_file is None):
+        raise UsageError("a dataset needs its file, and a dataset file its dataset name")
+    if query_fields and dataset is None:
+        raise UsageError("query fields are read from a dataset (--dataset, --dataset-file)")
+    inputs = [("field", f) for f in query_fields] + [("topics", t) for t in topics] + \
+        [("rewrites", r) for r in rewrites]
     if not inputs:
         raise UsageError("give at least one topics or rewrites file")
     if index is None and collection is None:
@@ -154,27 +171,37 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     names = list(names or [])
     if len(names) > len(inputs):
         raise UsageError(f"{len(names)} names for {len(inputs)} inputs")
-    row_names = names + [_name(path) for _, path in inputs[len(names):]]
+    row_names = names + [path if kind == "field" else _name(path)
+                         for kind, path in inputs[len(names):]]
     dup = {n for n in row_names if row_names.count(n) > 1}
     if dup:
         raise UsageError(f"several inputs named {sorted(dup)[0]!r}: name them with --name")
-    raw_topics = read_topics(raw) if raw is not None else None
+    if dataset is not None and raw is not None:
+        raise UsageError("give the raw questions as a dataset or as a topics file, not both")
+    if dataset is not None:
+        from ..adapters.dataset_topics import dataset_topics
+
+        raw_topics = dataset_topics(dataset, dataset_file, "raw")
+    else:
+        raw_topics = read_topics(raw) if raw is not None else None
 
     tmp_index = None
     built = False
     try:
         if collection is not None:
-            k1 = p.bm25_k1 if p and p.bm25_k1 is not None else DEFAULT_K1
-            b = p.bm25_b if p and p.bm25_b is not None else DEFAULT_B
+            params = dict(index_params or {})
+            if backend in ("bm25s", "lucene"):
+                params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else BM25_K1)
+                params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else BM25_B)
             if index is None:
                 tmp_index = tempfile.mkdtemp(prefix="trecqr-cqr-index-")
                 index = tmp_index
-            build_index(collection, index, k1, b, format=collection_format,
-                        show_progress=show_progress)
+            build_index(collection, index, backend, format=collection_format,
+                        show_progress=show_progress, **params)
             built = True
         loaded = load_index(index)
-        manifest = loaded[2]
-        if p and p.bm25_k1 is not None and not built and (
+        manifest = loaded.manifest
+        if p and p.bm25_k1 is not None and not built and "k1" in manifest and (
                 manifest["k1"], manifest["b"]) != (p.bm25_k1, p.bm25_b):
             warnings.warn(f"index {index} has k1={manifest['k1']} b={manifest['b']}, preset "
                           f"{p.name} says k1={p.bm25_k1} b={p.bm25_b}", stacklevel=2)
@@ -191,13 +218,17 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         rows = []
         for (kind, path), name in zip(inputs, row_names):
             report = None
-            if kind == "topics":
+            if kind == "field":
+                from ..adapters.dataset_topics import dataset_topics
+
+                t = dataset_topics(dataset, dataset_file, path)
+            elif kind == "topics":
                 t = read_topics(path)
             else:
                 rw = read_rewrites(path, missing=missing, raw=raw_topics)
                 t, report = rw.topics, rw.report
-            run = search(index, t, k, n_threads=n_threads, runid=f"cqr-{name}",
-                         show_progress=show_progress, index=loaded)
+            run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
+                                show_progress=show_progress)
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
             res = evaluate(q, run_path, ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
@@ -224,8 +255,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                                coverage, rw_info))
         measures = dict(trec_names, **{"RR@3": rr3})
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
-                         built, manifest["k1"], manifest["b"], k, os.path.abspath(runs_dir),
-                         os.fspath(qrels), preset, threshold, measures)
+                         built, manifest.get("k1"), manifest.get("b"), k,
+                         os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
+                         manifest["backend"], loaded.describe())
     finally:
         if tmp_index is not None:
             shutil.rmtree(tmp_index, ignore_errors=True)
@@ -235,8 +267,19 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="BM25 index folder (with --collection: build it here and keep it).")
-@click.option("--collection", type=click.Path(exists=True, dir_okay=False),
-              help="TSV/JSONL collection to index first (a temporary index unless --index).")
+@click.option("--collection", default=None,
+              help="TSV/JSONL collection or irds:<dataset id> to index first (a temporary "
+                   "index unless --index).")
+@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
+              show_default=True, help="Backend for --collection (an --index knows its own).")
+@click.option("--model", default=None,
+              help="dense: local sentence-transformers model folder for --collection.")
+@click.option("--dataset", type=click.Choice(DATASETS), default=None,
+              help="Read turns from this dataset's file (--dataset-file): the raw questions "
+                   "for rewrites, and the --query-field rows.")
+@click.option("--dataset-file", default=None, help="The dataset's file (irds: its id).")
+@click.option("--query-field", "query_fields", multiple=True,
+              help="A dataset query field to score as a row (repeatable), e.g. raw, human.")
 @click.option("--topics", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Topics file (any topics format); repeatable, one row each.")
 @click.option("--rewrites", multiple=True, type=click.Path(exists=True, dir_okay=False),
@@ -257,8 +300,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
 @click.option("--threads", type=int, default=1, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
-def command(qrels, index_dir, collection, topics, rewrites, raw_path, missing, preset, k,
-            runs_dir, names, fmt, output, threads, quiet):
+def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
+            query_fields, topics, rewrites, raw_path, missing, preset, k, runs_dir, names, fmt,
+            output, threads, quiet):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -274,9 +318,16 @@ def command(qrels, index_dir, collection, topics, rewrites, raw_path, missing, p
         if rd is None and output is not None and output != "-":
             out = Path(output)
             rd = str(out.with_name(out.name.split(".")[0] + "-runs"))
+        if collection is not None and not is_irds(collection) and \
+                not os.path.isfile(collection):
+            raise UsageError(f"{collection}: no such collection file")
+        if model is not None and backend_name != "dense":
+            raise UsageError("--model is for --backend dense")
         report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
                      index=index_dir, collection=collection, preset=preset, k=k, runs_dir=rd,
-                     names=names, n_threads=threads, show_progress=not quiet)
+                     names=names, n_threads=threads, show_progress=not quiet,
+                     backend=backend_name, index_params={"model": model} if model else None,
+                     dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
         text = report.to_json() if fmt == "json" else report.table()
         click.echo(text, nl=False)
         if output is not None and output != "-":

@@ -1,0 +1,221 @@
+"""Backend dispatch, ir_datasets collections, dataset topics for search/cqr, and atomic index
+folders, on the real QReCC demo collection and the real QReCC/CAsT dataset files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import trecqr
+from conftest import data_path, run_cli
+from trecqr.errors import InputError, UsageError
+from trecqr.retrieval import backends, bm25
+from trecqr.retrieval.collections import iter_collection
+from trecqr.retrieval.indexdir import MANIFEST, atomic_index_dir, read_manifest
+
+DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
+QRECC = ("qrecc", "dev-sampled2k_chatgpt_ICL.jsonl")
+C21_TOPICS = ("cast2021", "2021_manual_evaluation_topics_v1.0.json")
+
+
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory):
+    idx = tmp_path_factory.mktemp("bk") / "idx"
+    bm25.build_index(DEMO / "collection.jsonl", idx, 0.82, 0.68, show_progress=False)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def demo_tsv(tmp_path_factory):
+    """The demo collection as `id<TAB>text` (no header), as ir_datasets' TsvDocs reads it."""
+    path = tmp_path_factory.mktemp("tsv") / "collection.tsv"
+    with open(path, "w", encoding="utf-8") as out:
+        for doc in iter_collection(DEMO / "collection.jsonl"):
+            assert "\t" not in doc.text and "\n" not in doc.text
+            out.write(f"{doc.docid}\t{doc.text}\n")
+    return path
+
+
+def test_dispatch_by_manifest(demo_index):
+    m = read_manifest(demo_index)
+    assert m["backend"] == "bm25s" and m["k1"] == 0.82 and m["documents"] == 996
+    index = backends.load_index(demo_index)
+    assert index.module is bm25
+    assert index.describe() == "BM25 k1=0.82 b=0.68 (bm25s, Lucene-style English analysis)"
+    topics = {"a": "who wrote the hundred years war", "b": "stan musial 1954"}
+    via = backends.search(demo_index, topics, 10, show_progress=False)
+    direct = bm25.search(demo_index, topics, 10, show_progress=False)
+    assert via.qid.to_pylist() == direct.qid.to_pylist()
+    assert via.docno.to_pylist() == direct.docno.to_pylist()
+    assert via.score.tolist() == direct.score.tolist()
+    assert via.qid.to_pylist().count("a") == 10
+    assert via.qid.to_pylist().count("b") == 3  # only 3 passages share a term with it
+
+
+def test_old_manifest_without_backend_key_is_bm25s(tmp_path):
+    (tmp_path / MANIFEST).write_text(json.dumps({"format": "trecqr-bm25s", "k1": 1, "b": 0}))
+    assert read_manifest(tmp_path)["backend"] == "bm25s"
+
+
+def test_bare_lucene_folder_is_recognised(tmp_path):
+    (tmp_path / "segments_3").write_bytes(b"")
+    assert read_manifest(tmp_path) == {"backend": "lucene", "foreign": True}
+    with pytest.raises(InputError, match="not a trecqr index"):
+        read_manifest(tmp_path / "nothing")
+
+
+def test_unknown_backend_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown retrieval backend 'bm26'"):
+        backends.backend("bm26")
+
+
+def test_interrupted_build_leaves_nothing_and_keeps_the_old_index(tmp_path, monkeypatch):
+    idx = tmp_path / "idx"
+    bm25.build_index(DEMO / "collection.jsonl", idx, show_progress=False)
+    before = sorted(os.listdir(idx))
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    import bm25s
+
+    monkeypatch.setattr(bm25s.BM25, "save", boom)
+    with pytest.raises(KeyboardInterrupt):
+        bm25.build_index(DEMO / "collection.jsonl", idx, k1=1.5, show_progress=False)
+    assert sorted(os.listdir(tmp_path)) == ["idx"]  # no temporary folder left behind
+    assert sorted(os.listdir(idx)) == before and read_manifest(idx)["k1"] == 0.9
+    with pytest.raises(KeyboardInterrupt):
+        bm25.build_index(DEMO / "collection.jsonl", tmp_path / "new", show_progress=False)
+    assert not (tmp_path / "new").exists()
+
+
+def test_atomic_dir_refuses_a_foreign_folder_and_needs_a_manifest(tmp_path):
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError, match="exists and is not a trecqr index"):
+        with atomic_index_dir(tmp_path / "keep"):
+            pass
+    with pytest.raises(RuntimeError, match="without writing its manifest"):
+        with atomic_index_dir(tmp_path / "x") as tmp:
+            Path(tmp, "data").write_text("half")
+    assert sorted(os.listdir(tmp_path)) == ["keep"]
+
+
+def test_irds_collection_indexes_like_the_file(tmp_path, demo_tsv, demo_index):
+    """An ir_datasets dataset (TsvDocs over a local file, read by ir_datasets' own parser)
+    gives the same index as the file itself, hence the same runs."""
+    import ir_datasets
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TsvDocs
+    from ir_datasets.util.download import LocalDownload
+
+    name = "trecqr-test/qrecc-demo"
+    if name not in ir_datasets.registry:
+        ir_datasets.registry.register(name, Dataset(TsvDocs(LocalDownload(demo_tsv))))
+    docs = list(iter_collection(f"irds:{name}"))
+    assert len(docs) == 996 and docs[0].line == 1
+    first = next(iter_collection(DEMO / "collection.jsonl"))
+    assert (docs[0].docid, docs[0].text) == (first.docid, first.text)
+    res = run_cli(["index", f"irds:{name}", "-o", tmp_path / "ix", "--k1", "0.82", "--b", "0.68",
+                   "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    assert read_manifest(tmp_path / "ix")["collection"] == f"irds:{name}"
+    topics = DEMO / "topics-gpt.tsv"
+    a = bm25.search(tmp_path / "ix", topics, 20, show_progress=False)
+    b = bm25.search(demo_index, topics, 20, show_progress=False)
+    assert a.docno.to_pylist() == b.docno.to_pylist() and a.score.tolist() == b.score.tolist()
+
+
+def test_irds_collection_never_downloads(tmp_path, monkeypatch):
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))
+    with pytest.raises(UsageError) as err:
+        next(iter_collection("irds:antique"))
+    text = str(err.value)
+    assert "trecqr never downloads" in text and "antique/collection.tsv" in text
+    res = run_cli(["index", "irds:antique", "-o", tmp_path / "ix", "--quiet"])
+    assert res.exit_code == 2 and "trecqr never downloads" in res.stderr
+    assert not (tmp_path / "ix").exists()
+    res = run_cli(["index", "irds:no-such-dataset", "-o", tmp_path / "ix", "--quiet"])
+    assert res.exit_code == 2 and "no dataset 'no-such-dataset'" in res.stderr
+
+
+def test_search_from_dataset_file_equals_search_from_topics_file(tmp_path, demo_index):
+    """`search --dataset qrecc --query-field human` on the sampled dev file gives the run of
+    the demo's human topics file on every turn the topics file holds."""
+    res = run_cli(["search", demo_index, "-o", tmp_path / "ds.run", "--dataset", "qrecc",
+                   "--dataset-file", data_path(*QRECC), "--query-field", "human", "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    res = run_cli(["search", demo_index, DEMO / "topics-human.tsv", "-o", tmp_path / "t.run",
+                   "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    ds = trecqr.load_run(tmp_path / "ds.run")
+    t = trecqr.load_run(tmp_path / "t.run")
+    keep = set(t.qid.to_pylist())
+    rows = [(q, d, s) for q, d, s in zip(ds.qid.to_pylist(), ds.docno.to_pylist(),
+                                         ds.score.tolist()) if q in keep]
+    assert sorted(rows) == sorted(zip(t.qid.to_pylist(), t.docno.to_pylist(), t.score.tolist()))
+    assert len(rows) == len(t) == 59270
+    assert len(set(ds.qid.to_pylist())) == 1999  # 2,000 turns, one without an indexed term
+    human = trecqr.evaluate(DEMO / "qrels.txt", tmp_path / "ds.run", ["recip_rank"]).aggregate()
+    assert round(human["recip_rank"], 4) == 0.8078
+
+
+def test_search_with_rewrites_matched_to_dataset_turns(tmp_path, demo_index):
+    """GPT rewrites given as a rewrites file against the dataset's turns = the gpt topics."""
+    rw = tmp_path / "gpt.tsv"
+    rw.write_text((DEMO / "topics-gpt.tsv").read_text(encoding="utf-8"), encoding="utf-8")
+    res = run_cli(["search", demo_index, "-o", tmp_path / "rw.run", "--dataset", "qrecc",
+                   "--dataset-file", data_path(*QRECC), "--rewrites", rw, "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    gpt = trecqr.evaluate(DEMO / "qrels.txt", tmp_path / "rw.run", ["ndcg_cut.3"]).aggregate()
+    assert round(gpt["ndcg_cut_3"], 4) == 0.7572
+
+
+def test_search_cast_dataset_fields(tmp_path, demo_index):
+    res = run_cli(["search", demo_index, "-o", tmp_path / "c.run", "--dataset", "cast",
+                   "--dataset-file", data_path(*C21_TOPICS), "--query-field", "manual", "-k", "5",
+                   "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    qids = trecqr.load_run(tmp_path / "c.run").qid.to_pylist()
+    assert qids[0] == "106_1" and len(set(qids)) == 239
+
+
+def test_search_argument_errors(tmp_path, demo_index):
+    res = run_cli(["search", demo_index, "-o", tmp_path / "x.run"])
+    assert res.exit_code == 2 and "give a TOPICS file or --dataset" in res.stderr
+    res = run_cli(["search", demo_index, "-o", tmp_path / "x.run", "--dataset", "qrecc"])
+    assert res.exit_code == 2 and "--dataset needs --dataset-file" in res.stderr
+    res = run_cli(["search", demo_index, DEMO / "topics-raw.tsv", "-o", tmp_path / "x.run",
+                   "--k1", "1.2"])
+    assert res.exit_code == 2 and "for Lucene indexes" in res.stderr
+    res = run_cli(["search", demo_index, "-o", tmp_path / "x.run", "--dataset", "qrecc",
+                   "--dataset-file", data_path(*QRECC), "--query-field", "nope"])
+    assert res.exit_code == 2 and "unknown query field 'nope'" in res.stderr
+    assert not (tmp_path / "x.run").exists()
+
+
+def test_cqr_rows_from_dataset_query_fields(tmp_path, demo_index):
+    """One cqr call: two dataset query fields and a rewrites file, one row each; numbers equal
+    to search + eval of the same topics (tests/test_demo_retrieval.py pins those)."""
+    rw = tmp_path / "gpt.tsv"
+    rw.write_text((DEMO / "topics-gpt.tsv").read_text(encoding="utf-8"), encoding="utf-8")
+    res = run_cli(["cqr", "--qrels", DEMO / "qrels.txt", "--index", demo_index, "--dataset",
+                   "qrecc", "--dataset-file", data_path(*QRECC), "--query-field", "raw",
+                   "--query-field", "human", "--rewrites", rw, "--format", "json",
+                   "--runs-dir", tmp_path / "runs", "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    rep = json.loads(res.stdout)
+    rows = {r["name"]: r for r in rep["rows"]}
+    assert list(rows) == ["raw", "human", "gpt"]
+    assert rep["backend"] == "bm25s" and rep["k1"] == 0.82
+    assert round(rows["raw"]["scores"]["MRR"], 4) == 0.3830
+    assert round(rows["human"]["scores"]["MRR"], 4) == 0.8078
+    assert round(rows["gpt"]["scores"]["NDCG@3"], 4) == 0.7572
+    assert rows["raw"]["coverage"]["evaluated"] == 927
+    assert rows["raw"]["coverage"]["topics_without_gold"] == 1073
+    assert rows["gpt"]["coverage"]["without_rewrite"] == 1073  # the demo's gpt file: gold turns
+    for r in rows.values():
+        assert r["scores"]["RR@3"] <= r["scores"]["MRR"]

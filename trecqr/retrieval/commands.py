@@ -1,0 +1,146 @@
+"""``trecqr index`` and ``trecqr search``: thin click commands over :mod:`.backends`."""
+
+from __future__ import annotations
+
+import click
+
+from ..adapters.dataset_topics import DATASETS
+from .collections import COLLECTION_FORMATS, is_irds
+from .indexdir import BACKENDS
+
+BM25_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
+BM25_B = 0.4
+
+
+def _collection_arg(value: str) -> str:
+    if is_irds(value):
+        return value
+    import os
+
+    if not os.path.isfile(value):
+        raise click.BadParameter(f"{value}: no such file (or give irds:<dataset id>)",
+                                 param_hint="COLLECTION")
+    return value
+
+
+@click.command("index")
+@click.argument("collection")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Index folder to create (replaced atomically if it is an index).")
+@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
+              show_default=True, help="bm25s (embedded), lucene (Pyserini) or dense "
+                                      "(sentence-transformers + faiss).")
+@click.option("--k1", type=float, default=None, help=f"BM25 k1 [default: {BM25_K1}].")
+@click.option("--b", "b", type=float, default=None, help=f"BM25 b [default: {BM25_B}].")
+@click.option("--preset", default=None, help="Take k1/b from a dataset preset (qrecc, "
+                                             "topiocqa, ...).")
+@click.option("--model", default=None, help="dense: local sentence-transformers model folder "
+                                            "(default: the packaged all-MiniLM-L6-v2).")
+@click.option("--batch-size", type=int, default=None, help="dense: encoding batch size.")
+@click.option("--no-normalize", is_flag=True,
+              help="dense: raw inner product instead of cosine (ANCE-style models).")
+@click.option("--threads", type=int, default=None, help="Indexing threads (lucene, dense).")
+@click.option("--format", "fmt", type=click.Choice(COLLECTION_FORMATS), default=None,
+              help="Collection layout (default: from the file name).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch_size,
+                  no_normalize, threads, fmt, quiet):
+    """Build a retrieval index of a TSV/JSONL collection or irds:<dataset id>."""
+    from ..cli import _run_guarded
+    from ..errors import UsageError
+    from .backends import build_index
+
+    def job():
+        nonlocal k1, b
+        collection_ = _collection_arg(collection)
+        params = {}
+        if backend_name in ("bm25s", "lucene"):
+            if preset is not None:
+                from ..adapters.presets import preset as get_preset
+
+                p = get_preset(preset)
+                k1 = p.bm25_k1 if k1 is None and p.bm25_k1 is not None else k1
+                b = p.bm25_b if b is None and p.bm25_b is not None else b
+            params.update(k1=BM25_K1 if k1 is None else k1, b=BM25_B if b is None else b)
+        elif k1 is not None or b is not None or preset is not None:
+            raise UsageError("--k1/--b/--preset are BM25 options (bm25s, lucene)")
+        if backend_name == "dense":
+            for name, value in (("model", model), ("batch_size", batch_size)):
+                if value is not None:
+                    params[name] = value
+            if no_normalize:
+                params["normalize"] = False
+        elif model is not None or batch_size is not None or no_normalize:
+            raise UsageError("--model/--batch-size/--no-normalize are dense options")
+        if threads is not None and backend_name != "bm25s":
+            params["threads"] = threads
+        m = build_index(collection_, out_dir, backend_name, format=fmt,
+                        show_progress=not quiet, **params)
+        from .backends import backend
+
+        click.echo(f"indexed {m['documents']} passages into {out_dir}: "
+                   f"{backend(backend_name).describe(m)}", err=True)
+
+    _run_guarded(job)
+
+
+@click.command("search")
+@click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("topics", required=False, type=click.Path(exists=True, dir_okay=False,
+                                                          allow_dash=True))
+@click.option("-o", "--output", "out_path", required=True, type=click.Path(allow_dash=True),
+              help="TREC run to write (- for stdout).")
+@click.option("-k", "k", type=int, default=100, show_default=True, help="Passages per topic.")
+@click.option("--dataset", type=click.Choice(DATASETS), default=None,
+              help="Read the queries from a dataset file (--dataset-file) instead of TOPICS.")
+@click.option("--dataset-file", default=None,
+              help="The dataset's conversations/topics file (irds: the dataset id).")
+@click.option("--query-field", default=None,
+              help="Dataset query field (qrecc: raw|human|context|rewrite; topiocqa: "
+                   "raw|history|last-k|rewrite; cast: raw|manual|automatic|rewrite).")
+@click.option("--rewrites", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Model rewrites matched to the dataset's turns (query field rewrite).")
+@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
+              show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
+@click.option("--k1", type=float, default=None, help="lucene: BM25 k1 (default: the index's).")
+@click.option("--b", "b", type=float, default=None, help="lucene: BM25 b (default: the index's).")
+@click.option("--threads", type=int, default=1, show_default=True,
+              help="Search threads (-1: one per CPU for bm25s).")
+@click.option("--run-id", default=None, help="Run tag [default: trecqr-<backend>].")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def search_command(index_dir, topics, out_path, k, dataset, dataset_file, query_field, rewrites,
+                   missing, k1, b, threads, run_id, quiet):
+    """Search an index (any backend) with a topics file or a dataset's turns; write a TREC run.
+
+    Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).
+    """
+    from ..cli import _run_guarded
+    from ..errors import UsageError
+    from ..formats.run import write_run
+    from .backends import load_index
+
+    def job():
+        if (topics is None) == (dataset is None):
+            raise UsageError("give a TOPICS file or --dataset NAME --dataset-file FILE")
+        if dataset is not None:
+            from ..adapters.dataset_topics import dataset_topics
+
+            if dataset_file is None:
+                raise UsageError("--dataset needs --dataset-file")
+            queries = dataset_topics(dataset, dataset_file, query_field, rewrites=rewrites,
+                                     missing=missing)
+        else:
+            if query_field is not None or rewrites is not None or dataset_file is not None:
+                raise UsageError("--query-field/--rewrites/--dataset-file go with --dataset")
+            queries = topics
+        index = load_index(index_dir)
+        kw = {"n_threads": threads, "show_progress": not quiet,
+              "runid": run_id or f"trecqr-{index.manifest['backend']}"}
+        if k1 is not None or b is not None:
+            if index.manifest["backend"] != "lucene":
+                raise UsageError("--k1/--b at search time are for Lucene indexes; a "
+                                 f"{index.manifest['backend']} index keeps its build's")
+            kw.update({n: v for n, v in (("k1", k1), ("b", b)) if v is not None})
+        write_run(index.search(queries, k, **kw), out_path)
+
+    _run_guarded(job)
