@@ -11,7 +11,7 @@ from conftest import ROOT, data_path
 
 from trecqr.adapters.topics import read_topics
 from trecqr.formats import read_qrels
-from trecqr.retrieval.demo import FILES, TOPICS, build_qrecc_demo
+from trecqr.retrieval.demo import CAST_TOPICS, FILES, TOPICS, build_cast_demo, build_qrecc_demo
 
 FIX = ROOT / "fixtures" / "qrecc-demo"
 WELDON = ("http://web.archive.org/web/20160730223422id_/"
@@ -96,3 +96,30 @@ def test_exact_texts():
     assert "9467_1" in topics["raw"] and "1490_4" in topics["raw"]
     for kind in TOPICS:
         assert "343_5" not in topics[kind] and "3335_2" not in topics[kind]
+
+
+CAST_FIX = ROOT / "fixtures" / "cast2021-demo"
+
+
+def test_cast_demo_rebuild_is_identical_and_counts(tmp_path):
+    counts = build_cast_demo(data_path("cast2021", "2021_manual_evaluation_topics_v1.0.json"),
+                             data_path("cast2021", "2021_automatic_evaluation_topics_v1.0.json"),
+                             tmp_path)
+    assert counts == {"turns": 239, "with_passage": 239, "passages": 234,
+                      "passages_with_two_texts": 1}
+    names = ["collection.jsonl", "qrels.txt", *CAST_TOPICS.values()]
+    for name in names:
+        assert (tmp_path / name).read_bytes() == (CAST_FIX / name).read_bytes(), name
+    assert "build_cast_demo" in (CAST_FIX / "README.md").read_text()
+    coll = _collection(CAST_FIX / "collection.jsonl")
+    assert len(coll) == 234 and coll[0]["id"] < coll[-1]["id"]
+    first = next(d for d in coll if d["id"] == "MARCO_D59865-7")
+    assert first["contents"].startswith("More research is needed. Types Breast cancer can be:")
+    qrels = read_qrels(CAST_FIX / "qrels.txt")
+    assert len(qrels) == 239 and len(set(qrels.qid.to_pylist())) == 239
+    manual = read_topics(CAST_FIX / "topics-manual.tsv").as_dict()
+    auto = read_topics(CAST_FIX / "topics-automatic.tsv").as_dict()
+    raw = read_topics(CAST_FIX / "topics-raw.tsv").as_dict()
+    assert manual["106_2"] == "Once it breaks out, how likely is lobular carcinoma breast cancer to spread?"
+    assert auto["106_2"] == "Once the cancer breaks out, how likely is it to spread?"
+    assert raw["106_2"] == "Once it breaks out, how likely is it to spread?"

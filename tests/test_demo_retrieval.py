@@ -48,3 +48,43 @@ def test_numbers_of_the_fixed_run(scores):
     for field, values in EXPECTED.items():
         for measure, value in values.items():
             assert round(scores[field][measure], 4) == value, (field, measure)
+
+
+CAST = Path(__file__).resolve().parent.parent / "fixtures" / "cast2021-demo"
+CAST_EXPECTED = {  # the five reported measures of `trecqr cqr` on the CAsT 2021 demo, BM25 0.9/0.4
+    "raw": {"RR@3": 0.4414, "MRR": 0.4809, "NDCG@3": 0.4687, "R@10": 0.7490, "R@100": 0.8661},
+    "manual": {"RR@3": 0.5174, "MRR": 0.5620, "NDCG@3": 0.5695, "R@10": 0.9372, "R@100": 0.9833},
+    "automatic": {"RR@3": 0.5063, "MRR": 0.5485, "NDCG@3": 0.5525, "R@10": 0.8912,
+                  "R@100": 0.9749},
+}
+
+
+def _check_cast(scores):
+    for field, values in CAST_EXPECTED.items():
+        for key, value in values.items():
+            assert round(scores[field][key], 4) == value, (field, key)
+    for key in CAST_EXPECTED["raw"]:
+        assert scores["manual"][key] > scores["raw"][key], key
+        assert scores["automatic"][key] > scores["raw"][key], key
+
+
+def test_cast_demo_rewrites_beat_raw_from_python(tmp_path):
+    from trecqr.retrieval.cqr import cqr
+
+    report = cqr(CAST / "qrels.txt", [CAST / f"topics-{f}.tsv" for f in CAST_EXPECTED],
+                 collection=CAST / "collection.jsonl", runs_dir=tmp_path / "runs",
+                 names=list(CAST_EXPECTED))
+    _check_cast({r.name: r.scores for r in report.rows})
+    assert all(r.coverage["evaluated"] == 239 for r in report.rows)
+
+
+def test_cast_demo_rewrites_beat_raw_from_the_cli(tmp_path):
+    import json
+
+    args = ["cqr", "--qrels", CAST / "qrels.txt", "--collection", CAST / "collection.jsonl",
+            "--format", "json", "--quiet", "--runs-dir", tmp_path / "runs"]
+    for f in CAST_EXPECTED:
+        args += ["--topics", CAST / f"topics-{f}.tsv", "--name", f]
+    result = run_cli(args)
+    assert result.exit_code == 0, result.stderr
+    _check_cast({r["name"]: r["scores"] for r in json.loads(result.stdout)["rows"]})

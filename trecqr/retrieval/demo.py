@@ -25,8 +25,20 @@ one JSON object per line with ``Conversation_no``, ``Turn_no``, ``Question``, ``
 Turns without a gold passage (``Truth_passages == []``: 1,073 of 2,000) are left out of the qrels
 and of the topics; :class:`DemoStats` counts them.
 
+:func:`build_cast_demo` writes the TREC CAsT 2021 half (``fixtures/cast2021-demo``) from the two
+official 2021 topic files (daltonj/treccastweb): ``collection.jsonl`` holds every turn's canonical
+response passage (``passage`` text, id ``<canonical_result_id>-<passage_id>`` as in the CAsT 2021
+passage runs, e.g. ``MARCO_D59865-7``), once per id (one id, ``MARCO_D684519-2``, is given two
+different texts by the organisers' file; like the QReCC half, its distinct texts are joined with a
+space in turn order); white space runs are collapsed to one space; ``qrels.txt`` makes each turn's own canonical
+passage its one relevant passage (a known-item task: find the passage the organisers' system
+answered the turn with); ``topics-raw.tsv``, ``topics-manual.tsv`` and ``topics-automatic.tsv``
+hold the raw utterance, the manual and the automatic rewrite of every turn with a canonical passage.
+The two files must agree on the turns, raw utterances and canonical passages.
+
 Run it as ``python -m trecqr.retrieval.demo [SOURCE.jsonl] [OUT_DIR]`` (defaults: the shared data
-file and ``fixtures/qrecc-demo``).
+file and ``fixtures/qrecc-demo``), or ``python -m trecqr.retrieval.demo cast [MANUAL.json
+AUTOMATIC.json] [OUT_DIR]`` for the CAsT half.
 """
 
 from __future__ import annotations
@@ -145,9 +157,63 @@ def build_qrecc_demo(jsonl_path, out_dir) -> DemoStats:
     return stats
 
 
+CAST_TOPICS = {"raw": "topics-raw.tsv", "manual": "topics-manual.tsv",
+               "automatic": "topics-automatic.tsv"}
+
+
+def build_cast_demo(manual_json, automatic_json, out_dir) -> dict:
+    """Build the CAsT 2021 demo (see the module docstring); returns counts."""
+    from ..adapters.cast import read_cast_topics
+
+    manual, automatic = read_cast_topics(manual_json), read_cast_topics(automatic_json)
+    auto_by_qid = {t.qid: t for t in automatic.turns}
+    if [t.qid for t in manual.turns] != [t.qid for t in automatic.turns]:
+        raise InputError(os.fspath(automatic_json), None, "not the manual file's turns")
+    passages, qrels_lines = {}, []
+    queries = {kind: {} for kind in CAST_TOPICS}
+    for t in manual.turns:
+        a = auto_by_qid[t.qid]
+        if (a.queries.get("raw"), a.canonical_passage_id, a.passage) != (
+                t.queries.get("raw"), t.canonical_passage_id, t.passage):
+            raise InputError(os.fspath(automatic_json), None,
+                             f"turn {t.qid}: raw utterance or canonical passage differs from "
+                             "the manual file's")
+        if not t.canonical_passage_id or not (t.passage or "").strip():
+            continue
+        pid, text = t.canonical_passage_id, " ".join(t.passage.split())
+        texts = passages.setdefault(pid, [])
+        if text not in texts:
+            texts.append(text)
+        qrels_lines.append(f"{t.qid} 0 {pid} 1\n")
+        queries["raw"][t.qid] = t.queries["raw"]
+        queries["manual"][t.qid] = t.queries["manual"]
+        queries["automatic"][t.qid] = a.queries["automatic"]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / COLLECTION, "".join(
+        json.dumps({"id": pid, "contents": " ".join(passages[pid])}, ensure_ascii=False) + "\n"
+        for pid in sorted(passages, key=lambda p: p.encode("utf-8"))))
+    atomic_write_text(out / QRELS, "".join(qrels_lines))
+    for kind, qs in queries.items():
+        write_topics(Topics.from_dict(qs, source=f"CAsT 2021 ({kind})"), out / CAST_TOPICS[kind],
+                     "tsv")
+    return {"turns": len(manual.turns), "with_passage": len(qrels_lines),
+            "passages": len(passages),
+            "passages_with_two_texts": sum(1 for t in passages.values() if len(t) > 1)}
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     root = Path(__file__).resolve().parents[2]
+    if argv and argv[0] == "cast":
+        c21 = root / ".." / "shared" / "data" / "cast2021"
+        src = argv[1:3] if len(argv) >= 3 else [
+            c21 / "2021_manual_evaluation_topics_v1.0.json",
+            c21 / "2021_automatic_evaluation_topics_v1.0.json"]
+        out = argv[3] if len(argv) > 3 else (argv[1] if len(argv) == 2 else
+                                             root / "fixtures" / "cast2021-demo")
+        print(build_cast_demo(*src, out))
+        return 0
     default = root / ".." / "shared" / "data" / "qrecc" / "dev-sampled2k_chatgpt_ICL.jsonl"
     src = argv[0] if argv else default
     out = argv[1] if len(argv) > 1 else root / "fixtures" / "qrecc-demo"
