@@ -203,3 +203,195 @@ def test_cli_sessions_webis_mission(tmp_path):
     assert res.exit_code == 0
     assert "instances=3046 qrels=3046" in res.stderr
     assert len((tmp_path / "q.qrels").read_text().splitlines()) == 3046
+
+
+# ---------------------------------------------------------------- HRED-qs .ses session files
+
+def _ctx_lines():
+    return CTX.read_text().rstrip("\n").split("\n")
+
+
+def test_hredqs_ses_sessions_built_from_ctx_lines(tmp_path):
+    from trecqr.adapters.sessions import read_hredqs_sessions  # forwarded name
+
+    ctx = _ctx_lines()
+    assert len(ctx) == 5
+    # 1. the ctx lines themselves as sessions: 3+1+1+2+2 queries, 2+0+0+1+1 instances
+    ses = tmp_path / "ctx.ses"
+    ses.write_text("\n".join(ctx) + "\n")
+    ss = read_hredqs_sessions(ses)
+    assert [s.sid for s in ss] == [f"hredqs-{n}" for n in range(1, 6)]
+    assert _counts(ss) == (5, 9, 4)
+    assert [s.queries for s in ss] == [line.split("\t") for line in ctx]
+    # 2. each ctx line followed by the first candidate of its rnk line: the last instance of
+    # session n has exactly the context the ctx reader gives for line n
+    cand = S.read_hredqs_candidates(CTX, RNK)
+    ses2 = tmp_path / "ctx+rnk.ses"
+    ses2.write_text("".join(f"{c}\t{i.candidates[0]}\n" for c, i in zip(ctx, cand)))
+    ss2 = read_hredqs_sessions(ses2)
+    inst = S.instances(ss2)
+    last = {i.session: i for i in inst}
+    for n in (1, 2, 3, 4):
+        i = last[f"hredqs-{n}"]
+        assert i.context == cand[n - 1].context and i.target == cand[n - 1].candidates[0]
+        assert i.iid == f"hredqs-{n}_{len(cand[n - 1].context) + 1}"
+    assert last["hredqs-1"].context == ("carmax", "consumer report", "nissan")
+    assert last["hredqs-1"].target == "future nissan"
+    # line 5 is "nye radio frequent<TAB>fcc" + "fcc": the duplicate rule drops the repeat
+    assert ss2[4].queries == ["nye radio frequent", "fcc"]
+    assert (last["hredqs-5"].iid, last["hredqs-5"].context) == ("hredqs-5_2",
+                                                                 ("nye radio frequent",))
+    assert _counts(ss2) == (5, 13, 8)
+    assert _counts(read_hredqs_sessions(ses2, dedup=False)) == (5, 14, 9)
+    assert S.load_sessions_instances("hredqs-ses", ses2) == inst
+
+
+def test_hredqs_ses_line_numbers_are_ids(tmp_path):
+    ctx = _ctx_lines()
+    ses = tmp_path / "gaps.ses"
+    # a blank line and a line of empty queries keep their numbers; CRLF and padded, re-cased
+    # repeats are handled as everywhere else
+    ses.write_bytes(("\r\n".join([ctx[0], "", ctx[1], "\t \t", ctx[3] + "\t NYE \t" + "nye  "])
+                     + "\r\n").encode())
+    ss = S.read_hredqs_sessions(ses)
+    assert [(s.sid, s.queries) for s in ss] == [
+        ("hredqs-1", ["carmax", "consumer report", "nissan"]),
+        ("hredqs-3", ["govern rep"]),
+        ("hredqs-5", ["nye", "nye county nevada radio", "NYE"])]
+
+
+def test_cli_sessions_hredqs_ses(tmp_path, cli):
+    ses = tmp_path / "ctx.ses"
+    ses.write_text("\n".join(_ctx_lines()) + "\n")
+    res = cli(["convert", "sessions", "hredqs-ses", ses, "--topics", tmp_path / "t.tsv",
+               "--qrels", tmp_path / "q.qrels"])
+    assert res.exit_code == 0, res.output
+    assert "instances=4 qrels=4" in res.stderr
+    assert (tmp_path / "t.tsv").read_text().splitlines() == [
+        "hredqs-1_2\tcarmax", "hredqs-1_3\tcarmax ||| consumer report",
+        "hredqs-4_2\tnye", "hredqs-5_2\tnye radio frequent"]
+    q = [line.split() for line in (tmp_path / "q.qrels").read_text().splitlines()]
+    assert q[1] == ["hredqs-1_3", "0", S.candidate_id("nissan"), "1"]
+    bad = cli(["convert", "sessions", "hredqs-ses", ses, "--rnk", RNK, "--qrels",
+               tmp_path / "x"])
+    assert bad.exit_code == 2 and "--rnk and --tgt are for the hredqs" in bad.stderr
+
+
+def test_session_readers_import_order():
+    """session_readers imports sessions; sessions forwards its names lazily: either module
+    may be imported first."""
+    import subprocess
+    import sys
+
+    code = ("import trecqr.adapters.session_readers as R; "
+            "from trecqr.adapters.sessions import read_aolia_qlogs, read_hredqs_sessions; "
+            "assert read_aolia_qlogs is R.read_aolia_qlogs; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+    with pytest.raises(AttributeError):
+        S.read_nothing  # noqa: B018
+
+
+# ---------------------------------------------------------------- ir_datasets aol-ia qlogs
+
+class _SampleLog:
+    """Stands in for one of aol-ia's AOL log downloads: streams a local log file (header
+    included) to ir_datasets' own AolManager, which parses it into AolQlog records."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def stream(self):
+        return open(self.path, "rb")
+
+
+def _aolia_manager(tmp_path, monkeypatch, logs=None):
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
+    from ir_datasets.datasets import aol_ia
+
+    base = tmp_path / "aol-ia"
+    if logs is None:
+        logs = [_SampleLog(AOL)]
+    return aol_ia, aol_ia.AolManager(logs, None, base)
+
+
+def _register(monkeypatch, name, manager, aol_ia):
+    import ir_datasets
+    from ir_datasets.datasets.base import Dataset
+
+    ds = Dataset(aol_ia.AolQlogs(manager.file_ref("log.pkl.lz4")))
+    monkeypatch.setitem(ir_datasets.registry._registered, name, ds)
+    return ds
+
+
+def test_aolia_qlogs_equal_read_aol(tmp_path, monkeypatch):
+    aol_ia, manager = _aolia_manager(tmp_path, monkeypatch)
+    records = list(aol_ia.AolQlogs(manager.file_ref("log.pkl.lz4")).qlogs_iter())
+    assert len(records) == 35 and type(records[0]).__name__ == "AolQlog"
+    # ir_datasets' normalised query (ws_tok) and id, the original kept in query_orig
+    assert (records[2].query_orig, records[2].query) == ("staple.com", "staple com")
+    assert all(r.query_id == S.aolia_query_id(r.query_orig) for r in records)
+    for kw in ({}, {"gap": None}, {"dedup": False}, {"gap": 3600 * 24}):
+        want = S.read_aol(AOL, **kw)
+        got = S.read_aolia_qlogs(records, **kw)
+        assert got == want  # ids, queries, times and users
+        assert S.instances(got) == S.instances(want)
+    ss = S.read_aolia_qlogs(iter(records))  # a stream is enough
+    assert _counts(ss) == (24, 28, 4)
+    assert [i.iid for i in S.instances(ss)] == ["142-9_2", "142-11_2", "142-11_3", "142-12_2"]
+    # the text is query_orig's: ws_tok would have turned "www.elaorg" into "www elaorg"
+    assert ss[8].queries == ["www.collegeucla.edu", "www.elaorg"]
+
+
+def test_convert_sessions_aol_ia_reads_local_dataset(tmp_path, monkeypatch, cli):
+    aol_ia, manager = _aolia_manager(tmp_path, monkeypatch)
+    _register(monkeypatch, "trecqr-test/aol-sample", manager, aol_ia)
+    assert not (tmp_path / "aol-ia" / "_built_logs").exists()
+    out = {}
+    for fmt, src in (("aol-ia", "trecqr-test/aol-sample"), ("aol", AOL)):
+        res = cli(["convert", "sessions", fmt, src, "--gap", "600", "--topics",
+                   tmp_path / f"{fmt}.tsv", "--qrels", tmp_path / f"{fmt}.qrels"])
+        assert res.exit_code == 0, res.output
+        # 10 minutes: www.collegeucla.edu (21:12) -> www.elaorg (21:25) splits, 4 -> 3
+        assert "instances=3 qrels=3" in res.stderr
+        out[fmt] = [(tmp_path / f"{fmt}{ext}").read_bytes() for ext in (".tsv", ".qrels")]
+    assert out["aol-ia"] == out["aol"]
+    # ir_datasets built its log file from the local sample (no archive needed, nothing fetched)
+    assert (tmp_path / "aol-ia" / "_built_logs").exists()
+    insts = S.load_sessions_instances("aol-ia", "trecqr-test/aol-sample")
+    assert insts == S.instances(S.read_aol(AOL))
+
+
+def test_convert_sessions_aol_ia_missing_files_one_line(tmp_path, monkeypatch, cli):
+    from ir_datasets.util import DownloadConfig, GzipExtract, TarExtract
+
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds-home"))
+    from ir_datasets.datasets import aol_ia
+
+    # aol-ia's own download table, rooted in tmp: the archive is not there
+    dlc = DownloadConfig.context("aol-ia", tmp_path / "aol-ia")
+    logs = [GzipExtract(TarExtract(dlc["logs"], f"AOL-user-ct-collection/"
+                                                f"user-ct-test-collection-{k:02d}.txt.gz"))
+            for k in (1, 2)]
+    manager = aol_ia.AolManager(logs, GzipExtract(dlc["id2wb"]), tmp_path / "aol-ia")
+    _register(monkeypatch, "trecqr-test/aol-missing", manager, aol_ia)
+    res = cli(["convert", "sessions", "aol-ia", "trecqr-test/aol-missing", "--topics",
+               tmp_path / "t.tsv"])
+    assert res.exit_code == 2
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    base = tmp_path / "aol-ia"
+    assert lines[0] == (
+        "trecqr: ir_datasets 'trecqr-test/aol-missing': query logs not available locally "
+        f"(trecqr never downloads); missing: {base / 'log.pkl.lz4'}, which ir_datasets builds "
+        f"from {base / 'aol-data.tar.gz'} (from http://www.cim.mcgill.ca/~dudek/206/Logs/"
+        "AOL-user-ct-collection/aol-data.tar.gz)")
+    assert not (tmp_path / "t.tsv").exists()
+    assert sorted(p.name for p in base.iterdir()) == []  # nothing fetched, nothing built
+    # a fetch ir_datasets would still attempt is refused (irds.offline), also in one line
+    from trecqr.adapters import session_readers as R
+
+    monkeypatch.setattr(R, "missing_files", lambda handler: [])
+    with pytest.raises(trecqr.errors.UsageError) as e:
+        S.load_aolia_sessions("trecqr-test/aol-missing")
+    assert "download refused" in str(e.value) and "\n" not in str(e.value)

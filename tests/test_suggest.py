@@ -161,3 +161,149 @@ def test_both_sides_table_and_errors(tmp_path):
         SG.suggest("marco", MARCO, scores=cands)
     bad = CliRunner().invoke(SG.command, ["marco", str(MARCO)])
     assert bad.exit_code == 2 and "nothing to score" in bad.stderr
+
+
+# ---------------------------------------------------------------- sim_ret / + / ++ in suggest
+# The real collection of tests/test_retrieval_sim.py: TREC Session 2013 result titles and
+# snippets (one passage per clueweb12 id, its first occurrence), embedded BM25 (k1=0.9, b=0.4).
+
+XML = data_path("sessions", "sessiontrack2013.xml.gz")
+SIM_GEN = {"1_2": "civil war",               # target "US civil war economic causes" (last)
+           "2_2": "scooter brands",          # target "scooter brands reliable", t = 1 of 8
+           "2_5": "cheap scooter reviews",   # target "scooter review", t = 4 of 8
+           "2_8": "buy a scooter"}           # target "where to buy scooters" (last)
+
+
+@pytest.fixture(scope="module")
+def sess13_index(tmp_path_factory):
+    from trecqr.retrieval.bm25 import build_index
+
+    passages = {}
+    for s in S.read_trec_session_details(XML):
+        for it in s["interactions"]:
+            for r in it["results"]:
+                passages.setdefault(r["clueweb12id"], f"{r['title']} {r['snippet']}")
+    tmp = tmp_path_factory.mktemp("sess13-suggest")
+    coll = tmp / "passages.jsonl"
+    coll.write_text("".join(json.dumps({"id": d, "contents": t}) + "\n"
+                            for d, t in passages.items()), encoding="utf-8")
+    manifest = build_index(coll, tmp / "idx", show_progress=False)
+    assert (manifest["documents"], manifest["terms"]) == (2739, 14560)
+    return tmp / "idx"
+
+
+def _sim_gen_file(tmp_path):
+    path = tmp_path / "gen.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in SIM_GEN.items()))
+    return path
+
+
+def _direct(index, fusion="rrf", k=10, measure="rbo", p=0.9):
+    """{id: (sim_ret, sim_ret+, sim_ret++)} computed with retrieval_sim itself."""
+    from trecqr.generative import retrieval_sim as rs
+    from trecqr.retrieval.bm25 import load_index
+
+    idx = load_index(index)
+    sessions = {s.sid: s.queries for s in S.read_trec_session(XML)}
+    out = {}
+    for iid, g in SIM_GEN.items():
+        sid, pos = iid.split("_")
+        queries, t = sessions[sid], int(pos) - 1
+        out[iid] = (rs.sim_ret(g, queries[t], idx, k, measure, p)["value"],
+                    rs.sim_ret_plus(g, queries[t], idx, k, measure, p)["value"],
+                    rs.sim_ret_plus_plus(g, rs.next_half(queries, t), idx, k, measure, p,
+                                         fusion=fusion)["value"])
+    return out
+
+
+def test_suggest_sim_ret_equals_retrieval_sim(sess13_index, tmp_path):
+    gen = _sim_gen_file(tmp_path)
+    per = tmp_path / "per.jsonl"
+    out = _suggest_json(["trec-session", XML, "--generated", gen, "--metric", "per",
+                         "--sim-ret", "--index", sess13_index, "--per-instance", per])
+    rows = {r["id"]: r for r in map(json.loads, per.read_text().splitlines())}
+    assert sorted(rows) == sorted(SIM_GEN)
+    want = _direct(sess13_index)
+    for iid, (plain, plus, pp) in want.items():
+        assert (rows[iid]["sim_ret"], rows[iid]["sim_ret+"], rows[iid]["sim_ret++"]) == (
+            plain, plus, pp)
+    # the scooter pair: the values pinned in tests/test_retrieval_sim.py, and sim_ret++
+    # fuses next_half = the target and the 3 queries after it
+    assert rows["2_2"]["sim_ret"] == pytest.approx(0.49249426969285715, abs=1e-12)
+    assert rows["2_2"]["sim_ret+"] == pytest.approx(0.6352120274142856, abs=1e-9)
+    assert rows["2_2"]["sim_ret++"] == pytest.approx(0.22737998687142852, abs=1e-9)
+    # a last query's next half is the target alone: sim_ret++ == sim_ret there, not elsewhere
+    for iid in ("1_2", "2_8"):
+        assert rows[iid]["sim_ret++"] == rows[iid]["sim_ret"]
+    assert rows["2_5"]["sim_ret++"] != rows["2_5"]["sim_ret"]
+    for m, i in (("sim_ret", 0), ("sim_ret+", 1), ("sim_ret++", 2)):
+        assert out["metrics"][m] == pytest.approx(sum(v[i] for v in want.values()) / 4,
+                                                  abs=1e-12)
+        assert out["direction"][m] == "higher"
+    assert list(out["metrics"]) == ["per", "sim_ret", "sim_ret+", "sim_ret++"]
+    p = out["parameters"]
+    assert (p["sim_ret_index"], p["sim_ret_depth"], p["sim_ret_overlap"], p["sim_ret_rbo_p"],
+            p["sim_ret++_fusion"], p["sim_ret++_rrf_k"], p["sim_ret++_fusion_depth"]) == (
+        str(sess13_index), 10, "rbo", 0.9, "rrf", 60, 100)
+    assert p["sim_ret++_reference"].startswith("next half of the session")
+    assert out["counts"]["generated_scored"] == 4
+
+
+def test_suggest_sim_ret_options(sess13_index, tmp_path):
+    gen = _sim_gen_file(tmp_path)
+    out = _suggest_json(["trec-session", XML, "--generated", gen, "--metric", "per",
+                         "--sim-ret", "--index", sess13_index, "--fusion", "combsum"])
+    want = _direct(sess13_index, fusion="combsum")
+    assert out["metrics"]["sim_ret++"] == pytest.approx(
+        sum(v[2] for v in want.values()) / 4, abs=1e-12)
+    assert "sim_ret++_rrf_k" not in out["parameters"]
+    # combsum's pinned value for the scooter pair (tests/test_retrieval_sim.py)
+    res = SG.suggest("trec-session", XML, generated=gen, metrics=("per",), sim_ret=True,
+                     index=sess13_index, fusion="combsum")
+    vals = dict(zip(res["per_instance"]["generated"]["ids"],
+                    res["per_instance"]["generated"]["values"]["sim_ret++"]))
+    assert vals["2_2"] == pytest.approx(0.17028424343571427, abs=1e-9)
+    # cut-off, overlap measure and RBO persistence reach all three
+    out = _suggest_json(["trec-session", XML, "--generated", gen, "--metric", "per",
+                         "--sim-ret", "--index", sess13_index, "--depth", "5",
+                         "--overlap", "jaccard"])
+    want = _direct(sess13_index, k=5, measure="jaccard")
+    for m, i in (("sim_ret", 0), ("sim_ret+", 1), ("sim_ret++", 2)):
+        assert out["metrics"][m] == pytest.approx(sum(v[i] for v in want.values()) / 4,
+                                                  abs=1e-12)
+    out = _suggest_json(["trec-session", XML, "--generated", gen, "--metric", "per",
+                         "--sim-ret", "--index", sess13_index, "--rbo-p", "0.5"])
+    want = _direct(sess13_index, p=0.5)
+    assert out["metrics"]["sim_ret++"] == pytest.approx(sum(v[2] for v in want.values()) / 4,
+                                                        abs=1e-12)
+    assert out["parameters"]["sim_ret_rbo_p"] == 0.5
+
+
+def test_suggest_sim_ret_hredqs_reference_is_target(sess13_index, tmp_path):
+    from trecqr.generative import retrieval_sim as rs
+
+    tgt, _ = _hred_files(tmp_path)
+    gen = tmp_path / "g.tsv"
+    gen.write_text("hredqs-1\tnissan cars\nhredqs-3\twhite house\n")
+    res = SG.suggest("hredqs", CTX, rnk=RNK, tgt=tgt, generated=gen, metrics=("per",),
+                     sim_ret=True, index=sess13_index)
+    v = res["per_instance"]["generated"]["values"]
+    assert res["per_instance"]["generated"]["ids"] == ["hredqs-1", "hredqs-3"]
+    assert v["sim_ret++"] == v["sim_ret"]
+    assert v["sim_ret"] == [rs.sim_ret("nissan cars", "future nissan", sess13_index)["value"],
+                            rs.sim_ret("white house", "white house e mail",
+                                       sess13_index)["value"]]
+    assert res["parameters"]["sim_ret++_reference"].startswith("the target only")
+
+
+def test_suggest_sim_ret_errors(sess13_index, tmp_path):
+    gen = _sim_gen_file(tmp_path)
+    runner = CliRunner()
+    for args, msg in [
+            (["--sim-ret", "--index", str(sess13_index)], "give --generated"),
+            (["--generated", str(gen), "--sim-ret"], "--sim-ret needs --index"),
+            (["--generated", str(gen), "--sim-ret", "--index", str(sess13_index),
+              "--fusion-depth", "0"], "--fusion-depth must be at least 1")]:
+        res = runner.invoke(SG.command, ["trec-session", str(XML)] + args)
+        assert res.exit_code == 2, res.output
+        assert res.stderr.count("\n") == 1 and msg in res.stderr

@@ -27,6 +27,11 @@ Readers (each returns a list of :class:`Session`):
     ``rnk`` the candidate next queries, both tab-separated. Returns :class:`Instance` objects
     directly (id ``hredqs-<line>``, 1-based). The target is not in these files: give ``tgt``
     (a file with one target per line, or a list of strings) or leave it None (target ``None``).
+``read_hredqs_sessions(path)``, ``read_aolia_qlogs(records)``, ``load_aolia_sessions(id)``
+    HRED-qs ``.ses`` session files (one session per line, queries tab-separated; ids
+    ``hredqs-<line>``) and ir_datasets' ``aol-ia`` query-log records (sessions identical to
+    :func:`read_aol`'s on the same rows), read locally without downloading: see
+    :mod:`.session_readers`, where they live (importable from here).
 
 Sessions and the duplicate rule
     Sessions split where the time since the previous row of the same user is greater than
@@ -45,9 +50,13 @@ Instances
     2 to ``n``: context ``(q1 .. q(i-1))``, target ``qi``, id ``<session id>_<i>``. Sessions
     of one query give none.
 
-Session ids: AOL ``<AnonID>-<k>`` (k = 1, 2, ... per user); Webis ``<UserID>-<k>`` (time,
-block) or ``<UserID>-m<MissionID>`` (mission); TREC the session ``num``; MS MARCO
-``marco-<k>``.
+Session ids: AOL and aol-ia ``<AnonID>-<k>`` (k = 1, 2, ... per user); Webis
+``<UserID>-<k>`` (time, block) or ``<UserID>-m<MissionID>`` (mission); TREC the session
+``num``; MS MARCO ``marco-<k>``; HRED-qs ``.ses`` ``hredqs-<line>``.
+
+Format names (``FORMATS``, for :func:`load_sessions_instances` and the CLIs): ``aol``,
+``aol-ia`` (IN = the ir_datasets id), ``webis``, ``trec-session``, ``marco``, ``hredqs`` (the
+ctx/rnk candidate files) and ``hredqs-ses`` (the session file).
 
 To TREC files
     :func:`to_topics`: instance id -> the context queries joined with ``CONTEXT_SEP`` (`` ||| ``,
@@ -523,25 +532,57 @@ def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
 
 # ---------------------------------------------------------------- files and CLI
 
-FORMATS = ("aol", "webis", "trec-session", "marco", "hredqs")
+FORMATS = ("aol", "aol-ia", "webis", "trec-session", "marco", "hredqs", "hredqs-ses")
+# readers kept in .session_readers, importable from here (see __getattr__ below)
+_FORWARDED = ("read_hredqs_sessions", "read_aolia_qlogs", "load_aolia_sessions", "iter_qlogs")
+
+
+def __getattr__(name):
+    # PEP 562: forward the readers of .session_readers without importing it (it imports this
+    # module) until one is asked for.
+    if name in _FORWARDED:
+        from . import session_readers
+
+        return getattr(session_readers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_sessions(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
+                  dedup: bool = True) -> list:
+    """Sessions from a session source of format fmt (every format of FORMATS except
+    ``hredqs``, whose ctx/rnk files hold instances, not sessions). For ``aol-ia``, path is the
+    ir_datasets dataset id (``aol-ia``), read locally only."""
+    if fmt == "aol":
+        return read_aol(path, gap=gap, dedup=dedup)
+    if fmt == "aol-ia":
+        from .session_readers import load_aolia_sessions
+
+        return load_aolia_sessions(str(path), gap=gap, dedup=dedup)
+    if fmt == "webis":
+        return read_webis_smc(path, split=split, gap=gap, dedup=dedup)
+    if fmt == "trec-session":
+        return read_trec_session(path, dedup=dedup)
+    if fmt == "marco":
+        return read_marco_sessions(path, dedup=dedup)
+    if fmt == "hredqs-ses":
+        from .session_readers import read_hredqs_sessions
+
+        return read_hredqs_sessions(path, dedup=dedup)
+    if fmt == "hredqs":
+        raise UsageError("hredqs ctx/rnk files hold instances, not sessions")
+    raise UsageError(f"unknown session format {fmt!r} (one of {', '.join(FORMATS)})")
 
 
 def load_sessions_instances(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
                             dedup: bool = True, rnk=None, tgt=None) -> list:
     """Instances from a session file of format fmt (one of FORMATS)."""
-    if fmt == "aol":
-        return instances(read_aol(path, gap=gap, dedup=dedup))
-    if fmt == "webis":
-        return instances(read_webis_smc(path, split=split, gap=gap, dedup=dedup))
-    if fmt == "trec-session":
-        return instances(read_trec_session(path, dedup=dedup))
-    if fmt == "marco":
-        return instances(read_marco_sessions(path, dedup=dedup))
     if fmt == "hredqs":
         if rnk is None:
             raise UsageError("hredqs needs the rnk file (--rnk)")
         return read_hredqs_candidates(path, rnk, tgt)
-    raise UsageError(f"unknown session format {fmt!r} (one of {', '.join(FORMATS)})")
+    if rnk is not None or tgt is not None:
+        raise UsageError(f"--rnk and --tgt are for the hredqs ctx/rnk format, not {fmt}")
+    return instances(load_sessions(fmt, path, split=split, gap=gap, dedup=dedup))
 
 
 def write_trec_files(insts, *, topics_out=None, qrels_out=None, run_out=None, scores=None,
@@ -595,7 +636,10 @@ import click
 @click.option("--runid", default="trecqr", show_default=True)
 def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_out, qrels_out,
                      run_out, scores, column, missing, sep, runid):
-    """Session logs to next-query instances, written as TREC topics, qrels and a run."""
+    """Session logs to next-query instances, written as TREC topics, qrels and a run.
+
+    IN is the session file; for hredqs the ctx file (with --rnk); for aol-ia the ir_datasets
+    dataset id (aol-ia), read from local files only, never downloaded."""
     from ..cli import _run_guarded
 
     def run():

@@ -21,6 +21,20 @@ Generative side (``--generated FILE``)
     (PER, PER-MT, sim_emb, BLEU, ROUGE; see :mod:`trecqr.generative`). Instances without a
     generated query, and generated ids that are no instance, are counted and not scored.
 
+Retrieval-based similarities (``--sim-ret --index DIR``, with ``--generated``)
+    The columns ``sim_ret``, ``sim_ret+`` and ``sim_ret++`` of
+    :mod:`trecqr.generative.retrieval_sim`, from one trecqr BM25 index, with the options of
+    ``trecqr gen``: ``--depth`` (the cut-off k of both rankings, 10), ``--overlap``
+    (rbo, jaccard, overlap) and ``--rbo-p`` (0.9); sim_ret+ expands the target with RM3
+    (Pyserini's defaults, as ``trecqr gen``). sim_ret++ is what ``trecqr gen`` cannot give,
+    since it needs the session: its reference ranking fuses the rankings of
+    :func:`~trecqr.generative.retrieval_sim.next_half` of the instance's session -- the target
+    (position t of n queries, after the duplicate rule) and the first half of the queries after
+    it -- each searched to ``--fusion-depth`` (100) and fused by ``--fusion`` (``rrf`` with
+    ``--rrf-k`` 60, or ``combsum``). For ``hredqs`` ctx/rnk instances no later query is known,
+    so the reference is the target alone (sim_ret++ then equals sim_ret); the parameters say
+    so. Each value is exactly what the functions of :mod:`.retrieval_sim` return for the pair.
+
 Every result carries its parameters.
 """
 
@@ -28,6 +42,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import click
 
@@ -65,12 +80,29 @@ def read_generated(path, text_field=None) -> dict:
     return out
 
 
+def reference_queries(sessions) -> dict:
+    """{instance id: the sim_ret++ reference queries}: next_half of the instance's session
+    (the ids are those :func:`~trecqr.adapters.sessions.instances` gives)."""
+    from .retrieval_sim import next_half
+
+    out = {}
+    for s in sessions:
+        for t in range(1, len(s.queries)):
+            out[f"{s.sid}_{t + 1}"] = next_half(s.queries, t)
+    return out
+
+
 def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=None,
             column=None, generated=None, gen_field=None, missing=S.MISSING_ZERO,
-            metrics=METRICS, split="time", gap=S.DEFAULT_GAP, dedup=True, **gen_kw) -> dict:
+            metrics=METRICS, split="time", gap=S.DEFAULT_GAP, dedup=True, sim_ret=False,
+            index=None, fusion="rrf", rrf_k=None, fusion_depth=None, **gen_kw) -> dict:
     """MRR over candidates and/or generative metrics for sessions in ``fmt`` at
     ``sessions_path``. Returns a dict with ``metrics``, ``direction``, ``counts``,
-    ``parameters`` and ``per_instance`` ({"ids": [...], "values": {metric: [...]}} per side)."""
+    ``parameters`` and ``per_instance`` ({"ids": [...], "values": {metric: [...]}} per side).
+
+    sim_ret/index: add sim_ret, sim_ret+ (via :func:`.gen.score_pairs`, with its ``depth``,
+    ``overlap`` and ``rbo_p``) and sim_ret++ (fusion, rrf_k, fusion_depth) to the generated
+    side."""
     import trecqr
 
     if missing not in (S.MISSING_ZERO, S.MISSING_LAST):
@@ -79,10 +111,22 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         raise UsageError("give --candidates or --rnk with --scores, not both")
     if scores is not None and (fmt != "hredqs" or rnk is None):
         raise UsageError("--scores is the HRED-qs score file: it needs FORMAT hredqs and --rnk")
+    if sim_ret and generated is None:
+        raise UsageError("--sim-ret scores generated next queries: give --generated")
     if candidates is None and scores is None and generated is None:
         raise UsageError("nothing to score: give --candidates, --rnk/--scores or --generated")
-    insts = S.load_sessions_instances(fmt, sessions_path, split=split, gap=gap, dedup=dedup,
-                                      rnk=rnk, tgt=tgt)
+    if sim_ret and index is None:
+        raise UsageError("--sim-ret needs --index DIR (a trecqr BM25 index)")
+    if sim_ret:
+        _check_fusion(fusion, rrf_k, fusion_depth)
+    sessions = None
+    if fmt == "hredqs":
+        insts = S.load_sessions_instances(fmt, sessions_path, rnk=rnk, tgt=tgt)
+    else:
+        if rnk is not None or tgt is not None:
+            raise UsageError(f"--rnk and --tgt are for the hredqs ctx/rnk format, not {fmt}")
+        sessions = S.load_sessions(fmt, sessions_path, split=split, gap=gap, dedup=dedup)
+        insts = S.instances(sessions)
     out = {"metrics": {}, "direction": {}, "counts": {"instances": len(insts)},
            "parameters": {"format": fmt, "sessions": str(sessions_path)}, "per_instance": {}}
     if fmt != "hredqs":
@@ -130,7 +174,19 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         target = {i.iid: i.target for i in insts}
         preds = [gen[q] for q in ids]
         refs = [target[q] for q in ids]
-        inst, agg, params = score_pairs(preds, refs, metrics, **gen_kw)
+        index_name = os.fspath(index) if isinstance(index, (str, os.PathLike)) else "<index>"
+        if sim_ret:
+            from . import retrieval_sim as rs
+
+            index = rs._index(index)  # load once for every metric
+        inst, agg, params = score_pairs(preds, refs, metrics, index=index, sim_ret=sim_ret,
+                                        **gen_kw)
+        if sim_ret:
+            params["sim_ret_index"] = index_name
+            more = _sim_ret_pp(sessions, insts, ids, preds, index, fusion, rrf_k,
+                               fusion_depth, gen_kw)
+            inst["sim_ret++"], agg["sim_ret++"] = more[0], more[1]
+            params.update(more[2])
         out["metrics"].update(agg)
         out["direction"].update({m: "lower" if m in LOWER_IS_BETTER else "higher" for m in agg})
         out["counts"].update({
@@ -143,6 +199,43 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         out["parameters"]["generated"] = str(generated)
         out["per_instance"]["generated"] = {"ids": ids, "values": inst}
     return out
+
+
+def _check_fusion(fusion, rrf_k, fusion_depth) -> None:
+    from .retrieval_sim import FUSIONS
+
+    if fusion not in FUSIONS:
+        raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
+    if rrf_k is not None and rrf_k < 0:
+        raise UsageError(f"--rrf-k must not be negative (got {rrf_k})")
+    if fusion_depth is not None and fusion_depth < 1:
+        raise UsageError(f"--fusion-depth must be at least 1 (got {fusion_depth})")
+
+
+def _sim_ret_pp(sessions, insts, ids, preds, index, fusion, rrf_k, fusion_depth,
+                gen_kw):
+    """(per-instance sim_ret++ values, their mean, parameters) for the scored pairs."""
+    from . import retrieval_sim as rs
+
+    rrf_k = rs.RRF_K if rrf_k is None else rrf_k
+    fusion_depth = rs.FUSE_DEPTH if fusion_depth is None else fusion_depth
+    if sessions is None:
+        refs = {i.iid: [i.target] for i in insts if i.target is not None}
+        reading = "the target only (hredqs ctx/rnk instances have no later queries)"
+    else:
+        refs = reference_queries(sessions)
+        reading = ("next half of the session: the target (position t of n) and the next "
+                   "ceil((n - t) / 2) - 1 queries")
+    k = gen_kw.get("depth", 10)
+    measure = gen_kw.get("overlap", "rbo")
+    p = gen_kw.get("rbo_p", 0.9)
+    vals = [rs.sim_ret_plus_plus(g, refs[q], index, k, measure, p, fusion=fusion, rrf_k=rrf_k,
+                                 depth=fusion_depth)["value"] for q, g in zip(ids, preds)]
+    params = {"sim_ret++_reference": reading, "sim_ret++_fusion": fusion,
+              "sim_ret++_fusion_depth": fusion_depth}
+    if fusion == "rrf":
+        params["sim_ret++_rrf_k"] = rrf_k
+    return vals, (sum(vals) / len(vals) if vals else math.nan), params
 
 
 def _missing(iid, targets, sc) -> bool:
@@ -214,9 +307,24 @@ def _write_per_instance(result, path):
 @click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising")
 @click.option("--embeddings", default=None,
               help="word2vec/GloVe text file for sim_emb (default: packaged GloVe 6B 50d)")
+@click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
+              help="trecqr BM25 index for sim_ret / sim_ret+ / sim_ret++")
+@click.option("--sim-ret", "sim_ret", is_flag=True,
+              help="also compute sim_ret, sim_ret+ (RM3) and sim_ret++ (session fusion) of the "
+                   "generated queries with --index")
+@click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k")
+@click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence")
+@click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
+              show_default=True, help="sim_ret ranking-overlap measure")
+@click.option("--fusion", type=click.Choice(("rrf", "combsum")), default="rrf",
+              show_default=True, help="sim_ret++: fusion of the next-half queries' rankings")
+@click.option("--rrf-k", type=int, default=60, show_default=True, help="sim_ret++: RRF's k")
+@click.option("--fusion-depth", type=int, default=100, show_default=True,
+              help="sim_ret++: depth of each fused ranking")
 def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated, gen_field,
             missing, metrics, out_format, per_instance, split, gap, keep_duplicates, tokenizer,
-            case_sensitive, embeddings):
+            case_sensitive, embeddings, index_dir, sim_ret, depth, rbo_p, overlap, fusion, rrf_k,
+            fusion_depth):
     """Query suggestion: MRR over candidates and generative metrics of next-query instances."""
     from ..cli import _run_guarded
 
@@ -226,7 +334,9 @@ def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated,
                          missing=missing, metrics=metrics or METRICS, split=split,
                          gap=gap if gap > 0 else None, dedup=not keep_duplicates,
                          tokenizer=tokenizer, lowercase=not case_sensitive,
-                         embeddings=embeddings)
+                         embeddings=embeddings, sim_ret=sim_ret, index=index_dir, depth=depth,
+                         rbo_p=rbo_p, overlap=overlap, fusion=fusion, rrf_k=rrf_k,
+                         fusion_depth=fusion_depth)
         if per_instance:
             _write_per_instance(result, per_instance)
         out = {k: v for k, v in result.items() if k != "per_instance"}
