@@ -95,3 +95,23 @@ def test_mixed_names_and_refusals():
         trecqr.evaluate(qrels, run, ["R"])  # "P" alone is trec_eval's P
     with pytest.raises(UsageError, match="not supported"):
         trecqr.evaluate(qrels, run, ["ERR@10"])
+
+
+def test_cli_accepts_ir_measures_names(tmp_path):
+    """`trecqr eval -m RR@3 -m nDCG@3` prints the API's values in trec_eval's layout, after the
+    trec_eval measures of the same call; per-topic rows with -q."""
+    from conftest import ROOT, run_cli
+
+    q, r = ROOT / "fixtures/cast2021/qrels.txt", ROOT / "fixtures/cast2021/manual_bm25.run"
+    res = run_cli(["eval", "-m", "recip_rank", "-m", "RR@3", "-m", "nDCG@3", q, r])
+    assert res.exit_code == 0, res.stderr
+    api = trecqr.evaluate(str(q), str(r), ["RR@3", "nDCG@3"]).aggregate()
+    assert res.stdout == ("recip_rank            \tall\t0.6725\n"
+                          f"RR@3                  \tall\t{api['RR@3']:.4f}\n"
+                          f"nDCG@3                \tall\t{api['nDCG@3']:.4f}\n")
+    assert f"{api['RR@3']:.4f}" == "0.6422"
+    res = run_cli(["eval", "-q", "-m", "RR(rel=2)@3", q, r])
+    lines = res.stdout.splitlines()
+    assert lines[0] == "RR(rel=2)@3           \t106_1\t0.5000" and len(lines) == 35
+    res = run_cli(["eval", "-R", "prefs", "-m", "RR@3", q, r])
+    assert res.exit_code == 2 and "ir_measures names (RR@3) need -R qrels" in res.stderr

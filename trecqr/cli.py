@@ -114,7 +114,8 @@ def main():
 @click.option("-N", "num_docs", type=int, default=None, metavar="N",
               help="Number of documents in the collection (for utility's 4th coefficient).")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
-              help="Measure or nickname (official, all_trec, ...); repeatable.")
+              help="Measure or nickname (official, all_trec, ...), or an ir_measures name "
+                   "(RR@3, nDCG@10, R(rel=2)@100); repeatable.")
 @click.option("-R", "rel_format", default="qrels", show_default=True, metavar="FORMAT",
               help="Relevance file format: qrels, prefs, qrels_prefs, qrels_jg.")
 @click.option("-Z", "zscores", default=None, metavar="FILE",
@@ -147,8 +148,21 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
                           max_docs=sys.maxsize if max_docs is None else max_docs,
                           judged_only=judged_only, complete=complete, compat=compat,
                           num_docs_in_coll=num_docs or 0)
-        ev = run_trec_eval(qrels, run, list(measures), options, rel_format=rel_format,
-                           zscores=zscores, engine=engine)
+        from .measures.names import split_measures
+
+        trec_args, irm = split_measures(list(measures))
+        if irm:  # ir_measures names (RR@3, nDCG@10, R(rel=2)@100): the API's path
+            if rel_format != "qrels" or engine != "native":
+                raise UsageError(f"ir_measures names ({irm[0][0]}) need -R qrels and the native "
+                                 "engine")
+            from .api import split_and_score
+
+            ev = split_and_score(qrels, run, trec_args, irm, options, zscores).evaluation
+            if not trec_args:  # the API scores "runid" as a placeholder: not asked for here
+                ev.columns = [c for c in ev.columns if c.name != "runid"]
+        else:
+            ev = run_trec_eval(qrels, run, list(measures), options, rel_format=rel_format,
+                               zscores=zscores, engine=engine)
         text = render(ev, fmt, query=query, summary=not nosummary, places=places)
         atomic_write_text(output, text)
         if not quiet:
