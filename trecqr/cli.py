@@ -148,9 +148,11 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
                           max_docs=sys.maxsize if max_docs is None else max_docs,
                           judged_only=judged_only, complete=complete, compat=compat,
                           num_docs_in_coll=num_docs or 0)
-        from .measures.names import split_measures
+        trec_args, irm = list(measures), []
+        if any(("@" in m or "(" in m) for m in measures):  # ir_measures names: RR@3, R(rel=2)
+            from .measures.names import split_measures
 
-        trec_args, irm = split_measures(list(measures))
+            trec_args, irm = split_measures(list(measures))
         if irm:  # ir_measures names (RR@3, nDCG@10, R(rel=2)@100): the API's path
             if rel_format != "qrels" or engine != "native":
                 raise UsageError(f"ir_measures names ({irm[0][0]}) need -R qrels and the native "
