@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import data_path
+from conftest import data_path, run_cli
 
 from trecqr.adapters.sessions import read_trec_session, read_trec_session_details
 from trecqr.generative.retrieval_sim import (
@@ -35,18 +35,14 @@ def index_dir_of(index):
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     details = read_trec_session_details(data_path(*XML))
-    passages = {}
-    n_results = 0
-    for s in details:
-        for it in s["interactions"]:
-            for r in it["results"]:
-                n_results += 1
-                passages.setdefault(r["clueweb12id"], f"{r['title']} {r['snippet']}")
-    assert (n_results, len(passages)) == (4449, 2739)
+    n_results = sum(len(it["results"]) for s in details for it in s["interactions"])
     tmp = tmp_path_factory.mktemp("sess13")
     coll = tmp / "passages.jsonl"
-    with open(coll, "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps({"id": docid, "contents": text}) + "\n" for docid, text in passages.items())
+    res = run_cli(["convert", "sessions", "trec-session", data_path(*XML), "--results-out", coll])
+    assert res.exit_code == 0 and "results: 2739 passages" in res.stderr
+    passages = [json.loads(line) for line in coll.read_text(encoding="utf-8").splitlines()]
+    assert (n_results, len(passages)) == (4449, 2739)
+    assert passages[0]["id"].startswith("clueweb12-") and passages[0]["contents"]
     manifest = build_index(coll, tmp / "idx", show_progress=False)
     assert (manifest["documents"], manifest["terms"]) == (2739, 14560)
     idx = load_index(tmp / "idx")

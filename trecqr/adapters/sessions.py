@@ -313,6 +313,27 @@ def read_trec_session_details(path) -> list:
     return out
 
 
+def trec_session_results(path) -> dict:
+    """{ClueWeb id: "title snippet"} of every result shown in a TREC Session XML, first
+    occurrence kept: the real retrieval collection for sim_ret on those sessions."""
+    passages = {}
+    for d in read_trec_session_details(path):
+        for it in d["interactions"]:
+            for r in it["results"]:
+                passages.setdefault(r["clueweb12id"], f"{r['title']} {r['snippet']}")
+    return passages
+
+
+def write_results_collection(path, out) -> int:
+    """Write :func:`trec_session_results` as a Pyserini JSONL collection; returns its size."""
+    from ..formats.writer import atomic_write_text
+
+    passages = trec_session_results(path)
+    atomic_write_text(out, "".join(json.dumps({"id": d, "contents": t})
+                                   + "\n" for d, t in passages.items()))
+    return len(passages)
+
+
 def read_trec_session(path, *, dedup: bool = True, current: bool = True) -> list:
     sessions = []
     for d in read_trec_session_details(path):
@@ -634,8 +655,11 @@ import click
                                       "last (HRED-qs: 1/len).")
 @click.option("--sep", default=CONTEXT_SEP, show_default=True, help="Context separator in topics.")
 @click.option("--runid", default="trecqr", show_default=True)
+@click.option("--results-out", default=None,
+              help="trec-session: write the shown results (title + snippet per ClueWeb id) as a "
+                   "JSONL collection, to index for sim_ret.")
 def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_out, qrels_out,
-                     run_out, scores, column, missing, sep, runid):
+                     run_out, scores, column, missing, sep, runid, results_out):
     """Session logs to next-query instances, written as TREC topics, qrels and a run.
 
     IN is the session file; for hredqs the ctx file (with --rnk); for aol-ia the ir_datasets
@@ -643,8 +667,13 @@ def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_ou
     from ..cli import _run_guarded
 
     def run():
+        if results_out is not None and fmt != "trec-session":
+            raise UsageError("--results-out is for trec-session files")
         insts = load_sessions_instances(fmt, path, split=split, gap=gap if gap > 0 else None,
                                         dedup=not keep_duplicates, rnk=rnk, tgt=tgt)
+        if results_out is not None:
+            click.echo(f"results: {write_results_collection(path, results_out)} passages",
+                       err=True)
         sc = None
         if scores is not None:
             sc = (read_hredqs_scores(insts, scores, column) if fmt == "hredqs"
