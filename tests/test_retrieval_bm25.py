@@ -3,6 +3,7 @@
 import json
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +12,8 @@ from click.testing import CliRunner
 import trecqr
 from trecqr.formats import qrels_from_dict, read_run
 from trecqr.retrieval.bm25 import analyze, build_index, load_index, search
-from trecqr.retrieval.commands import index_command, search_command
 from trecqr.retrieval.collections import iter_collection
+from trecqr.retrieval.commands import index_command, search_command
 
 PASSAGES = [
     ("d1", "The cat sat on the mat.", "Cats [SEP] Habits"),
@@ -141,3 +142,27 @@ def _topics(tmp_path, topics):
     p = tmp_path / "topics.tsv"
     p.write_text("".join(f"{q}\t{t}\n" for q, t in topics.items()))
     return str(p)
+
+
+@pytest.mark.parametrize("k1,b", [(0.9, 0.4), (0.82, 0.68), (1.2, 0.75)])
+def test_columnar_matrix_equals_bm25s_own_index(k1, b):
+    """The flat-array BM25 matrix is bm25s.BM25.index()'s, array for array, on the real demo
+    collection (the stored float32 scores, indices and indptr, bit for bit)."""
+    import bm25s
+    import numpy as np
+
+    from trecqr.retrieval.bm25 import Analyzer, bm25_matrix
+    from trecqr.retrieval.collections import iter_collection
+
+    demo = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
+    analyzer, vocab, rows = Analyzer(), {}, []
+    for doc in iter_collection(demo):
+        rows.append([vocab.setdefault(t, len(vocab)) for t in analyzer(doc.text)])
+    ref = bm25s.BM25(k1=k1, b=b, method="lucene")
+    ref.index((rows, dict(vocab)), show_progress=False)
+    ours = bm25_matrix(np.array([t for r in rows for t in r], dtype=np.int32),
+                       np.array([len(r) for r in rows], dtype=np.int64), len(vocab), k1, b)
+    assert ours["num_docs"] == ref.scores["num_docs"] == 996
+    for key in ("data", "indices", "indptr"):
+        assert ours[key].dtype == ref.scores[key].dtype, key
+        assert np.array_equal(ours[key], ref.scores[key]), key

@@ -79,25 +79,35 @@ def analyze(text: str) -> list:
 def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_B, *,
                 format: str | None = None, show_progress: bool = True) -> dict:
     """Index a collection (TSV/JSONL file or ``irds:<dataset>``) into out_dir (replaced
-    atomically); returns the manifest."""
+    atomically); returns the manifest.
+
+    Term ids are appended to one flat int32 buffer (no list per passage); the BM25 matrix is
+    then computed column-wise by :func:`bm25_matrix` and saved in bm25s's own layout.
+    """
+    from array import array
+
     import bm25s
 
     with atomic_index_dir(out_dir) as tmp:
         analyzer = Analyzer()
         vocab = {}
-        corpus_ids = []
+        flat = array("i")
+        lengths = array("q")
 
         def docids():
             docs = progress(iter_collection(collection, format), show_progress,
                             desc="tokenising", unit=" docs", mininterval=0.5)
+            get = vocab.get
             for doc in docs:
-                row = []
-                for term in analyzer(doc.text):
-                    tid = vocab.get(term)
+                terms = analyzer(doc.text)
+                ids = []
+                for term in terms:
+                    tid = get(term)
                     if tid is None:
                         tid = vocab[term] = len(vocab)
-                    row.append(tid)
-                corpus_ids.append(row)
+                    ids.append(tid)
+                flat.extend(ids)
+                lengths.append(len(ids))
                 yield doc.docid
 
         n = write_docids(tmp, docids())
@@ -105,14 +115,62 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
             raise InputError(os.fspath(collection), None, "the collection holds no passages")
         check_unique_docids(read_docids(tmp), collection)
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
-        retriever.index((corpus_ids, vocab), show_progress=show_progress)
-        corpus_ids.clear()
+        retriever.scores = bm25_matrix(np.frombuffer(flat, dtype=np.int32),
+                                       np.frombuffer(lengths, dtype=np.int64), len(vocab), k1, b,
+                                       show_progress=show_progress)
+        retriever.vocab_dict = dict(vocab)
+        if "" not in retriever.vocab_dict:  # as bm25s.index() does (create_empty_token)
+            retriever.vocab_dict[""] = len(vocab)
+        retriever.nonoccurrence_array = None
         retriever.save(tmp, show_progress=show_progress)
         return write_manifest(tmp, {
             "format": "trecqr-bm25s", "backend": "bm25s", "version": 1, "k1": k1, "b": b,
             "method": "lucene", "analyzer": "lucene-english-porter", "documents": n,
             "terms": len(vocab), "collection": collection_label(collection),
             "bm25s": getattr(bm25s, "__version__", "?")})
+
+
+def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: float, b: float,
+                *, show_progress: bool = False) -> dict:
+    """bm25s's ``method="lucene"`` score matrix (CSC: one column per term) from the flat term
+    ids of all passages and each passage's length, computed with whole-array operations.
+
+    The arithmetic is bm25s's, operation by operation, so the stored float32 scores are the
+    ones ``bm25s.BM25.index`` computes (tests compare the arrays): idf with ``math.log`` per
+    term, cast to float32; tf part ``tf / (k1 ((1 - b) + b dl / avgdl) + tf)`` with tf float32
+    and the length part in float64 (numpy's promotion of that float64 scalar decides whether
+    the sum is float64 or float32, as it does inside bm25s); score ``idf * tf part`` stored as
+    float32.
+    """
+    import math
+
+    n_docs = len(lengths)
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    key = doc * n_terms + term_ids
+    del doc
+    key, tf = np.unique(key, return_counts=True)  # sorted by (passage, term)
+    d = key // n_terms
+    t = (key - d * n_terms).astype(np.int64)
+    del key
+    df = np.bincount(t, minlength=n_terms)
+    idf = np.zeros(n_terms, dtype=np.float32)
+    for tid, f in enumerate(df.tolist()):
+        if f:
+            idf[tid] = math.log(1 + (n_docs - f + 0.5) / (f + 0.5))
+    avg = np.asarray(lengths).mean()
+    tf32 = tf.astype(np.float32)
+    length_part = k1 * ((1 - b) + b * lengths[d].astype(np.float64) / avg)
+    if np.result_type(np.float64(1.0), tf32[:1]) == np.float64:  # numpy >= 2 (NEP 50)
+        tfc = tf32 / (length_part + tf32)
+        scores = (idf[t] * tfc).astype(np.float32)
+    else:  # legacy value-based casting: the float64 scalar joins the float32 array as float32
+        tfc = tf32 / (length_part.astype(np.float32) + tf32)
+        scores = idf[t] * tfc
+    order = np.argsort((t << 32) | d, kind="stable")
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(t, minlength=n_terms), out=indptr[1:])
+    return {"data": scores[order], "indices": d[order].astype(np.int32), "indptr": indptr,
+            "num_docs": n_docs}
 
 
 def load_index(index_dir, *, mmap: bool = True):
