@@ -1,6 +1,8 @@
-"""BM25 indexing and search throughput of trecqr (bm25s) and, where installed, Pyserini (Lucene).
+"""BM25 indexing and search throughput of trecqr's two BM25 backends, side by side in one run:
+bm25s (embedded) and Lucene (Pyserini 0.22.1's Anserini, where Pyserini and Java are installed).
 
-Usage: python benchmarks/bench_retrieval.py [--passages 1000000 --queries 1000 --seed 0]
+Usage: python benchmarks/bench_retrieval.py [--size 100000] [--queries 1000] [--seed 0]
+       python benchmarks/bench_retrieval.py --size 1000000      # the README's table
 
 A synthetic collection of N passages is generated (seeded): a vocabulary of pseudo-words whose
 frequencies follow a Zipf law (s = 1.07, as in English text), passage lengths around MS MARCO's
@@ -10,13 +12,17 @@ in its own process and is timed end to end (start-up and index loading included)
 child's ru_maxrss:
 
 - `trecqr index` (bm25s, Lucene analyzer), then `trecqr search` at depth 100 with 1 and 2 threads;
-- the same with Pyserini (`pyserini.index.lucene`, `pyserini.search.lucene`), if importable.
+- the same with `trecqr index --backend lucene` (Anserini's indexer as a Java child process on
+  the JSONL file, which is linked, not copied: one file, so one indexing thread) and `trecqr
+  search` on that index (Anserini's SimpleSearcher in-process, Lucene's float32 scores), if
+  Pyserini is importable.
 
 Agreement of top-10 lists (Jaccard@10 mean over queries, and the share of queries with the same
 top-1 passage) is measured on real queries: the QReCC demo topics (raw, human and GPT rewrites) on
-fixtures/qrecc-demo/collection.jsonl, with the QReCC preset k1=0.82 b=0.68. Pyserini vs bm25s when
-Pyserini is installed; otherwise bm25s k1=0.82 b=0.68 vs bm25s k1=0.9 b=0.4 as a smoke test of the
-same code path (that row measures parameter sensitivity, not backend agreement).
+fixtures/qrecc-demo/collection.jsonl, with the QReCC preset k1=0.82 b=0.68, and on the synthetic
+queries. Lucene vs bm25s when Pyserini is installed; otherwise bm25s k1=0.82 b=0.68 vs bm25s k1=0.9
+b=0.4 as a smoke test of the same code path (that row measures parameter sensitivity, not backend
+agreement).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent / "data"  # --data changes it
 DEMO = ROOT / "fixtures" / "qrecc-demo"
 DEMO_TOPICS = ["topics-raw.tsv", "topics-human.tsv", "topics-gpt.tsv"]
 QRECC_K1, QRECC_B = 0.82, 0.68
@@ -121,30 +127,24 @@ def trecqr_cmd() -> list[str]:
 
 
 def pyserini_available() -> bool:
-    return importlib.util.find_spec("pyserini") is not None
+    """Pyserini importable and a Java runtime to run it (JAVA_HOME, else one under /usr/lib/jvm)."""
+    if importlib.util.find_spec("pyserini") is None:
+        return False
+    from trecqr.retrieval import lucene
+
+    return bool(os.environ.get("JAVA_HOME") or lucene.pick_java_home() or shutil.which("java"))
 
 
-def trecqr_index(collection: Path, out: Path, k1: float, b: float) -> list[str]:
-    return trecqr_cmd() + ["index", str(collection), "-o", str(out), "--k1", str(k1), "--b", str(b),
-                           "--format", "jsonl", "--quiet"]
+def trecqr_index(collection: Path, out: Path, k1: float, b: float, backend: str = "bm25s",
+                 threads: int | None = None) -> list[str]:
+    cmd = trecqr_cmd() + ["index", str(collection), "-o", str(out), "--k1", str(k1), "--b", str(b),
+                          "--format", "jsonl", "--quiet", "--backend", backend]
+    return cmd + (["--threads", str(threads)] if threads else [])
 
 
 def trecqr_search(index: Path, topics: Path, run: Path, threads: int, k: int = DEPTH) -> list[str]:
     return trecqr_cmd() + ["search", str(index), str(topics), "-o", str(run), "-k", str(k),
                            "--threads", str(threads), "--quiet"]
-
-
-def pyserini_index(coll_dir: Path, out: Path, threads: int) -> list[str]:
-    return [sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonCollection",
-            "--input", str(coll_dir), "--index", str(out), "--generator",
-            "DefaultLuceneDocumentGenerator", "--threads", str(threads)]
-
-
-def pyserini_search(index: Path, topics: Path, run: Path, threads: int, k1: float, b: float,
-                    k: int = DEPTH) -> list[str]:
-    return [sys.executable, "-m", "pyserini.search.lucene", "--index", str(index), "--topics",
-            str(topics), "--output", str(run), "--bm25", "--k1", str(k1), "--b", str(b),
-            "--hits", str(k), "--threads", str(threads), "--batch-size", str(max(threads, 1) * 64)]
 
 
 # ---------------------------------------------------------------- agreement
@@ -191,13 +191,9 @@ def demo_agreement(work: Path, pyserini: bool) -> list[tuple[str, str, dict]]:
     idx_a = work / "demo-bm25s-qrecc"
     timed(trecqr_index(coll, idx_a, QRECC_K1, QRECC_B))
     if pyserini:
-        label = f"Pyserini vs bm25s (k1={QRECC_K1} b={QRECC_B})"
-        pdir = work / "demo-pyserini-input"
-        pdir.mkdir(exist_ok=True)
-        shutil.copyfile(coll, pdir / "collection.jsonl")
-        idx_b = work / "demo-lucene"
-        shutil.rmtree(idx_b, ignore_errors=True)
-        timed(pyserini_index(pdir, idx_b, 1))
+        label = f"Lucene vs bm25s (k1={QRECC_K1} b={QRECC_B})"
+        idx_b = work / "demo-lucene-qrecc"
+        timed(trecqr_index(coll, idx_b, QRECC_K1, QRECC_B, backend="lucene"))
     else:
         label = f"bm25s k1={QRECC_K1} b={QRECC_B} vs bm25s k1=0.9 b=0.4 (smoke test)"
         idx_b = work / "demo-bm25s-topiocqa"
@@ -207,10 +203,7 @@ def demo_agreement(work: Path, pyserini: bool) -> list[tuple[str, str, dict]]:
         topics = DEMO / name
         ra, rb = work / f"demo-a-{name}.run", work / f"demo-b-{name}.run"
         timed(trecqr_search(idx_a, topics, ra, 1))
-        if pyserini:
-            timed(pyserini_search(idx_b, topics, rb, 1, QRECC_K1, QRECC_B))
-        else:
-            timed(trecqr_search(idx_b, topics, rb, 1))
+        timed(trecqr_search(idx_b, topics, rb, 1))
         qids = [line.split("\t", 1)[0] for line in topics.read_text(encoding="utf-8").splitlines()
                 if line.strip()]
         rows.append((label, name.removeprefix("topics-").removesuffix(".tsv"),
@@ -221,14 +214,23 @@ def demo_agreement(work: Path, pyserini: bool) -> list[tuple[str, str, dict]]:
 # ---------------------------------------------------------------- main
 
 def main() -> None:
+    global DATA
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--passages", type=int, default=1_000_000)
+    ap.add_argument("--size", "--passages", dest="passages", type=int, default=100_000,
+                    help="synthetic passages (default 100,000 for a quick run; the README's table "
+                         "uses 1,000,000)")
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
                     help="search thread counts (default 1 2)")
+    ap.add_argument("--index-threads", type=int, default=None,
+                    help="Lucene indexing threads (default: trecqr's, the CPUs up to 8)")
+    ap.add_argument("--data", type=Path, default=DATA,
+                    help="folder for the synthetic collections and indexes (default benchmarks/data)")
+    ap.add_argument("--no-lucene", action="store_true", help="bm25s only, even with Pyserini")
     ap.add_argument("--skip-agreement", action="store_true")
     a = ap.parse_args()
+    DATA = a.data
 
     t0 = time.perf_counter()
     coll_dir, topics = make_collection(a.passages, a.queries, a.seed)
@@ -239,47 +241,46 @@ def main() -> None:
           f"ready in {gen:.1f} s), {a.queries:,} queries, depth {DEPTH}", flush=True)
     work = coll_dir.parent / "work"
     work.mkdir(exist_ok=True)
-    pyserini = pyserini_available()
-    rows = []  # (system, step, wall, rate, unit, rss KiB)
-
-    idx = coll_dir.parent / "index-bm25s"
-    wall, rss = timed(trecqr_index(coll, idx, 0.9, 0.4))
-    rows.append(("trecqr (bm25s)", "index", wall, a.passages / wall, "passages/s", rss))
-    print(f"  bm25s index: {wall:.1f} s", flush=True)
-    for th in a.threads:
-        wall, rss = timed(trecqr_search(idx, topics, work / f"bm25s-t{th}.run", th))
-        rows.append(("trecqr (bm25s)", f"search, {th} thread{'s' * (th > 1)}", wall,
-                     a.queries / wall, "queries/s", rss))
-        print(f"  bm25s search {th} thread(s): {wall:.1f} s", flush=True)
-
+    pyserini = not a.no_lucene and pyserini_available()
+    rows = []  # (system, step, wall, rate, unit, rss KiB, index MiB)
+    systems = [("trecqr bm25s", "bm25s")]
     if pyserini:
-        lidx = coll_dir.parent / "index-lucene"
-        shutil.rmtree(lidx, ignore_errors=True)
-        wall, rss = timed(pyserini_index(coll_dir, lidx, max(a.threads)))
-        rows.append(("Pyserini (Lucene)", "index", wall, a.passages / wall, "passages/s", rss))
+        systems.append(("trecqr Lucene (Pyserini 0.22.1)", "lucene"))
+    for label, backend in systems:
+        idx = coll_dir.parent / f"index-{backend}"
+        shutil.rmtree(idx, ignore_errors=True)
+        wall, rss = timed(trecqr_index(coll, idx, 0.9, 0.4, backend=backend,
+                                       threads=a.index_threads if backend == "lucene" else None))
+        mib = sum(f.stat().st_size for f in idx.rglob("*") if f.is_file()) / 2**20
+        rows.append((label, "index", wall, a.passages / wall, "passages/s", rss, mib))
+        print(f"  {backend} index: {wall:.1f} s", flush=True)
         for th in a.threads:
-            wall, rss = timed(pyserini_search(lidx, topics, work / f"lucene-t{th}.run", th, 0.9, 0.4))
-            rows.append(("Pyserini (Lucene)", f"search, {th} thread{'s' * (th > 1)}", wall,
-                         a.queries / wall, "queries/s", rss))
+            wall, rss = timed(trecqr_search(idx, topics, work / f"{backend}-t{th}.run", th))
+            rows.append((label, f"search, {th} thread{'s' * (th > 1)}", wall,
+                         a.queries / wall, "queries/s", rss, None))
+            print(f"  {backend} search {th} thread(s): {wall:.1f} s", flush=True)
+    if pyserini:
         synth = agreement(work / f"bm25s-t{a.threads[0]}.run", work / f"lucene-t{a.threads[0]}.run")
 
     lines = [f"{a.passages:,} synthetic passages (Zipfian vocabulary), {a.queries:,} queries at "
-             f"depth {DEPTH}; one process per step, wall time includes start-up and index loading; "
-             f"{os.cpu_count()} CPUs", "",
-             "| system | step | wall time (s) | throughput | peak RSS (MB) |",
-             "| --- | --- | ---: | ---: | ---: |"]
-    for system, step, wall, rate, unit, rss in rows:
-        lines.append(f"| {system} | {step} | {wall:.1f} | {rate:,.0f} {unit} | {rss / 1024:,.0f} |")
+             f"depth {DEPTH}, k1=0.9 b=0.4; one process per step, wall time includes start-up "
+             f"(Python, and the JVM for Lucene) and index loading; {os.cpu_count()} CPUs", "",
+             "| system | step | wall time (s) | throughput | peak RSS (MB) | index (MB) |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for system, step, wall, rate, unit, rss, mib in rows:
+        lines.append(f"| {system} | {step} | {wall:.1f} | {rate:,.0f} {unit} | {rss / 1024:,.0f} | "
+                     f"{'' if mib is None else f'{mib:,.0f}'} |")
     if not pyserini:
-        lines.append("| Pyserini (Lucene) | - | not installed | | |")
+        lines.append("| trecqr Lucene (Pyserini) | - | not run (Pyserini or Java missing, or "
+                     "--no-lucene) | | | |")
     print("\n" + "\n".join(lines))
     if pyserini:
-        print(f"\nsynthetic queries, bm25s vs Pyserini (k1=0.9 b=0.4): Jaccard@10 "
+        print(f"\nsynthetic queries, Lucene vs bm25s (k1=0.9 b=0.4): Jaccard@10 "
               f"{synth['jaccard']:.3f}, identical top-1 {synth['top1']:.1%} ({synth['queries']} queries)")
 
     if not a.skip_agreement:
         if not pyserini:
-            print("\nPyserini: not installed; agreement below is bm25s vs bm25s with other k1/b "
+            print("\nLucene: not run; agreement below is bm25s vs bm25s with other k1/b "
                   "(smoke test of the agreement code path)")
         demo = demo_agreement(work, pyserini)
         print("\nTop-10 agreement on the QReCC demo (fixtures/qrecc-demo, "

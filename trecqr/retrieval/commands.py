@@ -37,6 +37,9 @@ def _collection_arg(value: str) -> str:
 @click.option("--model", default=None, help="dense: local sentence-transformers model folder "
                                             "(default: the packaged all-MiniLM-L6-v2).")
 @click.option("--batch-size", type=int, default=None, help="dense: encoding batch size.")
+@click.option("--store-docvectors", is_flag=True,
+              help="lucene: also store positions, document vectors and raw text (for RM3, "
+                   "rerankers; a bigger index).")
 @click.option("--max-seq-length", type=int, default=None,
               help="dense: truncate texts to N tokens (default: the model's).")
 @click.option("--no-normalize", is_flag=True,
@@ -46,7 +49,7 @@ def _collection_arg(value: str) -> str:
               help="Collection layout (default: from the file name).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch_size,
-                  max_seq_length, no_normalize, threads, fmt, quiet):
+                  store_docvectors, max_seq_length, no_normalize, threads, fmt, quiet):
     """Build a retrieval index of a TSV/JSONL collection or irds:<dataset id>."""
     from ..cli import _run_guarded
     from ..errors import UsageError
@@ -76,6 +79,10 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
         elif model is not None or batch_size is not None or no_normalize or max_seq_length:
             raise UsageError("--model/--batch-size/--max-seq-length/--no-normalize are dense "
                              "options")
+        if store_docvectors:
+            if backend_name != "lucene":
+                raise UsageError("--store-docvectors is a lucene option")
+            params["store_docvectors"] = True
         if threads is not None and backend_name != "bm25s":
             params["threads"] = threads
         m = build_index(collection_, out_dir, backend_name, format=fmt,
@@ -110,10 +117,13 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--b", "b", type=float, default=None, help="lucene: BM25 b (default: the index's).")
 @click.option("--threads", type=int, default=1, show_default=True,
               help="Search threads (bm25s, dense: -1 or 0 for one per CPU).")
+@click.option("--pyserini-scores", is_flag=True,
+              help="lucene: Pyserini's own scores and cut (rounded to 4 decimals, ties by docid "
+                   "ascending) instead of Lucene's float32 scores in trec_eval order.")
 @click.option("--run-id", default=None, help="Run tag [default: trecqr-<backend>].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def search_command(index_dir, topics, out_path, k, dataset, dataset_file, query_field, rewrites,
-                   missing, k1, b, threads, run_id, quiet):
+                   missing, k1, b, threads, pyserini_scores, run_id, quiet):
     """Search an index (any backend) with a topics file or a dataset's turns; write a TREC run.
 
     Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).
@@ -145,6 +155,10 @@ def search_command(index_dir, topics, out_path, k, dataset, dataset_file, query_
                 raise UsageError("--k1/--b at search time are for Lucene indexes; a "
                                  f"{index.manifest['backend']} index keeps its build's")
             kw.update({n: v for n, v in (("k1", k1), ("b", b)) if v is not None})
+        if pyserini_scores:
+            if index.manifest["backend"] != "lucene":
+                raise UsageError("--pyserini-scores is for Lucene indexes")
+            kw["pyserini_scores"] = True
         write_run(index.search(queries, k, **kw), out_path)
 
     _run_guarded(job)

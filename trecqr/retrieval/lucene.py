@@ -1,0 +1,528 @@
+"""Lucene BM25 through Pyserini 0.22.1 (Anserini 0.22.1): for full-size collections and
+Pyserini's prebuilt indexes.
+
+Needs ``pip install 'trecqr[lucene]'`` and a Java 11+ runtime (tested: Debian's openjdk-17).
+A user's ``JAVA_HOME`` wins; when it is unset, one is chosen under ``/usr/lib/jvm`` before
+pyjnius starts the JVM (:func:`pick_java_home`: Java 17 first, the version Pyserini 0.22.1 is
+tested with here, then 11 and 21, then any newer: a newer JDK, such as a Temurin 25 installed
+beside it, is untested with 0.22.1's libraries, so it is only a last resort).
+
+Build (:func:`build_index`). The collection is staged for Anserini's ``JsonCollection``
+(``{"id", "contents"}`` per line) in a folder inside the index's temporary build folder: a JSONL
+file already in that layout (every record has a string ``id`` that is a valid docid and a string
+``contents``; gzip is fine) is used as is through a symbolic link, so a 54M-passage collection is
+not copied; anything else (TSV, other JSONL layouts, ``irds:``) is converted while streamed, into
+shards of :data:`SHARD_DOCS` passages so that Anserini's indexing threads (one per file) work in
+parallel. (A linked file is a single file, so it is indexed by one thread.) Anserini's indexer
+(``IndexCollection``, DefaultLuceneDocumentGenerator: DefaultEnglishAnalyzer with Porter stemming
+and Lucene's English stop words) runs as a ``java`` child process from Pyserini's own fat jar:
+Ctrl-C stops it at once (an in-process JNI call would not return to Python until indexing
+ended), and its log is shown as the progress of that step. The staging folder is removed, and
+the manifest written last; an interrupted build leaves nothing (see
+:func:`~trecqr.retrieval.indexdir.atomic_index_dir`). Docids must be unique: checked with 64-bit
+hashes of the docids (8 bytes a passage, not the strings), exact on a hash collision.
+
+Anserini skips passages whose text is empty or blank (its ``empty`` counter; bm25s indexes them
+but can never retrieve them); they still count in the manifest's ``documents``, the manifest's
+``indexed`` is Lucene's count. Those skipped passages also leave Lucene's N and average length,
+so BM25 scores can differ from bm25s's a little for collections holding empty passages.
+
+k1 and b are search-time parameters in Lucene: the manifest stores the build's (the defaults of
+searches of that index); ``search(..., k1=, b=)`` overrides them. A foreign Lucene index (a
+Pyserini prebuilt index, no manifest) is searched with 0.9/0.4 unless told otherwise.
+
+Search (:func:`search`) uses Anserini's ``SimpleSearcher`` -- the Java object behind Pyserini's
+``LuceneSearcher``, with its ``set_bm25`` and ``batch_search`` calls -- through
+``pyserini.pyclass``, without importing ``pyserini.search`` (which imports torch, transformers
+and scikit-learn: 6-10 s per process for nothing used here). SimpleSearcher cuts each topic's
+hits at k by (Lucene score descending, docid *ascending*), then its default reranker,
+``ScoreTiesAdjusterReranker``, rounds every score to 4 decimals and breaks the ties this makes
+by subtracting 1e-6 steps in that docid-ascending order: the scores of Pyserini's runs are not
+Lucene's. By default this backend gives SimpleSearcher an empty reranker cascade, so scores are
+Lucene's own float32 BM25 scores, and ranks them as trec_eval does (score descending, docid
+descending): each topic is searched k + 10 deep, and when the score at rank k reaches the last
+hit returned (the tie may go on past it) the topic is searched again deeper until the tie
+ends; :func:`~trecqr.retrieval.indexdir.order_hits` then orders and cuts. A run is then the
+same whatever order the passages were indexed in, and ties agree with the bm25s backend's.
+With ``pyserini_scores=True`` the adjuster is kept and hits are cut at k as SimpleSearcher
+cuts them: the run is Pyserini's (its ``LuceneSearcher.search``/``batch_search`` results), for
+reproducing published Pyserini numbers. What remains different from a Pyserini run file: it
+prints scores with 6 decimals; here they are written as computed.
+
+Differences from bm25s (the embedded backend): Lucene stores document lengths in one lossy byte
+(SmallFloat), so passages of nearby lengths score the same in Lucene and not in bm25s; Lucene's
+StandardTokenizer follows the full Unicode word-break rules that bm25s's regex approximates.
+"""
+
+from __future__ import annotations
+
+import array
+import collections as _collections
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+
+from ..errors import InputError, UsageError
+from .collections import collection_format, collection_label, is_irds, iter_collection
+from .indexdir import (as_topics, atomic_index_dir, hits_to_run, is_lucene_dir, order_hits,
+                       progress, read_manifest, write_docids, write_manifest)
+
+BACKEND = "lucene"
+DEFAULT_K1 = 0.9  # Pyserini's defaults; also used for foreign indexes
+DEFAULT_B = 0.4
+SHARD_DOCS = 500_000  # passages per converted JsonCollection file
+JVM_ROOT = "/usr/lib/jvm"
+JAVA_PREFERENCE = (17, 11, 21)  # then any other version >= 11, oldest first
+INSTALL_HINT = ("pip install 'trecqr[lucene]' (pyserini 0.22.1) and a Java 11+ runtime, "
+                "e.g. apt-get install openjdk-17-jdk-headless")
+INDEXER = "io.anserini.index.IndexCollection"
+SEARCHER = "io.anserini.search.SimpleSearcher"
+CASCADE = "io.anserini.rerank.RerankerCascade"
+TIES_ADJUSTER = "io.anserini.rerank.lib.ScoreTiesAdjusterReranker"
+STAGE = "collection-input"  # no leading "_" nor "segments": Lucene leaves it alone
+PARAMS = {
+    "k1": (DEFAULT_K1, "BM25 k1: stored at indexing as the index's default; at search, "
+                       "overrides it (Lucene applies k1/b at search time)"),
+    "b": (DEFAULT_B, "BM25 b (as k1)"),
+    "threads": (None, "indexing threads (Anserini's, one file each) [default: CPUs, at most 8]"),
+    "store_docvectors": (False, "also store positions, document vectors and raw text (what "
+                                "Pyserini's RM3/Rocchio and rerankers need; a bigger index)"),
+    "pyserini_scores": (False, "search: Pyserini's scores and order (rounded to 4 decimals, "
+                               "ties broken by docid ascending in 1e-6 steps; cut at k as "
+                               "Pyserini cuts) instead of Lucene's float32 scores in trec_eval "
+                               "order"),
+}
+_BUILD_PARAMS = ("k1", "b", "threads", "store_docvectors")
+_COUNTER = re.compile(r"\b(indexed|unindexable|empty|skipped|errors):\s+([\d,]+)\s*$")
+
+
+# ---------------------------------------------------------------- Java and Pyserini
+
+def java_version(home) -> int | None:
+    """The major version of the Java runtime at home (from its ``release`` file), or None
+    when home holds no usable runtime (no ``bin/java`` or no ``libjvm.so``)."""
+    home = os.fspath(home)
+    if not os.path.isfile(os.path.join(home, "bin", "java")):
+        return None
+    if not (os.path.isfile(os.path.join(home, "lib", "server", "libjvm.so")) or
+            os.path.isfile(os.path.join(home, "jre", "lib", "amd64", "server", "libjvm.so"))):
+        return None
+    try:
+        with open(os.path.join(home, "release"), encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    m = re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.M)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major  # "1.8.0" is Java 8
+
+
+def pick_java_home(root=JVM_ROOT) -> str | None:
+    """The Java home to use under root: 17, else 11, else 21, else the oldest newer one (>= 11);
+    None when there is none. Symlinked aliases of one runtime count once."""
+    found = {}
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return None
+    for name in names:
+        path = os.path.join(root, name)
+        real = os.path.realpath(path)
+        if real in found or not os.path.isdir(real):
+            continue
+        version = java_version(real)
+        if version is not None and version >= 11:
+            found[real] = version
+
+    def rank(item):
+        real, version = item
+        pref = JAVA_PREFERENCE.index(version) if version in JAVA_PREFERENCE else \
+            len(JAVA_PREFERENCE)
+        return pref, version, real
+
+    return min(found.items(), key=rank)[0] if found else None
+
+
+def ensure_java_home(environ=None, root=JVM_ROOT) -> str | None:
+    """Set ``JAVA_HOME`` (when unset) to :func:`pick_java_home`'s choice; return the one in use.
+
+    Must run before pyjnius is imported (it reads JAVA_HOME once, when it starts the JVM). A
+    JAVA_HOME that is set is kept, but one naming a Java older than 11 is a UsageError.
+    """
+    environ = os.environ if environ is None else environ
+    home = environ.get("JAVA_HOME")
+    if home:
+        if not os.path.isfile(os.path.join(home, "bin", "java")):
+            raise UsageError(f"JAVA_HOME={home} holds no Java runtime (no bin/java); set it to "
+                             "a Java 11+ home (tested: 17) or unset it to let trecqr pick one")
+        version = java_version(home)
+        if version is not None and version < 11:
+            raise UsageError(f"JAVA_HOME={home} is Java {version}; Pyserini 0.22.1 needs Java "
+                             "11+ (unset JAVA_HOME to let trecqr pick one under /usr/lib/jvm)")
+        return home
+    home = pick_java_home(root)
+    if home is not None:
+        environ["JAVA_HOME"] = home
+    return home
+
+
+def _import_pyserini():
+    """The pyserini package (cheap: its __init__ imports nothing); a UsageError without it."""
+    try:
+        import pyserini
+    except ImportError:
+        raise UsageError(f"the lucene backend needs Pyserini: {INSTALL_HINT}") from None
+    return pyserini
+
+
+def anserini_jar() -> str:
+    """Pyserini's Anserini fat jar (``ANSERINI_CLASSPATH`` wins, as in Pyserini)."""
+    pyserini = _import_pyserini()
+    folder = os.environ.get("ANSERINI_CLASSPATH") or os.path.join(
+        os.path.dirname(pyserini.__file__), "resources", "jars")
+    jars = sorted(f for f in os.listdir(folder) if re.fullmatch(r"anserini-.*-fatjar\.jar", f)) \
+        if os.path.isdir(folder) else []
+    if not jars:
+        raise UsageError(f"{folder}: no anserini-*-fatjar.jar (a broken Pyserini install?)")
+    return os.path.join(folder, max(jars, key=lambda f: os.path.getctime(os.path.join(folder, f))))
+
+
+def _java_binary() -> str:
+    home = ensure_java_home()
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.isfile(java):
+        raise UsageError(f"no Java runtime found (JAVA_HOME unset, nothing under {JVM_ROOT}, "
+                         f"no java on PATH): {INSTALL_HINT}")
+    return java
+
+
+def _jvm():
+    """(autoclass, JArrayList) from Pyserini's class path setup, the JVM started with a Java
+    :func:`ensure_java_home` chose."""
+    _import_pyserini()
+    ensure_java_home()
+    try:
+        from pyserini.pyclass import JArrayList, autoclass
+    except ImportError as exc:
+        raise UsageError(f"the lucene backend needs Pyserini and pyjnius ({exc}): "
+                         f"{INSTALL_HINT}") from None
+    except Exception as exc:  # jnius could not start a JVM
+        raise UsageError(f"cannot start Java for Pyserini ({' '.join(str(exc).split())}); "
+                         "set JAVA_HOME to a Java 11+ home (tested: 17)") from None
+    return autoclass, JArrayList
+
+
+def _versions() -> dict:
+    out = {}
+    try:
+        from importlib.metadata import version
+
+        out["pyserini"] = version("pyserini")
+    except Exception:
+        pass
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        out["java"] = java_version(home)
+    return out
+
+
+# ---------------------------------------------------------------- build
+
+class _NotLayout(Exception):
+    """The JSONL file is not in Pyserini's layout (or is bad): convert it instead."""
+
+
+def _valid_id(docid) -> bool:
+    return isinstance(docid, str) and bool(docid) and not any(c.isspace() for c in docid)
+
+
+def _layout_docids(path, show_progress):
+    """Yield the docids of a JSONL file in Pyserini's exact layout; raise _NotLayout at the
+    first line that is not (blank, bad JSON or UTF-8, a non-string or unclean id, no string
+    contents), so the caller converts the file through iter_collection (which reports real
+    errors with their line)."""
+    name = os.fspath(path)
+    opener = gzip.open if name.endswith(".gz") else open
+    try:
+        fh = opener(name, "rb")
+    except OSError:
+        raise _NotLayout() from None
+    with fh:
+        for line in progress(fh, show_progress, desc="checking", unit=" docs", mininterval=0.5):
+            try:
+                rec = json.loads(line)
+            except (ValueError, UnicodeDecodeError):
+                raise _NotLayout() from None
+            if not (isinstance(rec, dict) and _valid_id(rec.get("id")) and
+                    isinstance(rec.get("contents"), str)):
+                raise _NotLayout()
+            yield rec["id"]
+
+
+def _hashing(docids, hashes: array.array):
+    for d in docids:
+        hashes.append(hash(d))
+        yield d
+
+
+def _stage(collection, format, folder, tmp, show_progress) -> tuple:
+    """Write docids.txt in tmp and the JsonCollection input in folder; (n, hashes, linked)."""
+    os.mkdir(folder)
+    if not is_irds(collection) and collection_format(collection, format) == "jsonl":
+        hashes = array.array("q")
+        try:
+            n = write_docids(tmp, _hashing(_layout_docids(collection, show_progress), hashes))
+        except _NotLayout:
+            pass
+        else:
+            suffix = ".jsonl.gz" if os.fspath(collection).endswith(".gz") else ".jsonl"
+            os.symlink(os.path.abspath(os.fspath(collection)),
+                       os.path.join(folder, "collection" + suffix))
+            return n, hashes, True
+    hashes = array.array("q")
+    shard = {"fh": None, "i": 0, "n": 0}
+
+    def docids():
+        docs = progress(iter_collection(collection, format), show_progress,
+                        desc="converting", unit=" docs", mininterval=0.5)
+        dumps = json.dumps
+        try:
+            for doc in docs:
+                if shard["fh"] is None or shard["n"] == SHARD_DOCS:
+                    if shard["fh"] is not None:
+                        shard["fh"].close()
+                    shard["fh"] = open(os.path.join(folder, f"part-{shard['i']:05d}.jsonl"), "w",
+                                       encoding="utf-8", newline="\n")
+                    shard["i"] += 1
+                    shard["n"] = 0
+                shard["fh"].write(dumps({"id": doc.docid, "contents": doc.text},
+                                        ensure_ascii=False) + "\n")
+                shard["n"] += 1
+                hashes.append(hash(doc.docid))
+                yield doc.docid
+        finally:
+            if shard["fh"] is not None:
+                shard["fh"].close()
+
+    n = write_docids(tmp, docids())
+    return n, hashes, False
+
+
+def _check_unique(tmp, hashes: array.array, source) -> None:
+    """InputError naming a docid that occurs twice: 64-bit hashes first, the strings of the
+    colliding hashes only (so the check is exact and needs 8 bytes a passage)."""
+    h = np.frombuffer(hashes, dtype=np.int64).copy()
+    h.sort()
+    same = h[1:][h[1:] == h[:-1]]
+    if not len(same):
+        return
+    suspects = set(same.tolist())
+    seen = set()
+    with open(os.path.join(tmp, "docids.txt"), encoding="utf-8") as fh:
+        for line in fh:
+            d = line.rstrip("\n")
+            if hash(d) in suspects:
+                if d in seen:
+                    raise InputError(os.fspath(source), None, f"docid {d!r} occurs twice")
+                seen.add(d)
+
+
+def _run_indexer(java, jar, folder, index, threads, store, show_progress) -> dict:
+    """Run Anserini's IndexCollection; its counters (indexed, empty, ...) from its log."""
+    cmd = [java, "-cp", jar, INDEXER, "-collection", "JsonCollection", "-input", folder,
+           "-index", index, "-generator", "DefaultLuceneDocumentGenerator",
+           "-threads", str(threads)]
+    if store:
+        cmd += ["-storePositions", "-storeDocvectors", "-storeRaw"]
+    counters, tail, started = {}, _collections.deque(maxlen=20), False
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True, encoding="utf-8",
+                            errors="replace")
+    try:
+        for line in proc.stdout:
+            tail.append(line.rstrip("\n"))
+            m = _COUNTER.search(line)
+            if m:
+                counters[m.group(1)] = int(m.group(2).replace(",", ""))
+            started = started or "Starting to index" in line
+            if show_progress and (started or "ERROR" in line):  # not the parameter dump
+                print("lucene: " + line.split(" - ", 1)[-1].rstrip("\n"), file=sys.stderr,
+                      flush=True)
+        status = proc.wait()
+    except BaseException:  # Ctrl-C included: stop Java before the build folder goes
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        proc.stdout.close()
+    if status != 0 or "indexed" not in counters:
+        errors = [t for t in tail if "ERROR" in t or "Exception" in t] or list(tail)[-3:]
+        raise UsageError(f"Anserini's indexer failed (exit {status}): "
+                         + " | ".join(e.strip() for e in errors[-3:]))
+    return counters
+
+
+def build_index(collection, out_dir, *, format: str | None = None, show_progress: bool = True,
+                **params) -> dict:
+    """Index a collection (TSV/JSONL file or ``irds:<dataset>``) with Lucene into out_dir
+    (replaced atomically); returns the manifest. params: see :data:`PARAMS`."""
+    unknown = sorted(set(params) - set(_BUILD_PARAMS))
+    if unknown:
+        raise UsageError(f"unknown lucene index option(s): {', '.join(unknown)}")
+    k1 = float(params.get("k1", DEFAULT_K1))
+    b = float(params.get("b", DEFAULT_B))
+    threads = params.get("threads") or min(os.cpu_count() or 1, 8)
+    if threads < 1:
+        raise UsageError("threads must be at least 1")
+    store = bool(params.get("store_docvectors", False))
+    jar = anserini_jar()
+    java = _java_binary()
+    with atomic_index_dir(out_dir) as tmp:
+        folder = os.path.join(tmp, STAGE)
+        n, hashes, linked = _stage(collection, format, folder, tmp, show_progress)
+        if n == 0:
+            raise InputError(os.fspath(collection) if not is_irds(collection) else
+                             collection_label(collection), None,
+                             "the collection holds no passages")
+        _check_unique(tmp, hashes, collection)
+        del hashes
+        counters = _run_indexer(java, jar, folder, tmp, threads, store, show_progress)
+        shutil.rmtree(folder)
+        skipped = counters.get("empty", 0) + counters.get("unindexable", 0) + \
+            counters.get("skipped", 0)
+        if counters.get("errors", 0) or counters["indexed"] + skipped != n:
+            raise UsageError(f"Anserini indexed {counters['indexed']} of {n} passages "
+                             f"({counters})")
+        if not is_lucene_dir(tmp):
+            raise UsageError("Anserini's indexer wrote no Lucene index")
+        manifest = {
+            "format": "trecqr-lucene", "backend": BACKEND, "version": 1, "k1": k1, "b": b,
+            "analyzer": "lucene-english-porter", "documents": n,
+            "indexed": counters["indexed"], "empty": counters.get("empty", 0),
+            "collection": collection_label(collection), "linked": linked,
+            "store_docvectors": store, "threads": threads,
+            "anserini": os.path.basename(jar), **_versions()}
+        return write_manifest(tmp, manifest)
+
+
+# ---------------------------------------------------------------- search
+
+def load_index(index_dir):
+    """(Anserini SimpleSearcher, manifest) of a trecqr Lucene index or a bare Lucene index."""
+    index_dir = os.fspath(index_dir)
+    manifest = dict(read_manifest(index_dir))
+    if manifest["backend"] != BACKEND:
+        raise UsageError(f"{index_dir}: a {manifest['backend']} index, not a lucene one")
+    if not is_lucene_dir(index_dir):
+        raise InputError(index_dir, None, "no Lucene index files (segments_N) in the folder")
+    autoclass, _ = _jvm()
+    try:
+        searcher = autoclass(SEARCHER)(os.path.abspath(index_dir))
+    except Exception as exc:
+        raise InputError(index_dir, None, f"cannot open the Lucene index: {exc}") from None
+    if manifest.get("foreign"):
+        manifest.setdefault("documents", int(searcher.get_total_num_docs()))
+    return searcher, manifest
+
+
+def _hits(results) -> dict:
+    """{qid: ([docid], [score])} of batch_search's Java map."""
+    out = {}
+    for entry in results.entrySet().toArray():
+        hits = entry.getValue()
+        out[entry.getKey()] = ([h.docid for h in hits], [h.score for h in hits])
+    return out
+
+
+def _set_cascade(autoclass, searcher, pyserini_scores: bool) -> None:
+    """Anserini's reranker cascade: empty (Lucene's own scores) or its score-ties adjuster (what
+    SimpleSearcher and Pyserini use by default)."""
+    cascade = autoclass(CASCADE)()
+    if pyserini_scores:
+        cascade.add(autoclass(TIES_ADJUSTER)())
+    try:
+        searcher.cascade = cascade
+    except Exception as exc:  # another Anserini: the field moved
+        raise UsageError(f"cannot reach Anserini's reranker cascade ({exc}); this backend is "
+                         "tested with pyserini 0.22.1 (pyserini_scores=True still works)") from None
+
+
+def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = "trecqr-lucene",
+           show_progress: bool = True, index=None, **params):
+    """BM25 run of the topics (a Topics, a ``{qid: query}`` dict or a topics file) on a Lucene
+    index; params k1/b override the index's (0.9/0.4 for a foreign index), pyserini_scores
+    gives Pyserini's scores and cut. Rows in trec_eval order, ties at rank k cut as trec_eval
+    ranks them (see the module docstring)."""
+    unknown = sorted(set(params) - {"k1", "b", "pyserini_scores"})
+    if unknown:
+        raise UsageError(f"unknown lucene search option(s): {', '.join(unknown)}")
+    if k < 1:
+        raise UsageError("k must be at least 1")
+    if n_threads is None or n_threads < 1:
+        n_threads = os.cpu_count() or 1
+    topics = as_topics(topics)
+    own = index is None
+    searcher, manifest = load_index(index_dir) if own else index
+    autoclass, JArrayList = _jvm()
+    k1 = float(params["k1"] if params.get("k1") is not None else manifest.get("k1", DEFAULT_K1))
+    b = float(params["b"] if params.get("b") is not None else manifest.get("b", DEFAULT_B))
+    exact = not params.get("pyserini_scores")
+    try:
+        searcher.set_bm25(k1, b)
+        _set_cascade(autoclass, searcher, not exact)
+        n_docs = int(searcher.get_total_num_docs())
+        want = min(max(n_docs, 1), k + 10) if exact else k
+        results = {}
+        step = max(256, 64 * n_threads)
+        bar = progress(range(0, len(topics), step), show_progress, desc="searching",
+                       unit=" batches", mininterval=0.5)
+        for start in bar:
+            queries, qids = JArrayList(), JArrayList()
+            for i in range(start, min(start + step, len(topics))):
+                queries.add(topics.queries[i] or "")
+                qids.add(str(i))
+            found = _hits(searcher.batch_search(queries, qids, int(want), int(n_threads)))
+            for key, (names, scores) in found.items():
+                i = int(key)
+                if not names:
+                    continue
+                scores = np.asarray(scores, dtype=np.float32)
+                depth = want
+                # the tie at rank k may run past the last hit: search deeper until it ends
+                while exact and len(names) == depth and depth < n_docs and len(names) >= k and \
+                        np.sort(scores)[::-1][k - 1] <= scores.min():
+                    depth = min(n_docs, depth * 4)
+                    hits = searcher.search(topics.queries[i], int(depth))
+                    names = [h.docid for h in hits]
+                    scores = np.asarray([h.score for h in hits], dtype=np.float32)
+                if len(set(names)) != len(names):  # a foreign index may repeat an id
+                    best = {}
+                    for name, s in zip(names, scores.tolist()):
+                        best[name] = max(s, best.get(name, s))
+                    names, scores = list(best), np.asarray(list(best.values()), np.float32)
+                results[i] = order_hits(scores, names, k)
+    finally:
+        if own:
+            searcher.close()
+    empty = len(topics) - len(results)
+    if empty:
+        warnings.warn(f"{empty} of {len(topics)} topics retrieved nothing "
+                      "(no query term in the index)", stacklevel=2)
+    return hits_to_run(topics, results, runid, f"<lucene {index_dir}>", warn_empty=False)
+
+
+def describe(manifest) -> str:
+    k1 = manifest.get("k1", DEFAULT_K1)
+    b = manifest.get("b", DEFAULT_B)
+    if manifest.get("foreign"):
+        return f"BM25 k1={k1} b={b} (Lucene, a foreign Pyserini/Anserini index)"
+    return f"BM25 k1={k1} b={b} (Lucene via Pyserini {manifest.get('pyserini', '?')})"
