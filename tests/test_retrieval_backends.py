@@ -219,3 +219,39 @@ def test_cqr_rows_from_dataset_query_fields(tmp_path, demo_index):
     assert rows["gpt"]["coverage"]["without_rewrite"] == 1073  # the demo's gpt file: gold turns
     for r in rows.values():
         assert r["scores"]["RR@3"] <= r["scores"]["MRR"]
+
+
+def test_index_and_search_bad_input_is_one_line(tmp_path, demo_index):
+    """Missing files and folders: one `name: what is wrong` line, exit 2, nothing written."""
+    cases = [
+        (["index", tmp_path / "nope.jsonl", "-o", tmp_path / "ix"],
+         f"{tmp_path / 'nope.jsonl'}: no such collection file"),
+        (["search", tmp_path / "nodir", DEMO / "topics-raw.tsv", "-o", tmp_path / "x.run"],
+         f"{tmp_path / 'nodir'}: not a trecqr index"),
+        (["search", demo_index, tmp_path / "none.tsv", "-o", tmp_path / "x.run"],
+         f"{tmp_path / 'none.tsv'}: no such file"),
+        (["search", demo_index, "-", "-o", tmp_path / "x.run"],
+         "cannot tell the topics format of '-'"),
+    ]
+    (tmp_path / "afile").write_text("mine")
+    cases.append((["index", DEMO / "collection.jsonl", "-o", tmp_path / "afile", "--quiet"],
+                  "exists and is not a trecqr index; not overwriting it"))
+    for args, message in cases:
+        res = run_cli(args)
+        assert res.exit_code == 2, args
+        lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and message in lines[0], (args, res.stderr)
+        assert "Traceback" not in res.stderr
+    assert not (tmp_path / "x.run").exists() and not (tmp_path / "ix").exists()
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_search_reads_topics_from_stdin(tmp_path, demo_index):
+    text = (DEMO / "topics-raw.tsv").read_text(encoding="utf-8")
+    res = run_cli(["search", demo_index, "-", "--topics-format", "tsv", "-o", tmp_path / "in.run",
+                   "--quiet"], input=text)
+    assert res.exit_code == 0, res.stderr
+    res = run_cli(["search", demo_index, DEMO / "topics-raw.tsv", "-o", tmp_path / "f.run",
+                   "--quiet"])
+    assert (tmp_path / "in.run").read_bytes() == (tmp_path / "f.run").read_bytes()
+    assert len((tmp_path / "f.run").read_text().splitlines()) == 58500

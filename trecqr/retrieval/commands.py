@@ -13,19 +13,18 @@ BM25_B = 0.4
 
 
 def _collection_arg(value: str) -> str:
-    if is_irds(value):
-        return value
     import os
 
-    if not os.path.isfile(value):
-        raise click.BadParameter(f"{value}: no such file (or give irds:<dataset id>)",
-                                 param_hint="COLLECTION")
+    from ..errors import InputError
+
+    if not is_irds(value) and not os.path.isfile(value):
+        raise InputError(value, None, "no such collection file (or give irds:<dataset id>)")
     return value
 
 
 @click.command("index")
 @click.argument("collection")
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("-o", "--output", "out_dir", required=True,
               help="Index folder to create (replaced atomically if it is an index).")
 @click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
               show_default=True, help="bm25s (embedded), lucene (Pyserini) or dense "
@@ -96,12 +95,13 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 
 
 @click.command("search")
-@click.argument("index_dir", type=click.Path(exists=True, file_okay=False))
-@click.argument("topics", required=False, type=click.Path(exists=True, dir_okay=False,
-                                                          allow_dash=True))
+@click.argument("index_dir")
+@click.argument("topics", required=False)
 @click.option("-o", "--output", "out_path", required=True, type=click.Path(allow_dash=True),
               help="TREC run to write (- for stdout).")
 @click.option("-k", "k", type=int, default=100, show_default=True, help="Passages per topic.")
+@click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
+              help="TOPICS format (default: from its name; needed for - , stdin).")
 @click.option("--dataset", type=click.Choice(DATASETS), default=None,
               help="Read the queries from a dataset file (--dataset-file) instead of TOPICS.")
 @click.option("--dataset-file", default=None,
@@ -109,7 +109,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--query-field", default=None,
               help="Dataset query field (qrecc: raw|human|context|rewrite; topiocqa: "
                    "raw|history|last-k|rewrite; cast: raw|manual|automatic|rewrite).")
-@click.option("--rewrites", default=None, type=click.Path(exists=True, dir_okay=False),
+@click.option("--rewrites", default=None,
               help="Model rewrites matched to the dataset's turns (query field rewrite).")
 @click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
               show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
@@ -122,7 +122,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
                    "ascending) instead of Lucene's float32 scores in trec_eval order.")
 @click.option("--run-id", default=None, help="Run tag [default: trecqr-<backend>].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def search_command(index_dir, topics, out_path, k, dataset, dataset_file, query_field, rewrites,
+def search_command(index_dir, topics, out_path, k, topics_format, dataset, dataset_file, query_field, rewrites,
                    missing, k1, b, threads, pyserini_scores, run_id, quiet):
     """Search an index (any backend) with a topics file or a dataset's turns; write a TREC run.
 
@@ -146,7 +146,9 @@ def search_command(index_dir, topics, out_path, k, dataset, dataset_file, query_
         else:
             if query_field is not None or rewrites is not None or dataset_file is not None:
                 raise UsageError("--query-field/--rewrites/--dataset-file go with --dataset")
-            queries = topics
+            from ..adapters.topics import read_topics
+
+            queries = read_topics(topics, topics_format)
         index = load_index(index_dir)
         kw = {"n_threads": threads, "show_progress": not quiet,
               "runid": run_id or f"trecqr-{index.manifest['backend']}"}
