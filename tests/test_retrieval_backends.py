@@ -255,3 +255,19 @@ def test_search_reads_topics_from_stdin(tmp_path, demo_index):
                    "--quiet"])
     assert (tmp_path / "in.run").read_bytes() == (tmp_path / "f.run").read_bytes()
     assert len((tmp_path / "f.run").read_text().splitlines()) == 58500
+
+
+def test_cqr_missing_files_fail_before_indexing(tmp_path):
+    base = ["cqr", "--collection", DEMO / "collection.jsonl", "--index", tmp_path / "ix"]
+    for extra, bad in ((["--qrels", tmp_path / "q.txt", "--topics", DEMO / "topics-raw.tsv"],
+                        tmp_path / "q.txt"),
+                       (["--qrels", DEMO / "qrels.txt", "--topics", tmp_path / "t.tsv"],
+                        tmp_path / "t.tsv"),
+                       (["--qrels", DEMO / "qrels.txt", "--rewrites", tmp_path / "r.jsonl"],
+                        tmp_path / "r.jsonl")):
+        res = run_cli(base + extra)
+        assert res.exit_code == 2 and res.stderr.strip() == f"{bad}: no such file"
+        assert not (tmp_path / "ix").exists()
+    res = run_cli(["cqr", "--qrels", DEMO / "qrels.txt", "--collection", tmp_path / "c.jsonl",
+                   "--topics", DEMO / "topics-raw.tsv"])
+    assert res.exit_code == 2 and res.stderr.strip() == f"{tmp_path / 'c.jsonl'}: no such collection file"

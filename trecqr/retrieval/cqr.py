@@ -264,7 +264,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 
 
 @click.command("cqr")
-@click.option("--qrels", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--qrels", required=True)
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="BM25 index folder (with --collection: build it here and keep it).")
 @click.option("--collection", default=None,
@@ -280,11 +280,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("--dataset-file", default=None, help="The dataset's file (irds: its id).")
 @click.option("--query-field", "query_fields", multiple=True,
               help="A dataset query field to score as a row (repeatable), e.g. raw, human.")
-@click.option("--topics", multiple=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--topics", multiple=True,
               help="Topics file (any topics format); repeatable, one row each.")
-@click.option("--rewrites", multiple=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--rewrites", multiple=True,
               help="Model rewrites (JSONL/TSV); repeatable, one row each.")
-@click.option("--raw", "raw_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--raw", "raw_path",
               help="Raw-question topics: the turn set and fallback for rewrites.")
 @click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
               show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
@@ -312,6 +312,11 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
     from ..formats.writer import atomic_write_text
 
     def job():
+        from ..errors import InputError
+
+        for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
+            if not os.path.isfile(path):  # before any index is built
+                raise InputError(path, None, "no such file")
         if index_dir is None and collection is None:
             raise UsageError("give --index DIR or --collection FILE")
         rd = runs_dir
@@ -320,7 +325,7 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
             rd = str(out.with_name(out.name.split(".")[0] + "-runs"))
         if collection is not None and not is_irds(collection) and \
                 not os.path.isfile(collection):
-            raise UsageError(f"{collection}: no such collection file")
+            raise InputError(collection, None, "no such collection file")
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
         report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
