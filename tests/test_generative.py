@@ -218,3 +218,31 @@ def test_turn_id_styles_matched(tmp_path):
     assert out["metrics"]["per-mt"] == pytest.approx((0 + 3 / 7) / 2)
     table = run([pred, data_path(QRECC), "--metric", "per"])
     assert "per" in table and "lower" in table and "2 matched" in table
+
+
+def test_embeddings_word2vec_binary_file(tmp_path):
+    """word2vec.c's binary layout, bytes written by hand: 'count dim' line, then word, space,
+    dim little-endian float32 and a newline per word (gzip too); a repeated word keeps the
+    first vector; a truncated file is an error naming it."""
+    import gzip
+    import struct
+
+    from trecqr.errors import InputError
+
+    body = b"4 3\n"
+    for word, vec in (("a", (1, -2, 0.5)), ("b", (-3, 1, 0.5)), ("caf\u00e9", (0, 0, -1)),
+                      ("a", (9, 9, 9))):
+        body += word.encode("utf-8") + b" " + struct.pack("<3f", *vec) + b"\n"
+    f = tmp_path / "vec.bin"
+    f.write_bytes(body)
+    emb = load_embeddings(str(f))
+    assert emb.dim == 3 and sorted(emb.vocab) == ["a", "b", "caf\u00e9"]
+    assert emb.vectors[emb.vocab["a"]].tolist() == [1.0, -2.0, 0.5]
+    assert sim_emb(["a", "b"], ["caf\u00e9"], emb) == pytest.approx(-0.5 / math.sqrt(13.25))
+    g = tmp_path / "vec.bin.gz"
+    g.write_bytes(gzip.compress(body))
+    assert load_embeddings(str(g)).vectors.tolist() == emb.vectors.tolist()
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(body[:-10])
+    with pytest.raises(InputError, match="ends inside vector 4 of 4"):
+        load_embeddings(str(cut))

