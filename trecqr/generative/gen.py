@@ -186,7 +186,8 @@ def _table(result) -> str:
               show_default=True, help="tokens for PER and sim_emb")
 @click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising")
 @click.option("--embeddings", default=None,
-              help="word2vec/GloVe text file for sim_emb (default: packaged GloVe 6B 50d)")
+              help="word2vec (text, or binary .bin) or GloVe file for sim_emb (default: "
+                   "packaged GloVe 6B 50d)")
 @click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
 @click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
 @click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),

@@ -306,7 +306,8 @@ def _write_per_instance(result, path):
               show_default=True, help="tokens for PER and sim_emb")
 @click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising")
 @click.option("--embeddings", default=None,
-              help="word2vec/GloVe text file for sim_emb (default: packaged GloVe 6B 50d)")
+              help="word2vec (text, or binary .bin) or GloVe file for sim_emb (default: "
+                   "packaged GloVe 6B 50d)")
 @click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
               help="trecqr BM25 index for sim_ret / sim_ret+ / sim_ret++")
 @click.option("--sim-ret", "sim_ret", is_flag=True,
