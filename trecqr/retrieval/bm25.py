@@ -145,32 +145,40 @@ def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: flo
     import math
 
     n_docs = len(lengths)
-    doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    key = doc * n_terms + term_ids
-    del doc
-    key, tf = np.unique(key, return_counts=True)  # sorted by (passage, term)
-    d = key // n_terms
-    t = (key - d * n_terms).astype(np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    # (passage, term) keys, sorted in place; runs of equal keys are the term frequencies
+    key = np.repeat(np.arange(n_docs, dtype=np.int64) * n_terms, lengths)
+    key += term_ids
+    key.sort()
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    tf = np.diff(np.append(starts, len(key))).astype(np.float32)
+    key = key[starts]
+    del starts
+    d = (key // n_terms).astype(np.int32)
+    t = (key - d.astype(np.int64) * n_terms).astype(np.int32)
     del key
     df = np.bincount(t, minlength=n_terms)
     idf = np.zeros(n_terms, dtype=np.float32)
     for tid, f in enumerate(df.tolist()):
         if f:
             idf[tid] = math.log(1 + (n_docs - f + 0.5) / (f + 0.5))
-    avg = np.asarray(lengths).mean()
-    tf32 = tf.astype(np.float32)
-    length_part = k1 * ((1 - b) + b * lengths[d].astype(np.float64) / avg)
-    if np.result_type(np.float64(1.0), tf32[:1]) == np.float64:  # numpy >= 2 (NEP 50)
-        tfc = tf32 / (length_part + tf32)
-        scores = (idf[t] * tfc).astype(np.float32)
-    else:  # legacy value-based casting: the float64 scalar joins the float32 array as float32
-        tfc = tf32 / (length_part.astype(np.float32) + tf32)
-        scores = idf[t] * tfc
-    order = np.argsort((t << 32) | d, kind="stable")
+    avg = lengths.mean()
+    wide = np.result_type(np.float64(1.0), tf[:1]) == np.float64  # numpy >= 2 (NEP 50)
+    scores = np.empty(len(tf), dtype=np.float32)
+    step = 1 << 22  # float64 temporaries a chunk at a time
+    for a in range(0, len(tf), step):
+        tf32 = tf[a:a + step]
+        length_part = k1 * ((1 - b) + b * lengths[d[a:a + step]].astype(np.float64) / avg)
+        if wide:
+            scores[a:a + step] = idf[t[a:a + step]] * (tf32 / (length_part + tf32))
+        else:  # legacy value-based casting: the float64 scalar joins the float32 array as float32
+            scores[a:a + step] = idf[t[a:a + step]] * (
+                tf32 / (length_part.astype(np.float32) + tf32))
+    del tf
+    order = np.argsort(t, kind="stable")  # pairs are in (passage, term) order: now (term, passage)
     indptr = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(np.bincount(t, minlength=n_terms), out=indptr[1:])
-    return {"data": scores[order], "indices": d[order].astype(np.int32), "indptr": indptr,
-            "num_docs": n_docs}
+    np.cumsum(df, out=indptr[1:])
+    return {"data": scores[order], "indices": d[order], "indptr": indptr, "num_docs": n_docs}
 
 
 def load_index(index_dir, *, mmap: bool = True):
