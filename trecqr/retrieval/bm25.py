@@ -201,43 +201,55 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
            show_progress: bool = True, index=None):
     """BM25 run for the topics (a Topics, a ``{qid: query}`` dict or a topics file).
 
-    k1/b are the index's. Only passages sharing a term with the query are returned (as
-    Lucene does). Rows are in topic order, then score descending, then docid descending, so
-    the ranks agree with trec_eval's; ties at rank k are cut in the same order.
+    k1/b are the index's. Scores are bm25s's own (``get_scores_from_ids``, float32); the top k
+    are selected by :func:`top_passages`. Only passages sharing a term with the query are
+    returned (as Lucene does). Rows are in topic order, then score descending, then docid
+    descending, so the ranks agree with trec_eval's; ties at rank k are cut in the same order.
+    n_threads < 1: one thread per CPU.
     """
     if k < 1:
         raise UsageError("k must be at least 1")
     topics = as_topics(topics)
     retriever, docids, manifest = index if index is not None else load_index(index_dir)
-    n_docs = len(docids)
     analyzer = Analyzer()
     vocab = retriever.vocab_dict
-    queries = [[t for t in analyzer(q) if t in vocab] for q in topics.queries]
-    want = min(n_docs, k + 10)
+    queries = [retriever.get_tokens_ids([t for t in analyzer(q) if t in vocab])
+               for q in topics.queries]
     live = [i for i, q in enumerate(queries) if q]
-    results = {}
-    if live:
-        docs, scores = retriever.retrieve(
-            [queries[i] for i in live], k=want, n_threads=n_threads, show_progress=show_progress,
-            return_as="tuple")
-        for j, i in enumerate(live):
-            s = np.asarray(scores[j], dtype=np.float32)
-            d = np.asarray(docs[j], dtype=np.int64)
-            pos = s > 0
-            s, d = s[pos], d[pos]
-            if len(s) == want and want < n_docs and k <= len(s) and \
-                    np.sort(s)[::-1][k - 1] <= s.min():
-                # the tie at rank k may run past what was retrieved: score every passage
-                full = np.asarray(retriever.get_scores(queries[i]), dtype=np.float32)
-                cut = np.sort(s)[::-1][k - 1]
-                d = np.flatnonzero(full >= cut)
-                s = full[d]
-            results[i] = order_hits(s, docids.take(pa.array(d, pa.int64())).to_pylist(), k)
+
+    def one(i):
+        s, d = top_passages(retriever.get_scores_from_ids(queries[i]), k)
+        return i, order_hits(s, docids.take(pa.array(d, pa.int64())).to_pylist(), k)
+
+    if n_threads is None or n_threads < 1:
+        n_threads = os.cpu_count() or 1
+    bar = progress(live, show_progress, desc="searching", unit=" queries", mininterval=0.5)
+    if n_threads == 1:
+        results = dict(map(one, bar))
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(n_threads) as pool:  # numpy releases the GIL in the kernels
+            results = dict(pool.map(one, bar))
     empty = len(topics) - sum(1 for rows in results.values() if rows)
     if empty:
         warnings.warn(f"{empty} of {len(topics)} topics retrieved nothing "
                       "(no query term in the index)", stacklevel=2)
     return hits_to_run(topics, results, runid, f"<bm25 {index_dir}>", warn_empty=False)
+
+
+def top_passages(scores: np.ndarray, k: int):
+    """(scores, rows) of the passages that can rank in the top k: every passage scoring above
+    zero (sharing a term with the query) when there are at most k, else every passage scoring at
+    least the k-th best score, so a tie at rank k is kept whole for :func:`order_hits` to cut in
+    trec_eval's order. Selection runs on the nonzero scores only (np.partition), not on a sort
+    of the whole collection."""
+    rows = np.flatnonzero(scores > 0)
+    if len(rows) > k:
+        vals = scores[rows]
+        kth = np.partition(vals, len(vals) - k)[len(vals) - k]
+        rows = rows[vals >= kth]
+    return scores[rows], rows
 
 
 def describe(manifest) -> str:
