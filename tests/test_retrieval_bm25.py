@@ -166,3 +166,43 @@ def test_columnar_matrix_equals_bm25s_own_index(k1, b):
     for key in ("data", "indices", "indptr"):
         assert ours[key].dtype == ref.scores[key].dtype, key
         assert np.array_equal(ours[key], ref.scores[key]), key
+
+
+@pytest.mark.parametrize("k", [1, 3, 100])
+def test_search_equals_brute_force_over_every_passage(k, demo_index_dir):
+    """search() == scoring every passage with bm25s and sorting all positive scores by (score
+    desc, docid desc), cut at k: the top-k selection loses nothing, ties included (the demo's
+    GPT rewrites; k=1 and 3 cut inside many ties)."""
+    import numpy as np
+
+    from trecqr.adapters.topics import read_topics
+    from trecqr.retrieval.bm25 import Analyzer
+
+    demo = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
+    idx = demo_index_dir
+    retriever, docids, _ = load_index(idx)
+    names = docids.to_pylist()
+    topics = read_topics(demo / "topics-gpt.tsv")
+    run = search(idx, topics, k, show_progress=False, n_threads=2)
+    got = list(zip(run.qid.to_pylist(), run.docno.to_pylist(), run.score.tolist()))
+    analyzer, expected = Analyzer(), []
+    for qid, query in zip(topics.qids, topics.queries):
+        ids = retriever.get_tokens_ids([t for t in analyzer(query) if t in retriever.vocab_dict])
+        if not ids:
+            continue
+        scores = np.asarray(retriever.get_scores_from_ids(ids), dtype=np.float32)
+        hits = sorted(((float(scores[i]), names[i].encode()) for i in np.flatnonzero(scores > 0)),
+                      reverse=True)[:k]
+        expected += [(qid, d.decode(), s) for s, d in hits]
+    assert got == expected
+    assert len(got) > 0.9 * k * len(topics) if k < 100 else len(got) > 50_000
+
+
+
+@pytest.fixture(scope="module")
+def demo_index_dir(tmp_path_factory):
+    """The demo collection's bm25s index (k1=0.82 b=0.68)."""
+    folder = tmp_path_factory.mktemp("demo-idx") / "idx"
+    demo = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
+    build_index(demo / "collection.jsonl", folder, 0.82, 0.68, show_progress=False)
+    return folder
