@@ -271,3 +271,22 @@ def test_cqr_missing_files_fail_before_indexing(tmp_path):
     res = run_cli(["cqr", "--qrels", DEMO / "qrels.txt", "--collection", tmp_path / "c.jsonl",
                    "--topics", DEMO / "topics-raw.tsv"])
     assert res.exit_code == 2 and res.stderr.strip() == f"{tmp_path / 'c.jsonl'}: no such collection file"
+
+
+@pytest.mark.parametrize("backend", ["bm25s", "lucene", "dense"])
+def test_collections_with_bom_and_crlf(tmp_path, backend):
+    """A UTF-8 BOM and CRLF line ends (files saved on Windows) are read, by every backend; the
+    Lucene backend converts such a JSONL file rather than handing Anserini the BOM."""
+    jl = tmp_path / "c.jsonl"
+    jl.write_bytes(b'\xef\xbb\xbf{"id": "a", "contents": "apple pie recipe"}\r\n'
+                   b'{"id": "b", "contents": "banana bread"}\r\n')
+    ts = tmp_path / "c.tsv"
+    ts.write_bytes(b"\xef\xbb\xbfid\ttext\ttitle\r\nc\tcherry tart\tFruit [SEP] Tarts\r\n")
+    for coll, want in ((jl, ["a"]), (ts, ["c"])):
+        idx = tmp_path / f"ix-{coll.suffix}"
+        res = run_cli(["index", coll, "-o", idx, "--backend", backend, "--quiet"])
+        assert res.exit_code == 0, res.stderr
+        assert read_manifest(idx)["documents"] == (2 if coll == jl else 1)
+        query = "apple recipe" if coll == jl else "cherry tarts"
+        run = backends.search(idx, {"q": query}, 1, show_progress=False)
+        assert run.docno.to_pylist() == want

@@ -84,7 +84,7 @@ def _open(path):
         raw = gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")
     except OSError as exc:
         raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="\n")
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="\n")
 
 
 def _clean_title(title: str) -> str:

@@ -258,6 +258,8 @@ def _layout_docids(path, show_progress):
         raise _NotLayout() from None
     with fh:
         for line in progress(fh, show_progress, desc="checking", unit=" docs", mininterval=0.5):
+            if line.startswith(b"\xef\xbb\xbf"):  # a BOM: Anserini's JSON reader rejects it
+                raise _NotLayout()
             try:
                 rec = json.loads(line)
             except (ValueError, UnicodeDecodeError):
