@@ -163,6 +163,33 @@ def test_foreign_index_defaults_to_0_9_0_4(demo, tmp_path):
     assert "foreign" in lucene.describe(manifest)
 
 
+def test_cqr_preset_sets_k1_b_of_any_lucene_index(demo, tmp_path):
+    """Lucene's k1/b are search-time: `cqr --preset qrecc-test` on a bare index (as a Pyserini
+    prebuilt one) gives the QReCC-k1/b numbers of the fixed run; without the preset, 0.9/0.4."""
+    import shutil
+
+    from conftest import run_cli
+
+    bare = tmp_path / "bare"
+    shutil.copytree(demo["dir"], bare)
+    (bare / MANIFEST).unlink()
+    (bare / "docids.txt").unlink()
+    out = {}
+    for extra in ([], ["--preset", "qrecc-test"]):
+        res = run_cli(["cqr", "--qrels", DEMO / "qrels.txt", "--index", bare, "--topics",
+                       _topics("human"), "--format", "json", "--quiet",
+                       "--runs-dir", tmp_path / "runs"] + extra)
+        assert res.exit_code == 0, res.stderr
+        out[bool(extra)] = json.loads(res.stdout)
+    preset = out[True]
+    assert (preset["k1"], preset["b"]) == (K1, B) and "k1=0.82 b=0.68" in preset["retriever"]
+    assert round(preset["rows"][0]["scores"]["MRR"], 4) == EXPECTED["human"]["recip_rank"]
+    assert round(preset["rows"][0]["scores"]["NDCG@3"], 4) == EXPECTED["human"]["ndcg_cut_3"]
+    plain = out[False]
+    assert (plain["k1"], plain["b"]) == (0.9, 0.4)
+    assert plain["rows"][0]["scores"]["MRR"] != preset["rows"][0]["scores"]["MRR"]
+
+
 # ---------------------------------------------------------------- ties at rank k
 
 @pytest.fixture(scope="module")

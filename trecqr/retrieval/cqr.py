@@ -200,8 +200,17 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                         show_progress=show_progress, **params)
             built = True
         loaded = load_index(index)
-        manifest = loaded.manifest
-        if p and p.bm25_k1 is not None and not built and "k1" in manifest and (
+        manifest = dict(loaded.manifest)
+        search_kw = {}
+        if manifest["backend"] == "lucene":  # a foreign index searches with the defaults
+            manifest.setdefault("k1", loaded.module.DEFAULT_K1)
+            manifest.setdefault("b", loaded.module.DEFAULT_B)
+        if manifest["backend"] == "lucene" and p and p.bm25_k1 is not None:
+            # Lucene's k1/b are search-time: the preset's apply to any Lucene index, a
+            # Pyserini prebuilt one included
+            search_kw = {"k1": p.bm25_k1, "b": p.bm25_b}
+            manifest.update(search_kw)
+        elif p and p.bm25_k1 is not None and not built and "k1" in manifest and (
                 manifest["k1"], manifest["b"]) != (p.bm25_k1, p.bm25_b):
             warnings.warn(f"index {index} has k1={manifest['k1']} b={manifest['b']}, preset "
                           f"{p.name} says k1={p.bm25_k1} b={p.bm25_b}", stacklevel=2)
@@ -228,7 +237,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                 rw = read_rewrites(path, missing=missing, raw=raw_topics)
                 t, report = rw.topics, rw.report
             run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
-                                show_progress=show_progress)
+                                show_progress=show_progress, **search_kw)
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
             res = evaluate(q, run_path, ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
@@ -257,7 +266,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
                          os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
-                         manifest["backend"], loaded.describe())
+                         manifest["backend"], loaded.module.describe(manifest))
     finally:
         if tmp_index is not None:
             shutil.rmtree(tmp_index, ignore_errors=True)
