@@ -190,6 +190,22 @@ def test_cqr_preset_sets_k1_b_of_any_lucene_index(demo, tmp_path):
     assert plain["rows"][0]["scores"]["MRR"] != preset["rows"][0]["scores"]["MRR"]
 
 
+def test_search_preset_sets_lucene_k1_b_and_warns_for_bm25s(demo, tmp_path):
+    from conftest import run_cli
+
+    lucene.build_index(DEMO / "collection.jsonl", tmp_path / "l", show_progress=False)  # 0.9/0.4
+    res = run_cli(["search", tmp_path / "l", _topics("human"), "-o", tmp_path / "p.run",
+                   "--preset", "qrecc-test", "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    got = trecqr.evaluate(DEMO / "qrels.txt", tmp_path / "p.run", ["recip_rank"]).aggregate()
+    assert round(got["recip_rank"], 4) == EXPECTED["human"]["recip_rank"]
+    bm25.build_index(DEMO / "collection.jsonl", tmp_path / "b", show_progress=False)
+    res = run_cli(["search", tmp_path / "b", _topics("human"), "-o", tmp_path / "b.run",
+                   "--preset", "qrecc-test", "--quiet"])
+    assert res.exit_code == 0
+    assert "preset qrecc-test says k1=0.82 b=0.68 (a bm25s index keeps its build's)" in res.stderr
+
+
 # ---------------------------------------------------------------- ties at rank k
 
 @pytest.fixture(scope="module")

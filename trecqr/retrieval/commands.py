@@ -115,6 +115,9 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
               show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
 @click.option("--k1", type=float, default=None, help="lucene: BM25 k1 (default: the index's).")
 @click.option("--b", "b", type=float, default=None, help="lucene: BM25 b (default: the index's).")
+@click.option("--preset", default=None,
+              help="lucene: k1/b of a dataset preset (qrecc-test, topiocqa-dev); for a bm25s "
+                   "index, a warning when its build's k1/b differ.")
 @click.option("--threads", type=int, default=1, show_default=True,
               help="Search threads (bm25s, dense: -1 or 0 for one per CPU).")
 @click.option("--pyserini-scores", is_flag=True,
@@ -123,7 +126,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--run-id", default=None, help="Run tag [default: trecqr-<backend>].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def search_command(index_dir, topics, out_path, k, topics_format, dataset, dataset_file, query_field, rewrites,
-                   missing, k1, b, threads, pyserini_scores, run_id, quiet):
+                   missing, k1, b, preset, threads, pyserini_scores, run_id, quiet):
     """Search an index (any backend) with a topics file or a dataset's turns; write a TREC run.
 
     Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).
@@ -152,8 +155,24 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
         index = load_index(index_dir)
         kw = {"n_threads": threads, "show_progress": not quiet,
               "runid": run_id or f"trecqr-{index.manifest['backend']}"}
+        backend_name = index.manifest["backend"]
+        if preset is not None:
+            import warnings
+
+            from ..adapters.presets import preset as get_preset
+
+            p = get_preset(preset)
+            if p.bm25_k1 is not None and backend_name == "lucene":
+                k1_ = p.bm25_k1 if k1 is None else k1
+                b_ = p.bm25_b if b is None else b
+                kw.update(k1=k1_, b=b_)
+            elif p.bm25_k1 is not None and backend_name == "bm25s" and (
+                    index.manifest["k1"], index.manifest["b"]) != (p.bm25_k1, p.bm25_b):
+                warnings.warn(f"index {index_dir} has k1={index.manifest['k1']} "
+                              f"b={index.manifest['b']}, preset {p.name} says k1={p.bm25_k1} "
+                              f"b={p.bm25_b} (a bm25s index keeps its build's)", stacklevel=2)
         if k1 is not None or b is not None:
-            if index.manifest["backend"] != "lucene":
+            if backend_name != "lucene":
                 raise UsageError("--k1/--b at search time are for Lucene indexes; a "
                                  f"{index.manifest['backend']} index keeps its build's")
             kw.update({n: v for n, v in (("k1", k1), ("b", b)) if v is not None})
