@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import trecqr
 from trecqr.adapters.topics import Topics, read_topics
@@ -321,8 +322,8 @@ def test_import_is_cheap():
             "print(d.BACKEND, sorted(d.PARAMS))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert out.split() == ["dense", "['batch_size',", "'max_seq_length',", "'model',",
-                           "'normalize',", "'threads']"]
+    assert out.split() == ["dense", "['batch_size',", "'encoder',", "'max_seq_length',",
+                           "'model',", "'normalize',", "'query_max_length',", "'threads']"]
 
 
 def test_model_must_be_a_local_model_folder(tmp_path):
@@ -332,3 +333,119 @@ def test_model_must_be_a_local_model_folder(tmp_path):
         dense.resolve_model(tmp_path)
     (tmp_path / "modules.json").write_text("[]")
     assert dense.resolve_model(tmp_path) == (str(tmp_path), str(tmp_path))
+
+
+# ---------------------------------------------------------------- ANCE checkpoints
+
+def _bytes_to_unicode():
+    """GPT-2/RoBERTa's byte-level alphabet (the 256 symbols of a byte-level BPE vocabulary)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + \
+        list(range(ord("\xae"), ord("\xff") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+@pytest.fixture(scope="module")
+def tiny_ance(tmp_path_factory, no_network):
+    """A small ANCE-shaped checkpoint (2-layer RoBERTa, 32-d, random weights, seed 0; the real
+    head: 768-d linear + LayerNorm) with a byte-level RoBERTa tokenizer, saved as
+    castorini/ance-msmarco-passage is: the weights are random, the layout and the code path are
+    the real ones."""
+    import torch
+    from transformers import RobertaConfig, RobertaTokenizer
+
+    folder = tmp_path_factory.mktemp("ance") / "model"
+    folder.mkdir()
+    vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>"])}
+    for ch in _bytes_to_unicode().values():
+        vocab.setdefault(ch, len(vocab))
+    vocab["<mask>"] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    RobertaTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt")).save_pretrained(folder)
+    torch.manual_seed(0)
+    cfg = RobertaConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=514,
+                        pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    dense.ance_encoder_class()(cfg).save_pretrained(folder)
+    return folder
+
+
+def _pyserini_ance(folder):
+    """Pyserini 0.22.1's own AnceEncoder holding the checkpoint's weights (its from_pretrained
+    fails under transformers 5, so the state dict is loaded by hand)."""
+    from pyserini.encode._ance import AnceEncoder
+    from safetensors.torch import load_file
+    from transformers import RobertaConfig
+
+    model = AnceEncoder(RobertaConfig.from_pretrained(folder))
+    missing, unexpected = model.load_state_dict(load_file(folder / "model.safetensors"),
+                                                strict=False)
+    assert unexpected == [] and all("pooler" in k for k in missing)
+    return model.eval()
+
+
+@needs_dense
+def test_ance_checkpoint_encodes_as_pyserinis_ance_encoder(tiny_ance, tmp_path):
+    """`--encoder ance`: passages and queries get the vectors of Pyserini's AnceEncoder with its
+    AnceDocumentEncoder (256 tokens) / AnceQueryEncoder (64 tokens) tokenisation; inner product,
+    no normalisation; the index reloads and searches by those vectors."""
+    import faiss
+    import torch
+    from transformers import AutoTokenizer
+
+    cast = DEMO.parent / "cast2021-demo"
+    idx = tmp_path / "ance.index"
+    res = run_cli(["index", cast / "collection.jsonl", "-o", idx, "--backend", "dense",
+                   "--model", tiny_ance, "--encoder", "ance", "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    manifest = json.loads((idx / "trecqr-index.json").read_text())
+    assert (manifest["encoder"], manifest["normalize"], manifest["dim"]) == ("ance", False, 768)
+    assert (manifest["max_seq_length"], manifest["query_max_length"]) == (256, 64)
+    docs = [json.loads(line) for line in (cast / "collection.jsonl").read_text().splitlines()]
+    ref_model, tok = _pyserini_ance(tiny_ance), AutoTokenizer.from_pretrained(tiny_ance)
+
+    def pyserini_vectors(texts, max_length):
+        inputs = tok(texts, max_length=max_length, padding="longest", truncation=True,
+                     add_special_tokens=True, return_tensors="pt")
+        with torch.no_grad():
+            return ref_model(inputs["input_ids"]).numpy()
+
+    stored = faiss.read_index(str(idx / "index.faiss"))
+    rows = [0, 1, 100, 233]
+    want = pyserini_vectors([docs[i]["contents"] for i in rows], 256)
+    got = np.stack([stored.reconstruct(i) for i in rows])
+    assert np.allclose(got, want, atol=1e-4, rtol=1e-5)
+    assert np.abs(np.linalg.norm(got, axis=1) - 1).max() > 0.5  # not normalised
+    topics = read_topics(cast / "topics-manual.tsv")
+    queries = topics.queries[:20]
+    loaded = dense.load_index(idx)
+    ours = loaded[2].encode_queries(queries, batch_size=8)
+    assert np.allclose(ours, pyserini_vectors(queries, 64), atol=1e-4, rtol=1e-5)
+    long_query = " ".join(queries) * 3  # truncated at 64 tokens, not 256
+    assert np.allclose(loaded[2].encode_queries([long_query]),
+                       pyserini_vectors([long_query], 64), atol=1e-4, rtol=1e-5)
+    every = np.stack([stored.reconstruct(i) for i in range(stored.ntotal)])
+    run = dense.search(idx, dict(zip(topics.qids[:20], queries)), 1, show_progress=False,
+                       index=loaded)
+    ids = [d["id"] for d in docs]
+    ip = ours @ every.T  # the run's top-1 is the best inner product (random weights: near-ties)
+    for i, (docno, score) in enumerate(zip(run.docno.to_pylist(), run.score.tolist())):
+        assert abs(ip[i, ids.index(docno)] - ip[i].max()) < 1e-3 and abs(score - ip[i].max()) < 1e-3
+    assert "ANCE" in dense.describe(manifest) and "inner product" in dense.describe(manifest)
+
+
+@needs_dense
+def test_ance_needs_an_ance_checkpoint(tmp_path):
+    res = run_cli(["index", DEMO / "collection.jsonl", "-o", tmp_path / "x", "--backend", "dense",
+                   "--model", dense.default_model_path(), "--encoder", "ance", "--quiet"])
+    assert res.exit_code == 2 and "not an ANCE checkpoint" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+    res = run_cli(["index", DEMO / "collection.jsonl", "-o", tmp_path / "x", "--backend", "dense",
+                   "--encoder", "ance", "--quiet"])
+    assert res.exit_code == 2 and "needs a local ANCE checkpoint folder" in res.stderr

