@@ -155,6 +155,23 @@ def test_text_metrics_small():
     assert params["bleu_signature"].startswith("nrefs:1|case:mixed|")
 
 
+def test_text_metrics_hand_computed_partial_overlap():
+    """'the cat sat on the mat' against 'the cat lay on a mat', worked by hand.
+    ROUGE-1: 4 shared unigrams (the, cat, on, mat; 'the' once) of 6 and 6 -> F1 2/3. ROUGE-2:
+    1 shared bigram ('the cat') of 5 and 5 -> 1/5. ROUGE-L: LCS 'the cat on mat' = 4 -> 2/3.
+    BLEU (sacrebleu, exp smoothing, equal lengths so BP 1): precisions 4/6, 1/5, then no
+    3-gram of 4 and no 4-gram of 3 match: smoothed 1/(2*4) and 1/(4*3); geometric mean x 100."""
+    inst, _, _ = score_pairs(["the cat sat on the mat"], ["the cat lay on a mat"],
+                             ["bleu", "rouge1", "rouge2", "rougeL"])
+    assert inst["rouge1"][0] == pytest.approx(2 / 3, abs=1e-12)
+    assert inst["rouge2"][0] == pytest.approx(1 / 5, abs=1e-12)
+    assert inst["rougeL"][0] == pytest.approx(2 / 3, abs=1e-12)
+    bleu = 100 * math.exp((math.log(4 / 6) + math.log(1 / 5) + math.log(1 / 8) +
+                           math.log(1 / 12)) / 4)
+    assert inst["bleu"][0] == pytest.approx(bleu, abs=1e-9)
+    assert round(bleu, 4) == 19.3049
+
+
 # ---------------------------------------------------------------- real data
 @pytest.fixture(scope="module")
 def qrecc_results(tmp_path_factory):
