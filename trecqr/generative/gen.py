@@ -28,6 +28,7 @@ import math
 import click
 
 from . import LOWER_IS_BETTER, METRICS
+from .options import ranking_overlap_options, text_options
 
 
 def _fmt_of(path, fmt):
@@ -182,22 +183,14 @@ def _table(result) -> str:
 @click.option("--ref-id-field", default=None, help="REF JSONL id field (or CONV,TURN)")
 @click.option("--pred-format", type=click.Choice(("jsonl", "tsv")), default=None)
 @click.option("--ref-format", type=click.Choice(("jsonl", "tsv", "trec")), default=None)
-@click.option("--tokenizer", type=click.Choice(("alnum", "whitespace")), default="alnum",
-              show_default=True, help="tokens for PER and sim_emb")
-@click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising")
-@click.option("--embeddings", default=None,
-              help="word2vec (text, or binary .bin) or GloVe file for sim_emb (default: "
-                   "packaged GloVe 6B 50d)")
+@text_options
 @click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
 @click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
 @click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
               help="trecqr BM25 index for sim_ret / sim_ret+")
 @click.option("--sim-ret", "sim_ret", is_flag=True,
               help="also compute sim_ret and sim_ret+ (RM3) with --index")
-@click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k")
-@click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence")
-@click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
-              show_default=True, help="sim_ret ranking-overlap measure")
+@ranking_overlap_options
 def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, ref_field,
             pred_id_field, ref_id_field, pred_format, ref_format, tokenizer, case_sensitive,
             embeddings, bleu_lowercase, rouge_stemmer, index_dir, sim_ret, depth, rbo_p,

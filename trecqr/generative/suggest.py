@@ -46,9 +46,10 @@ import os
 
 import click
 
-from . import LOWER_IS_BETTER, METRICS
 from ..adapters import sessions as S
 from ..errors import InputError, UsageError
+from . import LOWER_IS_BETTER, METRICS
+from .options import ranking_overlap_options, text_options
 
 GEN_ID_FIELDS = ("id", "qid", "instance_id")
 GEN_TEXT_FIELDS = ("text", "generated", "generated_query", "query", "prediction", "suggestion",
@@ -302,21 +303,13 @@ def _write_per_instance(result, path):
 @click.option("--gap", type=float, default=S.DEFAULT_GAP, show_default=True,
               help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
 @click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
-@click.option("--tokenizer", type=click.Choice(("alnum", "whitespace")), default="alnum",
-              show_default=True, help="tokens for PER and sim_emb")
-@click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising")
-@click.option("--embeddings", default=None,
-              help="word2vec (text, or binary .bin) or GloVe file for sim_emb (default: "
-                   "packaged GloVe 6B 50d)")
+@text_options
 @click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
               help="trecqr BM25 index for sim_ret / sim_ret+ / sim_ret++")
 @click.option("--sim-ret", "sim_ret", is_flag=True,
               help="also compute sim_ret, sim_ret+ (RM3) and sim_ret++ (session fusion) of the "
                    "generated queries with --index")
-@click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k")
-@click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence")
-@click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
-              show_default=True, help="sim_ret ranking-overlap measure")
+@ranking_overlap_options
 @click.option("--fusion", type=click.Choice(("rrf", "combsum")), default="rrf",
               show_default=True, help="sim_ret++: fusion of the next-half queries' rankings")
 @click.option("--rrf-k", type=int, default=60, show_default=True, help="sim_ret++: RRF's k")
