@@ -269,9 +269,11 @@ def _tsv_text(topics: Topics) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------- JSONL
-def json_records(name: str, text: str):
-    """Yield (line number, dict) for every non-blank line of a JSONL text."""
-    for lineno, line in enumerate(text.split("\n"), 1):
+def json_records(name: str, text):
+    """Yield (line number, dict) for every non-blank line of a JSONL text (a string, or any
+    iterable of lines, such as an open file)."""
+    lines = text.split("\n") if isinstance(text, str) else text
+    for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import os
 from dataclasses import dataclass
 
@@ -129,15 +128,9 @@ def _iter_tsv(name, fh):
 
 
 def _iter_jsonl(name, fh):
-    for lineno, line in enumerate(fh, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(name, lineno, f"bad JSON: {exc.msg}") from None
-        if not isinstance(rec, dict):
-            raise InputError(name, lineno, "expected a JSON object")
+    from ..adapters.topics import json_records
+
+    for lineno, rec in json_records(name, fh):
         key = next((k for k in ID_COLUMNS if k in rec), None)
         if key is None:
             raise InputError(name, lineno, "no id field (id, docid, _id)")

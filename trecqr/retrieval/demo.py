@@ -79,14 +79,10 @@ class DemoStats:
 
 def _records(path):
     name = os.fspath(path)
+    from ..adapters.topics import json_records
+
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(name, lineno, f"not JSON: {exc.msg}") from None
+        for lineno, rec in json_records(name, fh):
             for key in ("Conversation_no", "Turn_no", "Question", "Truth_rewrite", "Truth_passages",
                         "Truth_answer"):
                 if key not in rec:
