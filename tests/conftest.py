@@ -13,14 +13,44 @@ from click.testing import CliRunner
 os.environ.setdefault("IR_DATASETS_HOME", tempfile.mkdtemp(prefix="trecqr-irds-"))
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = (ROOT / ".." / "shared" / "data").resolve()
+
+
+def _find_shared_data() -> Path:
+    """The real published files (../shared/data beside the checkout), found in this order:
+    $TRECQR_SHARED_DATA; shared/data beside this checkout or any folder above it; shared/data
+    beside the repository this one was cloned from, when that is a local folder (a clone made
+    elsewhere, e.g. under /tmp, of the working tree that sits beside shared/)."""
+    env = os.environ.get("TRECQR_SHARED_DATA")
+    if env:
+        return Path(env).resolve()
+    for folder in ROOT.parents:
+        if (folder / "shared" / "data").is_dir():
+            return (folder / "shared" / "data").resolve()
+    try:
+        import subprocess
+
+        origin = subprocess.run(["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        origin = ""
+    if origin.startswith("file://"):
+        origin = origin[len("file://"):]
+    if origin and os.path.isdir(origin):
+        for folder in Path(origin).resolve().parents:
+            if (folder / "shared" / "data").is_dir():
+                return (folder / "shared" / "data").resolve()
+    return (ROOT / ".." / "shared" / "data").resolve()
+
+
+DATA = _find_shared_data()
 TE = DATA / "trec_eval-test"
 
 
 def data_path(*parts) -> Path:
     path = DATA.joinpath(*parts)
     if not path.exists():
-        raise FileNotFoundError(f"test data missing: {path} (../shared/data must be present)")
+        raise FileNotFoundError(f"test data missing: {path} (../shared/data must be present, "
+                                "or TRECQR_SHARED_DATA name it)")
     return path
 
 
