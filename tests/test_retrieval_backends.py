@@ -270,7 +270,8 @@ def test_cqr_missing_files_fail_before_indexing(tmp_path):
         assert not (tmp_path / "ix").exists()
     res = run_cli(["cqr", "--qrels", DEMO / "qrels.txt", "--collection", tmp_path / "c.jsonl",
                    "--topics", DEMO / "topics-raw.tsv"])
-    assert res.exit_code == 2 and res.stderr.strip() == f"{tmp_path / 'c.jsonl'}: no such collection file"
+    assert res.exit_code == 2 and res.stderr.strip() == (
+        f"{tmp_path / 'c.jsonl'}: no such collection file (or give irds:<dataset id>)")
 
 
 @pytest.mark.parametrize("backend", ["bm25s", "lucene", "dense"])

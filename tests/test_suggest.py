@@ -178,17 +178,11 @@ SIM_GEN = {"1_2": "civil war",               # target "US civil war economic cau
 def sess13_index(tmp_path_factory):
     from trecqr.retrieval.bm25 import build_index
 
-    passages = {}
-    for s in S.read_trec_session_details(XML):
-        for it in s["interactions"]:
-            for r in it["results"]:
-                passages.setdefault(r["clueweb12id"], f"{r['title']} {r['snippet']}")
     tmp = tmp_path_factory.mktemp("sess13-suggest")
     coll = tmp / "passages.jsonl"
-    coll.write_text("".join(json.dumps({"id": d, "contents": t}) + "\n"
-                            for d, t in passages.items()), encoding="utf-8")
+    assert S.write_results_collection(XML, coll) == 2739  # the shown results' titles+snippets
     manifest = build_index(coll, tmp / "idx", show_progress=False)
-    assert (manifest["documents"], manifest["terms"]) == (2739, 14559)  # distinct index terms (bm25s adds "" to its vocab)
+    assert (manifest["documents"], manifest["terms"]) == (2739, 14559)  # distinct index terms
     return tmp / "idx"
 
 

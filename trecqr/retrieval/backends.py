@@ -44,15 +44,33 @@ class Index:
 
     def __init__(self, index_dir, **params):
         self.dir = index_dir
-        self.manifest = read_manifest(index_dir)
-        self.module = backend(self.manifest["backend"])
+        self.module = backend(read_manifest(index_dir)["backend"])
         self.handle = self.module.load_index(index_dir, **params)
+        self.manifest = self.handle[-1]  # the backend's, with any defaults it fills in
 
     def search(self, topics, k: int = 100, **kw):
         return self.module.search(self.dir, topics, k, index=self.handle, **kw)
 
-    def describe(self) -> str:
-        return self.module.describe(self.manifest)
+    def describe(self, manifest: dict | None = None) -> str:
+        return self.module.describe(manifest or self.manifest)
+
+    def preset_search_params(self, preset) -> dict:
+        """The search parameters a protocol preset implies for this index. Lucene's k1/b are
+        search-time, so a preset's apply to any Lucene index (a Pyserini prebuilt one too); an
+        index whose k1/b were fixed at build time (bm25s) keeps them, with a warning when the
+        preset's differ."""
+        if preset is None or preset.bm25_k1 is None:
+            return {}
+        k1, b = preset.bm25_k1, preset.bm25_b
+        if self.manifest["backend"] == "lucene":
+            return {"k1": k1, "b": b}
+        if "k1" in self.manifest and (self.manifest["k1"], self.manifest["b"]) != (k1, b):
+            import warnings
+
+            warnings.warn(f"index {self.dir} has k1={self.manifest['k1']} "
+                          f"b={self.manifest['b']}, preset {preset.name} says k1={k1} b={b} "
+                          f"(a {self.manifest['backend']} index keeps its build's)", stacklevel=3)
+        return {}
 
 
 def load_index(index_dir, **params) -> Index:

@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
 from .collections import collection_label, iter_collection
-from .indexdir import (MANIFEST, as_topics, atomic_index_dir, check_unique_docids,  # noqa: F401
-                       hits_to_run, order_hits, progress, read_docids, read_manifest,
+from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
+                       order_hits, progress, read_docids, read_manifest, thread_count,
                        write_docids, write_manifest)
 
 BACKEND = "bm25s"
@@ -221,8 +220,7 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
         s, d = top_passages(retriever.get_scores_from_ids(queries[i]), k)
         return i, order_hits(s, docids.take(pa.array(d, pa.int64())).to_pylist(), k)
 
-    if n_threads is None or n_threads < 1:
-        n_threads = os.cpu_count() or 1
+    n_threads = thread_count(n_threads)
     bar = progress(live, show_progress, desc="searching", unit=" queries", mininterval=0.5)
     if n_threads == 1:
         results = dict(map(one, bar))
@@ -231,11 +229,8 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
 
         with ThreadPoolExecutor(n_threads) as pool:  # numpy releases the GIL in the kernels
             results = dict(pool.map(one, bar))
-    empty = len(topics) - sum(1 for rows in results.values() if rows)
-    if empty:
-        warnings.warn(f"{empty} of {len(topics)} topics retrieved nothing "
-                      "(no query term in the index)", stacklevel=2)
-    return hits_to_run(topics, results, runid, f"<bm25 {index_dir}>", warn_empty=False)
+    return hits_to_run(topics, results, runid, f"<bm25 {index_dir}>",
+                       why_empty="no query term in the index")
 
 
 def top_passages(scores: np.ndarray, k: int):

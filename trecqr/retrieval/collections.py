@@ -52,6 +52,15 @@ def is_irds(source) -> bool:
         hasattr(source, "docs_iter")
 
 
+def check_collection(source):
+    """source itself, or an InputError when it is neither ``irds:<id>`` nor an existing file
+    (checked before any index is built)."""
+    if not is_irds(source) and not os.path.isfile(source):
+        raise InputError(os.fspath(source), None,
+                         "no such collection file (or give irds:<dataset id>)")
+    return source
+
+
 def collection_label(source) -> str:
     """How a collection is named in manifests: an absolute path, ``irds:<id>`` or a repr."""
     if isinstance(source, str) and source.startswith(IRDS_PREFIX):
@@ -95,8 +104,13 @@ def _join(title: str, text: str) -> str:
     return f"{title} {text}" if title else text
 
 
+def valid_docid(docid) -> bool:
+    """A docid can be a TREC run's docno: a non-empty string without white space."""
+    return isinstance(docid, str) and bool(docid) and not any(c.isspace() for c in docid)
+
+
 def _check_id(name, lineno, docid) -> str:
-    if not docid or any(c.isspace() for c in docid):
+    if not valid_docid(docid):
         raise InputError(name, lineno, f"bad docid {docid!r}: empty or holds white space")
     return docid
 

@@ -5,21 +5,11 @@ from __future__ import annotations
 import click
 
 from ..adapters.dataset_topics import DATASETS
-from .collections import COLLECTION_FORMATS, is_irds
+from .collections import COLLECTION_FORMATS, check_collection
 from .indexdir import BACKENDS
 
 BM25_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
 BM25_B = 0.4
-
-
-def _collection_arg(value: str) -> str:
-    import os
-
-    from ..errors import InputError
-
-    if not is_irds(value) and not os.path.isfile(value):
-        raise InputError(value, None, "no such collection file (or give irds:<dataset id>)")
-    return value
 
 
 @click.command("index")
@@ -62,7 +52,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 
     def job():
         nonlocal k1, b
-        collection_ = _collection_arg(collection)
+        collection_ = check_collection(collection)
         params = {}
         if backend_name in ("bm25s", "lucene"):
             if preset is not None:
@@ -161,31 +151,20 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 
             queries = read_topics(topics, topics_format)
         index = load_index(index_dir)
-        kw = {"n_threads": threads, "show_progress": not quiet,
-              "runid": run_id or f"trecqr-{index.manifest['backend']}"}
         backend_name = index.manifest["backend"]
+        kw = {"n_threads": threads, "show_progress": not quiet,
+              "runid": run_id or f"trecqr-{backend_name}"}
         if preset is not None:
-            import warnings
-
             from ..adapters.presets import preset as get_preset
 
-            p = get_preset(preset)
-            if p.bm25_k1 is not None and backend_name == "lucene":
-                k1_ = p.bm25_k1 if k1 is None else k1
-                b_ = p.bm25_b if b is None else b
-                kw.update(k1=k1_, b=b_)
-            elif p.bm25_k1 is not None and backend_name == "bm25s" and (
-                    index.manifest["k1"], index.manifest["b"]) != (p.bm25_k1, p.bm25_b):
-                warnings.warn(f"index {index_dir} has k1={index.manifest['k1']} "
-                              f"b={index.manifest['b']}, preset {p.name} says k1={p.bm25_k1} "
-                              f"b={p.bm25_b} (a bm25s index keeps its build's)", stacklevel=2)
+            kw.update(index.preset_search_params(get_preset(preset)))
         if k1 is not None or b is not None:
             if backend_name != "lucene":
                 raise UsageError("--k1/--b at search time are for Lucene indexes; a "
-                                 f"{index.manifest['backend']} index keeps its build's")
+                                 f"{backend_name} index keeps its build's")
             kw.update({n: v for n, v in (("k1", k1), ("b", b)) if v is not None})
         if pyserini_scores:
-            if index.manifest["backend"] != "lucene":
+            if backend_name != "lucene":
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
         write_run(index.search(queries, k, **kw), out_path)

@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import tempfile
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import click
 
 from ..adapters.dataset_topics import DATASETS
 from ..errors import UsageError
-from .collections import is_irds
+from .collections import check_collection
 from .indexdir import BACKENDS
 
 # report key -> (column header, what it is)
@@ -200,20 +199,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                         show_progress=show_progress, **params)
             built = True
         loaded = load_index(index)
-        manifest = dict(loaded.manifest)
-        search_kw = {}
-        if manifest["backend"] == "lucene":  # a foreign index searches with the defaults
-            manifest.setdefault("k1", loaded.module.DEFAULT_K1)
-            manifest.setdefault("b", loaded.module.DEFAULT_B)
-        if manifest["backend"] == "lucene" and p and p.bm25_k1 is not None:
-            # Lucene's k1/b are search-time: the preset's apply to any Lucene index, a
-            # Pyserini prebuilt one included
-            search_kw = {"k1": p.bm25_k1, "b": p.bm25_b}
-            manifest.update(search_kw)
-        elif p and p.bm25_k1 is not None and not built and "k1" in manifest and (
-                manifest["k1"], manifest["b"]) != (p.bm25_k1, p.bm25_b):
-            warnings.warn(f"index {index} has k1={manifest['k1']} b={manifest['b']}, preset "
-                          f"{p.name} says k1={p.bm25_k1} b={p.bm25_b}", stacklevel=2)
+        search_kw = loaded.preset_search_params(p)
+        manifest = dict(loaded.manifest, **search_kw)  # the k1/b the runs are searched with
         if runs_dir is None:
             runs_dir = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
         os.makedirs(runs_dir, exist_ok=True)
@@ -266,7 +253,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
                          os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
-                         manifest["backend"], loaded.module.describe(manifest))
+                         manifest["backend"], loaded.describe(manifest))
     finally:
         if tmp_index is not None:
             shutil.rmtree(tmp_index, ignore_errors=True)
@@ -332,9 +319,8 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
         if rd is None and output is not None and output != "-":
             out = Path(output)
             rd = str(out.with_name(out.name.split(".")[0] + "-runs"))
-        if collection is not None and not is_irds(collection) and \
-                not os.path.isfile(collection):
-            raise InputError(collection, None, "no such collection file")
+        if collection is not None:
+            check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
         report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,

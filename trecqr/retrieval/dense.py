@@ -46,6 +46,7 @@ from .indexdir import (
     check_unique_docids,
     hits_to_run,
     order_hits,
+    progress,
     read_docids,
     read_manifest,
     write_manifest,
@@ -111,22 +112,14 @@ class AnceModel:
         _, _, torch = _require()
         from transformers import AutoTokenizer
 
-        from transformers.utils import logging as tlog
-
-        verbosity, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
-        tlog.set_verbosity_error()  # no load report: missing weights are checked below
-        tlog.disable_progress_bar()
         try:
-            self.model, info = ance_encoder_class().from_pretrained(
-                path, local_files_only=True, output_loading_info=True)
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            with _quiet_loading(report=False):  # missing weights are checked below
+                self.model, info = ance_encoder_class().from_pretrained(
+                    path, local_files_only=True, output_loading_info=True)
+                self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         except Exception as exc:  # transformers raises many kinds for a wrong folder
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise UsageError(f"{path}: cannot load an ANCE checkpoint: {first}") from None
-        finally:
-            tlog.set_verbosity(verbosity)
-            if bars:
-                tlog.enable_progress_bar()
         missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
         if missing:
             raise UsageError(f"{path}: not an ANCE checkpoint (no {', '.join(missing[:3])})")
@@ -197,6 +190,24 @@ def resolve_model(model) -> tuple:
 
 
 @contextlib.contextmanager
+def _quiet_loading(report: bool):
+    """No transformers "Loading weights" bar (a sub-second load) and, unless report, no load
+    report either; both settings are process-wide, so they are restored after."""
+    from transformers.utils import logging as tlog
+
+    verbosity, bars = tlog.get_verbosity(), tlog.is_progress_bar_enabled()
+    tlog.disable_progress_bar()
+    if not report:
+        tlog.set_verbosity_error()
+    try:
+        yield
+    finally:
+        tlog.set_verbosity(verbosity)
+        if bars:
+            tlog.enable_progress_bar()
+
+
+@contextlib.contextmanager
 def _threads(n):
     """torch's and faiss's thread counts set to n for the block (None: left alone; <= 0: one
     per CPU), restored after, since both are process-wide settings."""
@@ -225,18 +236,10 @@ def load_model(path: str, max_seq_length: int | None = None):
                       "embeddings are mean-pooled, which is wrong for CLS-pooled models such as "
                       "ANCE/DPR", stacklevel=3)
     try:
-        from transformers.utils import logging as tlog
-        bars = tlog.is_progress_bar_enabled()
-        tlog.disable_progress_bar()  # no "Loading weights" bar for a sub-second load
-    except ImportError:
-        tlog, bars = None, False
-    try:
-        model = st.SentenceTransformer(path, device="cpu", local_files_only=True)
+        with _quiet_loading(report=True):
+            model = st.SentenceTransformer(path, device="cpu", local_files_only=True)
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: cannot load the model: {exc}") from None
-    finally:
-        if tlog is not None and bars:
-            tlog.enable_progress_bar()
     if max_seq_length is not None:
         if max_seq_length < 1:
             raise UsageError("max_seq_length must be at least 1")
@@ -278,16 +281,6 @@ def _chunks(docs, size: int):
         yield chunk
 
 
-def _bar(show: bool, **kw):
-    if show:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return None
-        return tqdm(**kw)
-    return None
-
-
 def build_index(collection, out_dir, *, format: str | None = None, show_progress: bool = True,
                 model=None, normalize: bool | None = None,
                 batch_size: int = DEFAULT_BATCH_SIZE, max_seq_length: int | None = None,
@@ -316,19 +309,12 @@ def build_index(collection, out_dir, *, format: str | None = None, show_progress
             load_model(path, max_seq_length)
         dim = _dimension(encoder)
         index = faiss.IndexFlatIP(dim)
-        bar = _bar(show_progress, desc="encoding", unit=" docs", mininterval=0.5)
-        try:
-            with open(os.path.join(tmp, "docids.txt"), "w", encoding="utf-8",
-                      newline="\n") as fh:
-                for chunk in _chunks(iter_collection(collection, format), chunk_size):
-                    emb = _encode(encoder, [d.text for d in chunk], batch_size, normalize)
-                    index.add(emb)
-                    fh.writelines(d.docid + "\n" for d in chunk)
-                    if bar is not None:
-                        bar.update(len(chunk))
-        finally:
-            if bar is not None:
-                bar.close()
+        docs = progress(iter_collection(collection, format), show_progress, desc="encoding",
+                        unit=" docs", mininterval=0.5)
+        with open(os.path.join(tmp, "docids.txt"), "w", encoding="utf-8", newline="\n") as fh:
+            for chunk in _chunks(docs, chunk_size):
+                index.add(_encode(encoder, [d.text for d in chunk], batch_size, normalize))
+                fh.writelines(d.docid + "\n" for d in chunk)
         n = int(index.ntotal)
         if n == 0:
             raise InputError(os.fspath(collection), None, "the collection holds no passages")

@@ -149,8 +149,9 @@ def order_hits(scores, names, k: int) -> list:
     return [(s, name) for s, _, name in keyed]
 
 
-def hits_to_run(topics, hits: dict, runid: str, source: str, warn_empty: bool = True):
-    """A Run from ``{topic index: [(score, docid), ...]}`` (already ordered), in topic order."""
+def hits_to_run(topics, hits: dict, runid: str, source: str, why_empty: str = ""):
+    """A Run from ``{topic index: [(score, docid), ...]}`` (already ordered), in topic order;
+    topics without a hit are left out, with one warning (why_empty says why, if known)."""
     import warnings
 
     from ..formats.run import Run
@@ -165,10 +166,16 @@ def hits_to_run(topics, hits: dict, runid: str, source: str, warn_empty: bool = 
             qids.append(qid)
             docnos.append(name)
             out_scores.append(score)
-    if empty and warn_empty:
-        warnings.warn(f"{empty} of {len(topics)} topics retrieved nothing", stacklevel=3)
+    if empty:
+        warnings.warn(f"{empty} of {len(topics)} topics retrieved nothing"
+                      + (f" ({why_empty})" if why_empty else ""), stacklevel=3)
     return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
                np.asarray(out_scores, dtype=np.float64), runid, source)
+
+
+def thread_count(n) -> int:
+    """n search threads; None or < 1: one per CPU."""
+    return (os.cpu_count() or 1) if n is None or n < 1 else int(n)
 
 
 def progress(iterable, show: bool, **kw):

@@ -65,14 +65,15 @@ import re
 import shutil
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 
 from ..errors import InputError, UsageError
-from .collections import collection_format, collection_label, is_irds, iter_collection
+from .collections import (collection_format, collection_label, is_irds, iter_collection,
+                          valid_docid)
 from .indexdir import (as_topics, atomic_index_dir, hits_to_run, is_lucene_dir, order_hits,
-                       progress, read_manifest, write_docids, write_manifest)
+                       progress, read_manifest, thread_count, write_docids,
+                       write_manifest)
 
 BACKEND = "lucene"
 DEFAULT_K1 = 0.9  # Pyserini's defaults; also used for foreign indexes
@@ -241,10 +242,6 @@ class _NotLayout(Exception):
     """The JSONL file is not in Pyserini's layout (or is bad): convert it instead."""
 
 
-def _valid_id(docid) -> bool:
-    return isinstance(docid, str) and bool(docid) and not any(c.isspace() for c in docid)
-
-
 def _layout_docids(path, show_progress):
     """Yield the docids of a JSONL file in Pyserini's exact layout; raise _NotLayout at the
     first line that is not (blank, bad JSON or UTF-8, a non-string or unclean id, no string
@@ -264,7 +261,7 @@ def _layout_docids(path, show_progress):
                 rec = json.loads(line)
             except (ValueError, UnicodeDecodeError):
                 raise _NotLayout() from None
-            if not (isinstance(rec, dict) and _valid_id(rec.get("id")) and
+            if not (isinstance(rec, dict) and valid_docid(rec.get("id")) and
                     isinstance(rec.get("contents"), str)):
                 raise _NotLayout()
             yield rec["id"]
@@ -431,8 +428,10 @@ def load_index(index_dir):
         searcher = autoclass(SEARCHER)(os.path.abspath(index_dir))
     except Exception as exc:
         raise InputError(index_dir, None, f"cannot open the Lucene index: {exc}") from None
-    if manifest.get("foreign"):
+    if manifest.get("foreign"):  # no manifest: Pyserini's defaults
         manifest.setdefault("documents", int(searcher.get_total_num_docs()))
+        manifest.setdefault("k1", DEFAULT_K1)
+        manifest.setdefault("b", DEFAULT_B)
     return searcher, manifest
 
 
@@ -469,14 +468,13 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
         raise UsageError(f"unknown lucene search option(s): {', '.join(unknown)}")
     if k < 1:
         raise UsageError("k must be at least 1")
-    if n_threads is None or n_threads < 1:
-        n_threads = os.cpu_count() or 1
+    n_threads = thread_count(n_threads)
     topics = as_topics(topics)
     own = index is None
     searcher, manifest = load_index(index_dir) if own else index
     autoclass, JArrayList = _jvm()
-    k1 = float(params["k1"] if params.get("k1") is not None else manifest.get("k1", DEFAULT_K1))
-    b = float(params["b"] if params.get("b") is not None else manifest.get("b", DEFAULT_B))
+    k1 = float(params["k1"] if params.get("k1") is not None else manifest["k1"])
+    b = float(params["b"] if params.get("b") is not None else manifest["b"])
     exact = not params.get("pyserini_scores")
     try:
         searcher.set_bm25(k1, b)
@@ -515,11 +513,8 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
     finally:
         if own:
             searcher.close()
-    empty = len(topics) - len(results)
-    if empty:
-        warnings.warn(f"{empty} of {len(topics)} topics retrieved nothing "
-                      "(no query term in the index)", stacklevel=2)
-    return hits_to_run(topics, results, runid, f"<lucene {index_dir}>", warn_empty=False)
+    return hits_to_run(topics, results, runid, f"<lucene {index_dir}>",
+                       why_empty="no query term in the index")
 
 
 def describe(manifest) -> str:
