@@ -15,9 +15,9 @@ DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
 MEASURES = ["recip_rank", "ndcg_cut.3", "recall.10,100"]
 EXPECTED = {  # trec_eval's 4-decimal values of this run
     "raw": {"recip_rank": 0.3830, "ndcg_cut_3": 0.3674, "recall_10": 0.4917, "recall_100": 0.6640},
-    "human": {"recip_rank": 0.8078, "ndcg_cut_3": 0.8100, "recall_10": 0.9033,
+    "human": {"recip_rank": 0.8072, "ndcg_cut_3": 0.8090, "recall_10": 0.9033,
               "recall_100": 0.9439},
-    "gpt": {"recip_rank": 0.7529, "ndcg_cut_3": 0.7572, "recall_10": 0.8768, "recall_100": 0.9399},
+    "gpt": {"recip_rank": 0.7529, "ndcg_cut_3": 0.7572, "recall_10": 0.8758, "recall_100": 0.9399},
 }
 
 
@@ -52,9 +52,9 @@ def test_numbers_of_the_fixed_run(scores):
 
 CAST = Path(__file__).resolve().parent.parent / "fixtures" / "cast2021-demo"
 CAST_EXPECTED = {  # the five reported measures of `trecqr cqr` on the CAsT 2021 demo, BM25 0.9/0.4
-    "raw": {"RR@3": 0.4414, "MRR": 0.4809, "NDCG@3": 0.4687, "R@10": 0.7490, "R@100": 0.8661},
-    "manual": {"RR@3": 0.5174, "MRR": 0.5620, "NDCG@3": 0.5695, "R@10": 0.9372, "R@100": 0.9833},
-    "automatic": {"RR@3": 0.5063, "MRR": 0.5485, "NDCG@3": 0.5525, "R@10": 0.8912,
+    "raw": {"RR@3": 0.4435, "MRR": 0.4813, "NDCG@3": 0.4713, "R@10": 0.7448, "R@100": 0.8661},
+    "manual": {"RR@3": 0.5160, "MRR": 0.5606, "NDCG@3": 0.5685, "R@10": 0.9372, "R@100": 0.9833},
+    "automatic": {"RR@3": 0.5049, "MRR": 0.5479, "NDCG@3": 0.5504, "R@10": 0.8870,
                   "R@100": 0.9749},
 }
 

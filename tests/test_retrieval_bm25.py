@@ -61,6 +61,28 @@ def test_analyzer_stopwords_stemming():
     assert analyze("John's runs") == ["john", "run"]
 
 
+def test_analyzer_matches_lucene_default_english_analyzer():
+    """Expected lists are Anserini 0.22.1's DefaultEnglishAnalyzer (Lucene) output, pinned:
+    Porter's C version (no stemming of 1-2 letter words, logi -> log, bli -> ble), Lucene's
+    StandardTokenizer classes (No digits such as ½ ² break words, ® © ™ ♭ are tokens, soft hyphens
+    and combining marks stay inside words, one token per ideograph, katakana and Thai runs, emoji
+    with modifiers) and Java's char-by-char lowercasing (no final sigma)."""
+    assert analyze("US technology possibly vs ks ms it's a s") == [
+        "us", "technolog", "possibl", "vs", "ks", "ms", "s"]
+    assert analyze("Psychology, biotechnologies and assembly: 13\u00be m\u00b2 \u00bd cup") \
+        == ["psycholog", "biotechnolog", "assembl", "13", "m", "cup"]
+    assert analyze("Coca-Cola\u00ae \u00a92019 Google\u2122 \u266d reign\u2018s co\u00adoperate "
+                   "caf\u00e9 cafe\u0301") == [
+        "coca", "cola", "\u00ae", "\u00a9", "2019", "googl", "\u2122", "\u266d", "reign\u2018",
+        "co\u00adoper", "caf\u00e9", "cafe\u0301"]
+    assert analyze("\u6771\u4eac\u30bf\u30ef\u30fc\u3067\u3059 "
+                   "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22 \U0001f44d\U0001f3fd ___ _foo bar_ "
+                   "u.s.a. 3.14 1,000 don't \u039f\u0394\u039f\u03a3") == [
+        "\u6771", "\u4eac", "\u30bf\u30ef\u30fc", "\u3067", "\u3059",
+        "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22", "\U0001f44d\U0001f3fd", "_foo", "bar_",
+        "u.s.a", "3.14", "1,000", "don't", "\u03bf\u03b4\u03bf\u03c3"]
+
+
 def test_ranking_and_exact_scores(coll):
     _, _, _, idx = coll
     run = search(idx, {"q1": "dog running", "q2": "the capital of France"}, k=10,
@@ -206,3 +228,27 @@ def demo_index_dir(tmp_path_factory):
     demo = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
     build_index(demo / "collection.jsonl", folder, 0.82, 0.68, show_progress=False)
     return folder
+
+
+def test_index_from_an_earlier_analyzer_is_refused(coll, tmp_path):
+    """An index whose manifest names the first analyzer (PyStemmer's Porter: "US" -> "u") would
+    be searched with different query terms: refused with a one-line error, exit 2."""
+    import shutil
+
+    from trecqr.errors import UsageError
+    from trecqr.retrieval.analysis import ANALYZER_ID
+
+    _, _, _, idx = coll
+    assert json.loads((idx / "trecqr-index.json").read_text())["analyzer"] == ANALYZER_ID
+    old = tmp_path / "old"
+    shutil.copytree(idx, old)
+    manifest = json.loads((old / "trecqr-index.json").read_text())
+    manifest["analyzer"] = "lucene-english-porter"
+    (old / "trecqr-index.json").write_text(json.dumps(manifest))
+    with pytest.raises(UsageError, match="earlier trecqr analyzer .* rebuild it"):
+        load_index(old)
+    res = CliRunner().invoke(search_command, [str(old), "-", "--topics-format", "tsv", "-o",
+                                              str(tmp_path / "r.txt")],
+                             input="q1\tdogs\n")
+    assert res.exit_code == 2 and "rebuild it with `trecqr index`" in res.output
+    assert "Traceback" not in res.output and not (tmp_path / "r.txt").exists()

@@ -179,6 +179,42 @@ def test_a_passage_own_text_finds_it_first(built):
 
 
 @needs_dense
+def test_sim_ret_on_a_dense_index(built, tmp_path):
+    """trecqr gen --sim-ret on a dense index: sim_ret is the RBO of the two queries' dense runs;
+    sim_ret+ (RM3) needs terms, so it is left out and the parameters say why."""
+    import warnings
+
+    from trecqr.generative import retrieval_sim as rs
+    from trecqr.generative.gen import score_pairs
+
+    folder, _, index = built
+    gpt = read_topics(DEMO / "topics-gpt.tsv")
+    human = read_topics(DEMO / "topics-human.tsv")
+    ref = dict(zip(human.qids, human.queries))
+    pairs = [(g, ref[q]) for q, g in zip(gpt.qids[:40], gpt.queries[:40]) if q in ref]
+    assert len(pairs) == 40
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        inst, agg, params = score_pairs([g for g, _ in pairs], [t for _, t in pairs], ["per"],
+                                        index=folder, sim_ret=True)
+    assert "sim_ret+" not in inst and list(agg) == ["per", "sim_ret"]
+    assert params["sim_ret+"].startswith("not computed: RM3 needs a term index")
+    assert any("sim_ret+ left out" in str(w.message) for w in caught)
+    assert params["sim_ret_backend"] == "dense"
+    for (g, t), v in list(zip(pairs, inst["sim_ret"]))[:10]:
+        a = dense.search(folder, {"g": g}, 10, index=index, show_progress=False)
+        b = dense.search(folder, {"t": t}, 10, index=index, show_progress=False)
+        assert v == rs.compare(a.docno.to_pylist(), b.docno.to_pylist())
+    identical = [v for (g, t), v in zip(pairs, inst["sim_ret"]) if g == t]
+    assert identical and all(v == 1.0 for v in identical)
+    assert 0.3 < agg["sim_ret"] < 1.0
+    with pytest.raises(UsageError, match="needs a term index"):
+        rs.sim_ret_plus(pairs[0][0], pairs[0][1], folder)
+    # a blank generated query retrieves nothing (a dense encoder would embed "")
+    assert rs.sim_ret("  ", pairs[0][1], folder)["value"] == 0.0
+
+
+@needs_dense
 def test_saved_index_reloads_to_the_same_run_and_vectors(built, subset, subset_run, tmp_path):
     folder, _, index = built
     moved = tmp_path / "moved"

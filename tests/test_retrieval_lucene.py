@@ -85,6 +85,10 @@ def test_rewrites_beat_raw_and_the_numbers_of_the_fixed_run(demo):
     for field, values in EXPECTED.items():
         for measure, value in values.items():
             assert round(scores[field][measure], 4) == value, (field, measure)
+    # bm25s analyses as Lucene does: its run scores the same to trec_eval's 4 decimals
+    bm25s_scores = {f: trecqr.evaluate(DEMO / "qrels.txt", demo["runs"]["bm25s", f], MEASURES)
+                    .aggregate() for f in FIELDS}
+    assert {f: {m: round(v, 4) for m, v in bm25s_scores[f].items()} for f in FIELDS} == EXPECTED
 
 
 def test_runs_are_in_trec_eval_order_with_float32_scores(demo):
@@ -105,9 +109,10 @@ def test_runs_are_in_trec_eval_order_with_float32_scores(demo):
 def test_agreement_with_bm25s(demo):
     """Top-1 agreement and top-10 overlap of Lucene and bm25s on the 927 turns of each topic set.
 
-    Measured (pyserini 0.22.1, bm25s 0.3.16, k1=0.82 b=0.68): identical top-1 926/925/926 of
-    927 (raw/human/gpt), mean Jaccard@10 0.996/0.994/0.994, identical top-10 lists 92.6%/93.4%/
-    92.3%. The rest is Lucene's one-byte document lengths (SmallFloat) making near ties.
+    Measured (pyserini 0.22.1, bm25s 0.3.16, k1=0.82 b=0.68, bm25s analysing as Lucene): identical
+    top-1 927/927/926 of 927 (raw/human/gpt), mean Jaccard@10 0.998/0.998/0.998, identical top-10
+    lists 95.9%/96.3%/96.1%. The rest is Lucene's one-byte document lengths (SmallFloat) making
+    near ties.
     """
     for field in FIELDS:
         a, b = _ranked(demo["runs"]["lucene", field]), _ranked(demo["runs"]["bm25s", field])
@@ -123,9 +128,9 @@ def test_agreement_with_bm25s(demo):
             jaccard += len(set(la) & set(lb)) / len(union) if union else 1.0
         n = len(qids)
         assert n == 927
-        assert top1 / n >= 0.995, (field, top1)  # the issue asks >= 90%
-        assert jaccard / n >= 0.99, (field, jaccard / n)
-        assert same10 / n >= 0.90, (field, same10)
+        assert top1 / n >= 0.998, (field, top1)  # the issue asks >= 90%
+        assert jaccard / n >= 0.997, (field, jaccard / n)
+        assert same10 / n >= 0.95, (field, same10)
 
 
 def test_search_time_k1_b_override_the_index_defaults(demo, tmp_path):

@@ -16,8 +16,10 @@ counted (``unmatched_pred``, ``unmatched_ref``) and not scored.
 Aggregates: the mean over matched pairs, except BLEU (corpus BLEU). Every result carries its
 parameters (tokenizer, lowercase, OOV policy, embeddings, BLEU signature, ROUGE stemming).
 
-With ``--sim-ret --index DIR`` the columns ``sim_ret`` and ``sim_ret+`` (RM3 with Pyserini's
-defaults) of :mod:`.retrieval_sim` are added (``--depth`` k, ``--overlap``, ``--rbo-p``).
+With ``--sim-ret --index DIR`` (any trecqr index: bm25s, lucene or dense) the columns
+``sim_ret`` and ``sim_ret+`` of :mod:`.retrieval_sim` are added (``--depth`` k, ``--overlap``,
+``--rbo-p``; sim_ret+ is Anserini's RM3 with ``--rm3-fb-docs``, ``--rm3-fb-terms``,
+``--rm3-original-weight``, Pyserini's defaults 10/10/0.5; a dense index gives no sim_ret+).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import math
 import click
 
 from . import LOWER_IS_BETTER, METRICS
-from .options import ranking_overlap_options, text_options
+from .options import ranking_overlap_options, rm3_params, text_options
 
 
 def _fmt_of(path, fmt):
@@ -86,8 +88,13 @@ def _order(path, rw):
 
 def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=True,
                 embeddings=None, bleu_lowercase=False, rouge_stemmer=False, index=None,
-                sim_ret=False, depth=10, rbo_p=0.9, overlap="rbo"):
-    """({metric: per-instance list}, {metric: aggregate}, parameters)."""
+                sim_ret=False, depth=10, rbo_p=0.9, overlap="rbo", rm3=None):
+    """({metric: per-instance list}, {metric: aggregate}, parameters).
+
+    sim_ret: add sim_ret and sim_ret+ from ``index`` (any trecqr index, see
+    :mod:`.retrieval_sim`); rm3: sim_ret+'s RM3 parameters (fb_docs, fb_terms,
+    original_weight, filter_terms; Pyserini's defaults). On a dense index sim_ret+ is left
+    out (RM3 needs terms) and the parameters say so."""
     from .per import per, per_mt, tokenize
 
     unknown = [m for m in metrics if m not in METRICS]
@@ -119,26 +126,56 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
         per_inst.update(rouge(preds, refs, rtypes, stemmer=rouge_stemmer))
         params.update({"rouge_stemmer": rouge_stemmer, "rouge_measure": "F1"})
     if sim_ret:
-        from . import retrieval_sim as rs
-        if index is None:
-            from ..errors import UsageError
-            raise UsageError("--sim-ret needs --index DIR (a trecqr BM25 index)")
-        idx = rs._index(index)
-        plain = [rs.sim_ret(g, t, idx, depth, overlap, rbo_p) for g, t in zip(preds, refs)]
-        plus = [rs.sim_ret_plus(g, t, idx, depth, overlap, rbo_p) for g, t in zip(preds, refs)]
-        per_inst["sim_ret"] = [r["value"] for r in plain]
-        per_inst["sim_ret+"] = [r["value"] for r in plus]
-        params.update({"sim_ret_index": str(index), "sim_ret_k1": idx[2].get("k1"),
-                       "sim_ret_b": idx[2].get("b"), "sim_ret_depth": depth,
-                       "sim_ret_overlap": overlap, "rm3_fb_docs": rs.FB_DOCS,
-                       "rm3_fb_terms": rs.FB_TERMS, "rm3_original_weight": rs.ORIGINAL_WEIGHT})
-        if overlap == "rbo":
-            params["sim_ret_rbo_p"] = rbo_p
+        per_inst_ret, ret_params = _sim_ret_pairs(preds, refs, index, depth, overlap, rbo_p,
+                                                  rm3 or {})
+        per_inst.update(per_inst_ret)
+        params.update(ret_params)
     for m, vals in per_inst.items():
         if m not in agg:
             agg[m] = sum(vals) / len(vals) if vals else math.nan
     order = [m for m in METRICS if m in per_inst] + [m for m in per_inst if m not in METRICS]
     return ({m: per_inst[m] for m in order}, {m: agg[m] for m in order}, params)
+
+
+def _sim_ret_pairs(preds, refs, index, depth, overlap, rbo_p, rm3) -> tuple:
+    """({"sim_ret": [...], "sim_ret+": [...]}, parameters) for aligned pairs."""
+    import warnings
+
+    from . import retrieval_sim as rs
+    from .rankers import BATCH
+
+    if index is None:
+        from ..errors import UsageError
+        raise UsageError("--sim-ret needs --index DIR (a trecqr index: bm25s, lucene or dense)")
+    r = rs.ranker(index)
+    rm3 = {"fb_docs": rs.FB_DOCS, "fb_terms": rs.FB_TERMS,
+           "original_weight": rs.ORIGINAL_WEIGHT, "filter_terms": True, **rm3}
+    plus = r.backend != "dense"
+    if plus:
+        r.expansions(refs, **rm3)  # all at once: one pass over a bm25s collection's texts
+    out = {"sim_ret": [], "sim_ret+": []} if plus else {"sim_ret": []}
+    for lo in range(0, len(preds), BATCH):  # rankings of one batch held at a time
+        pairs = list(zip(preds[lo:lo + BATCH], refs[lo:lo + BATCH]))
+        r.prefetch([x for pair in pairs for x in pair], depth)
+        out["sim_ret"] += [rs.sim_ret(g, t, r, depth, overlap, rbo_p)["value"] for g, t in pairs]
+        if plus:
+            out["sim_ret+"] += [rs.sim_ret_plus(g, t, r, depth, overlap, rbo_p, **rm3)["value"]
+                                for g, t in pairs]
+        r.clear()
+    params = {"sim_ret_index": r.label}
+    params.update({f"sim_ret_{k}": v for k, v in r.params().items()})
+    params.update({"sim_ret_depth": depth, "sim_ret_overlap": overlap})
+    if overlap == "rbo":
+        params["sim_ret_rbo_p"] = rbo_p
+    if not plus:
+        warnings.warn(f"sim_ret+ left out: RM3 needs a term index (bm25s or lucene), "
+                      f"{r.label} is a dense index", stacklevel=3)
+        params["sim_ret+"] = "not computed: RM3 needs a term index (bm25s or lucene)"
+        return out, params
+    params.update({f"rm3_{k}": v for k, v in rm3.items()})
+    params["rm3"] = "Anserini's Rm3Reranker" + (" (run by Anserini)" if r.backend == "lucene"
+                                                 else " (computed on the bm25s index)")
+    return out, params
 
 
 def evaluate_gen(pred_path, ref_path, metrics=METRICS, **kw):
@@ -186,15 +223,13 @@ def _table(result) -> str:
 @text_options
 @click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
 @click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
-@click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
-              help="trecqr BM25 index for sim_ret / sim_ret+")
 @click.option("--sim-ret", "sim_ret", is_flag=True,
               help="also compute sim_ret and sim_ret+ (RM3) with --index")
 @ranking_overlap_options
 def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, ref_field,
             pred_id_field, ref_id_field, pred_format, ref_format, tokenizer, case_sensitive,
-            embeddings, bleu_lowercase, rouge_stemmer, index_dir, sim_ret, depth, rbo_p,
-            overlap):
+            embeddings, bleu_lowercase, rouge_stemmer, sim_ret, index_dir, depth, rbo_p,
+            overlap, rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter):
     """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
     from ..cli import _run_guarded
 
@@ -204,7 +239,8 @@ def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, 
             pred_id_field=pred_id_field, ref_id_field=ref_id_field, pred_format=pred_format,
             ref_format=ref_format, tokenizer=tokenizer, lowercase=not case_sensitive,
             embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer,
-            index=index_dir, sim_ret=sim_ret, depth=depth, rbo_p=rbo_p, overlap=overlap)
+            index=index_dir, sim_ret=sim_ret, depth=depth, rbo_p=rbo_p, overlap=overlap,
+            rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter))
         if per_instance:
             _write_per_instance(result, per_instance)
         out = dict(result)

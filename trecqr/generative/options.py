@@ -23,8 +23,33 @@ text_options = _stack(
 )
 
 ranking_overlap_options = _stack(
+    click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
+                 help="trecqr index (bm25s, lucene or dense) for the retrieval-based "
+                      "similarities (sim_ret+ needs bm25s, or lucene built with "
+                      "--store-docvectors)"),
     click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k"),
     click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence"),
     click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
                  show_default=True, help="sim_ret ranking-overlap measure"),
+    click.option("--rm3-fb-docs", type=int, default=10, show_default=True,
+                 help="sim_ret+: RM3 feedback passages (Anserini's first stage is 50 deep)"),
+    click.option("--rm3-fb-terms", type=int, default=10, show_default=True,
+                 help="sim_ret+: RM3 feedback terms"),
+    click.option("--rm3-original-weight", type=float, default=0.5, show_default=True,
+                 help="sim_ret+: weight of the original query in RM3"),
+    click.option("--rm3-no-filter", is_flag=True,
+                 help="sim_ret+: keep feedback terms that are not [a-z0-9]+ (Anserini's "
+                      "filterTerms off)"),
 )
+
+
+def rm3_params(fb_docs: int, fb_terms: int, original_weight: float, no_filter: bool) -> dict:
+    """sim_ret+'s RM3 parameters from the CLI options, checked."""
+    from ..errors import UsageError
+
+    if fb_docs < 1 or fb_terms < 1:
+        raise UsageError("--rm3-fb-docs and --rm3-fb-terms must be at least 1")
+    if not 0 <= original_weight <= 1:
+        raise UsageError(f"--rm3-original-weight must be in [0, 1] (got {original_weight})")
+    return {"fb_docs": fb_docs, "fb_terms": fb_terms, "original_weight": original_weight,
+            "filter_terms": not no_filter}

@@ -1,8 +1,9 @@
 """Retrieval-based similarity of a generated and a target query: sim_ret, sim_ret+, sim_ret++.
 
 All three compare the top-``k`` passages the *generated* query retrieves with a *reference*
-ranking, from one BM25 index of :mod:`trecqr.retrieval.bm25` (a folder, or the tuple
-:func:`~trecqr.retrieval.bm25.load_index` returns), by ``measure``:
+ranking, from one index of :mod:`trecqr.retrieval` -- bm25s, Lucene or dense (a folder, a
+:class:`~trecqr.generative.rankers.Ranker`, or the tuple
+:func:`trecqr.retrieval.bm25.load_index` returns) -- by ``measure``:
 
 * ``"rbo"`` (default): extrapolated rank-biased overlap, persistence ``p`` (0.9), both lists
   cut at ``k`` (:func:`trecqr.generative.overlap.rbo`);
@@ -12,35 +13,24 @@ ranking, from one BM25 index of :mod:`trecqr.retrieval.bm25` (a folder, or the t
 Two empty rankings give 1 and one empty ranking 0 (as in :mod:`.overlap`). Every function
 returns a dict: ``value`` plus every parameter used and the two rankings' lengths.
 
-Rankings. A query's ranking is :func:`trecqr.retrieval.bm25.search` (BM25 with the index's
-k1/b, only passages sharing a term, score descending then docid descending -- trec_eval's
-order).
+Rankings. A query's ranking is the index's own run for it, the rows ``trecqr search`` writes
+(BM25 on bm25s/Lucene: only passages sharing a term; dense: the nearest passages), in trec_eval
+order (score descending, docid descending), cut at k; a blank query retrieves nothing.
 
 sim_ret
     reference = the target query's top-k.
-sim_ret+ (RM3, defaults = Pyserini's: ``fb_docs=10, fb_terms=10, original_weight=0.5``)
-    1. the target's BM25 top ``fb_docs`` passages D_1..D_n with scores s_i;
-    2. each passage's text (``texts[docid]``, by default read back from the collection file
-       named in the index manifest) is analysed with the index analyzer; P(w|D_i) = tf / |D_i|
-       (maximum-likelihood, over the analysed terms);
-    3. the query-likelihood weight of D_i is approximated by its BM25 score normalised to sum
-       1 over the feedback passages, w_i = s_i / sum s_j;
-    4. relevance model RM1(w) = sum_i w_i P(w|D_i); terms kept: those of at most 20 and at
-       least 2 characters, made only of ``[a-z0-9]`` (Anserini's RM3 filter; no document-
-       frequency filter); the ``fb_terms`` heaviest (ties: term ascending) are kept and
-       renormalised to sum 1;
-    5. original query model Q(w) = tf of w in the analysed target / its length;
-    6. RM3(w) = original_weight Q(w) + (1 - original_weight) RM1(w) (the filter of step 4
-       does not apply to the query's own terms; terms of weight 0 are dropped);
-    7. the expanded query is scored exactly as a weighted Lucene BooleanQuery of boosted
-       term queries: score(d) = sum_w RM3(w) BM25(w, d) (term-by-term scoring with the bm25s
-       index, combined by the weights; no term repetition), passages with score > 0, score
-       descending then docid descending; the reference is its top ``k``.
+sim_ret+ (RM3; defaults = Pyserini's: ``fb_docs=10, fb_terms=10, original_weight=0.5``)
+    reference = the top k of the target expanded by RM3 pseudo-relevance feedback, Anserini's
+    RM3 (its ``Rm3Reranker``: feedback passages, term filter including its 10% document
+    frequency cut-off, per-passage pruning, interpolation; every step in
+    :mod:`trecqr.generative.rm3`). On a Lucene index Anserini runs it (an index with document
+    vectors); on a bm25s index trecqr computes the same steps; a dense index has no terms
+    to expand, so sim_ret+ is refused there.
 sim_ret++ (fusion of the next half of the session)
     the reference queries are given (``reference_queries``) or taken by :func:`next_half`
     from a session's query list: for the target at position t of n queries, queries
     ``t .. t + ceil((n - t) / 2) - 1`` (the target and the first half of what follows it,
-    at least the target). Each reference query's BM25 top ``depth`` (100) is fused:
+    at least the target). Each reference query's top ``depth`` (100) is fused:
     ``"rrf"`` (default) score(d) = sum_q 1 / (rrf_k + rank_q(d)), rank from 1, rrf_k = 60,
     a passage absent from a ranking adds 0; ``"combsum"``: each ranking's scores min-max
     normalised to [0, 1] (a ranking whose scores are all equal gives all 1), summed, absent
@@ -51,33 +41,30 @@ sim_ret++ (fusion of the next half of the session)
 from __future__ import annotations
 
 import math
-import os
-import re
-import warnings
 
 import numpy as np
 
+from . import rm3 as R
 from .overlap import jaccard_at_k, overlap_at_k, rbo
+from .rankers import Ranker
 
 MEASURES = ("rbo", "jaccard", "overlap")
 FUSIONS = ("rrf", "combsum")
 DEFAULT_K = 10
 DEFAULT_P = 0.9
-FB_DOCS = 10
-FB_TERMS = 10
-ORIGINAL_WEIGHT = 0.5
+FB_DOCS = R.FB_DOCS
+FB_TERMS = R.FB_TERMS
+ORIGINAL_WEIGHT = R.ORIGINAL_WEIGHT
 RRF_K = 60
 FUSE_DEPTH = 100
-_TEXT_CACHE: dict = {}
 
 
-def _index(index):
-    """(retriever, docids, manifest, label) from a folder or a load_index tuple."""
-    from ..retrieval.bm25 import load_index
+def ranker(index) -> Ranker:
+    """A :class:`~trecqr.generative.rankers.Ranker` of ``index`` (load it once, pass it on)."""
+    return index if isinstance(index, Ranker) else Ranker(index)
 
-    if isinstance(index, tuple):
-        return (*index[:3], "<index>")
-    return (*load_index(index), os.fspath(index))
+
+
 
 
 def compare(a, b, k: int = DEFAULT_K, measure: str = "rbo", p: float = DEFAULT_P) -> float:
@@ -92,14 +79,8 @@ def compare(a, b, k: int = DEFAULT_K, measure: str = "rbo", p: float = DEFAULT_P
 
 
 def ranking(index, query: str, k: int) -> list:
-    """[(docid, score)] of the query's BM25 top k (an empty list if no term is in the index)."""
-    from ..retrieval.bm25 import search
-
-    idx = _index(index)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run = search(idx[3], {"q": query}, k, show_progress=False, index=idx[:3])
-    return list(zip(run.docno.to_pylist(), run.score.tolist()))
+    """[(docid, score)] of the query's top k (an empty list if it retrieves nothing)."""
+    return ranker(index).rank(query, k)
 
 
 def _order_scores(scores: dict, k: int) -> list:
@@ -150,72 +131,17 @@ def next_half(queries, t: int) -> list:
     return list(queries[t:t + max(1, math.ceil((n - t) / 2))])
 
 
-def _texts_for(manifest, texts):
-    if texts is not None:
-        return texts
-    coll = manifest.get("collection")
-    if coll not in _TEXT_CACHE:
-        from ..retrieval.collections import iter_collection
-
-        _TEXT_CACHE.clear()
-        _TEXT_CACHE[coll] = {doc.docid: doc.text for doc in iter_collection(coll)}
-    return _TEXT_CACHE[coll]
-
-
-_RM3_TERM = re.compile(r"[a-z0-9]{2,20}")
-
-
-def _rm3_ok(term: str) -> bool:
-    return _RM3_TERM.fullmatch(term) is not None
-
-
 def rm3_query(index, query: str, *, fb_docs: int = FB_DOCS, fb_terms: int = FB_TERMS,
-              original_weight: float = ORIGINAL_WEIGHT, texts=None) -> dict:
-    """{term: weight} of the RM3-expanded query (see the module docstring); weights sum to 1."""
-    from ..retrieval.bm25 import Analyzer
-
-    idx = _index(index)
-    analyzer = Analyzer()
-    q_terms = analyzer(query)
-    qmodel: dict = {}
-    for t in q_terms:
-        qmodel[t] = qmodel.get(t, 0.0) + 1.0 / len(q_terms)
-    fb = ranking(idx, query, fb_docs)
-    rm1: dict = {}
-    total = sum(s for _, s in fb)
-    if fb and total > 0:
-        source = _texts_for(idx[2], texts)
-        for docid, s in fb:
-            terms = analyzer(source[docid])
-            if not terms:
-                continue
-            w = (s / total) / len(terms)
-            for t in terms:
-                if _rm3_ok(t):
-                    rm1[t] = rm1.get(t, 0.0) + w
-    top = sorted(rm1.items(), key=lambda x: (-x[1], x[0]))[:fb_terms]
-    z = sum(w for _, w in top)
-    out: dict = {t: original_weight * w for t, w in qmodel.items()}
-    for t, w in top:
-        out[t] = out.get(t, 0.0) + (1 - original_weight) * w / z
-    return {t: w for t, w in out.items() if w > 0}
-
-
-def weighted_ranking(index, weights: dict, k: int) -> list:
-    """[(docid, score)] for score(d) = sum_w weight(w) BM25(w, d); score > 0; top k."""
-    retriever, docids, _, _ = _index(index)
-    vocab = retriever.vocab_dict
-    total = None
-    for t, w in weights.items():
-        if t not in vocab or w == 0:
-            continue
-        s = w * np.asarray(retriever.get_scores([vocab[t]]), dtype=np.float64)
-        total = s if total is None else total + s
-    if total is None:
-        return []
-    hit = np.flatnonzero(total > 0)
-    names = docids.take(hit).to_pylist()
-    return _order_scores(dict(zip(names, total[hit].tolist())), k)
+              original_weight: float = ORIGINAL_WEIGHT, filter_terms: bool = R.FILTER_TERMS,
+              texts=None) -> dict:
+    """{term: weight} of the RM3-expanded query (see :mod:`.rm3`), heaviest first; weights
+    sum to 1. texts: {docid: text} of the feedback passages on a bm25s index (default: read
+    from the collection file the index was built from)."""
+    r = ranker(index)
+    if texts is not None:
+        r.set_texts(texts)
+    return r.expand(query, 1, fb_docs=fb_docs, fb_terms=fb_terms,
+                    original_weight=original_weight, filter_terms=filter_terms)[1]
 
 
 def _result(value, variant, gen, ref, k, measure, p, **extra) -> dict:
@@ -228,35 +154,32 @@ def _result(value, variant, gen, ref, k, measure, p, **extra) -> dict:
     return out
 
 
-def _manifest_params(idx) -> dict:
-    m = idx[2]
-    return {"retriever": "bm25", "k1": m.get("k1"), "b": m.get("b")}
-
-
 def sim_ret(generated: str, target: str, index, k: int = DEFAULT_K, measure: str = "rbo",
             p: float = DEFAULT_P) -> dict:
-    """Overlap of the generated and the target query's BM25 top k."""
-    idx = _index(index)
-    gen = [d for d, _ in ranking(idx, generated, k)]
-    ref = [d for d, _ in ranking(idx, target, k)]
+    """Overlap of the generated and the target query's top k."""
+    r = ranker(index)
+    gen = [d for d, _ in r.rank(generated, k)]
+    ref = [d for d, _ in r.rank(target, k)]
     return _result(compare(gen, ref, k, measure, p), "sim_ret", gen, ref, k, measure, p,
-                   **_manifest_params(idx))
+                   **r.params())
 
 
 def sim_ret_plus(generated: str, target: str, index, k: int = DEFAULT_K, measure: str = "rbo",
                  p: float = DEFAULT_P, *, fb_docs: int = FB_DOCS, fb_terms: int = FB_TERMS,
-                 original_weight: float = ORIGINAL_WEIGHT, texts=None) -> dict:
+                 original_weight: float = ORIGINAL_WEIGHT, filter_terms: bool = R.FILTER_TERMS,
+                 texts=None) -> dict:
     """Overlap of the generated query's top k with the RM3-expanded target's top k."""
-    idx = _index(index)
-    gen = [d for d, _ in ranking(idx, generated, k)]
-    weights = rm3_query(idx, target, fb_docs=fb_docs, fb_terms=fb_terms,
-                        original_weight=original_weight, texts=texts)
-    ref = [d for d, _ in weighted_ranking(idx, weights, k)]
+    r = ranker(index)
+    if texts is not None:
+        r.set_texts(texts)
+    gen = [d for d, _ in r.rank(generated, k)]
+    expanded, weights = r.expand(target, k, fb_docs=fb_docs, fb_terms=fb_terms,
+                                 original_weight=original_weight, filter_terms=filter_terms)
+    ref = [d for d, _ in expanded]
     return _result(compare(gen, ref, k, measure, p), "sim_ret+", gen, ref, k, measure, p,
-                   **_manifest_params(idx), expansion="rm3", fb_docs=fb_docs,
+                   **r.params(), expansion="rm3 (Anserini's)", fb_docs=fb_docs,
                    fb_terms=fb_terms, original_weight=original_weight,
-                   fb_doc_weights="bm25 normalised to sum 1",
-                   expanded_query=dict(sorted(weights.items(), key=lambda x: (-x[1], x[0]))))
+                   filter_terms=filter_terms, expanded_query=weights)
 
 
 def sim_ret_plus_plus(generated: str, reference_queries, index, k: int = DEFAULT_K,
@@ -266,15 +189,15 @@ def sim_ret_plus_plus(generated: str, reference_queries, index, k: int = DEFAULT
 
     reference_queries: the queries to fuse (e.g. :func:`next_half` of a session).
     """
-    idx = _index(index)
+    r = ranker(index)
     refs = list(reference_queries)
     if not refs:
         raise ValueError("sim_ret++ needs at least one reference query")
-    gen = [d for d, _ in ranking(idx, generated, k)]
-    fused = fuse([ranking(idx, q, depth) for q in refs], fusion, k, rrf_k)
+    gen = [d for d, _ in r.rank(generated, k)]
+    fused = fuse([r.rank(q, depth) for q in refs], fusion, k, rrf_k)
     ref = [d for d, _ in fused]
     extra = {"fusion": fusion, "depth": depth, "reference_queries": refs}
     if fusion == "rrf":
         extra["rrf_k"] = rrf_k
     return _result(compare(gen, ref, k, measure, p), "sim_ret++", gen, ref, k, measure, p,
-                   **_manifest_params(idx), **extra)
+                   **r.params(), **extra)

@@ -23,10 +23,12 @@ Generative side (``--generated FILE``)
 
 Retrieval-based similarities (``--sim-ret --index DIR``, with ``--generated``)
     The columns ``sim_ret``, ``sim_ret+`` and ``sim_ret++`` of
-    :mod:`trecqr.generative.retrieval_sim`, from one trecqr BM25 index, with the options of
+    :mod:`trecqr.generative.retrieval_sim`, from one trecqr index (bm25s, lucene or dense; a
+    dense index gives no sim_ret+), with the options of
     ``trecqr gen``: ``--depth`` (the cut-off k of both rankings, 10), ``--overlap``
-    (rbo, jaccard, overlap) and ``--rbo-p`` (0.9); sim_ret+ expands the target with RM3
-    (Pyserini's defaults, as ``trecqr gen``). sim_ret++ is what ``trecqr gen`` cannot give,
+    (rbo, jaccard, overlap) and ``--rbo-p`` (0.9); sim_ret+ expands the target with Anserini's
+    RM3 (``--rm3-fb-docs``, ``--rm3-fb-terms``, ``--rm3-original-weight``, Pyserini's
+    defaults 10/10/0.5, as ``trecqr gen``). sim_ret++ is what ``trecqr gen`` cannot give,
     since it needs the session: its reference ranking fuses the rankings of
     :func:`~trecqr.generative.retrieval_sim.next_half` of the instance's session -- the target
     (position t of n queries, after the duplicate rule) and the first half of the queries after
@@ -42,14 +44,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
 import click
 
 from ..adapters import sessions as S
 from ..errors import InputError, UsageError
 from . import LOWER_IS_BETTER, METRICS
-from .options import ranking_overlap_options, text_options
+from .options import ranking_overlap_options, rm3_params, text_options
 
 GEN_ID_FIELDS = ("id", "qid", "instance_id")
 GEN_TEXT_FIELDS = ("text", "generated", "generated_query", "query", "prediction", "suggestion",
@@ -117,7 +118,7 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
     if candidates is None and scores is None and generated is None:
         raise UsageError("nothing to score: give --candidates, --rnk/--scores or --generated")
     if sim_ret and index is None:
-        raise UsageError("--sim-ret needs --index DIR (a trecqr BM25 index)")
+        raise UsageError("--sim-ret needs --index DIR (a trecqr index: bm25s, lucene or dense)")
     if sim_ret:
         _check_fusion(fusion, rrf_k, fusion_depth)
     sessions = None
@@ -175,15 +176,13 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         target = {i.iid: i.target for i in insts}
         preds = [gen[q] for q in ids]
         refs = [target[q] for q in ids]
-        index_name = os.fspath(index) if isinstance(index, (str, os.PathLike)) else "<index>"
         if sim_ret:
             from . import retrieval_sim as rs
 
-            index = rs._index(index)  # load once for every metric
+            index = rs.ranker(index)  # load once for every metric
         inst, agg, params = score_pairs(preds, refs, metrics, index=index, sim_ret=sim_ret,
                                         **gen_kw)
         if sim_ret:
-            params["sim_ret_index"] = index_name
             more = _sim_ret_pp(sessions, insts, ids, preds, index, fusion, rrf_k,
                                fusion_depth, gen_kw)
             inst["sim_ret++"], agg["sim_ret++"] = more[0], more[1]
@@ -217,6 +216,7 @@ def _sim_ret_pp(sessions, insts, ids, preds, index, fusion, rrf_k, fusion_depth,
                 gen_kw):
     """(per-instance sim_ret++ values, their mean, parameters) for the scored pairs."""
     from . import retrieval_sim as rs
+    from .rankers import BATCH
 
     rrf_k = rs.RRF_K if rrf_k is None else rrf_k
     fusion_depth = rs.FUSE_DEPTH if fusion_depth is None else fusion_depth
@@ -230,8 +230,14 @@ def _sim_ret_pp(sessions, insts, ids, preds, index, fusion, rrf_k, fusion_depth,
     k = gen_kw.get("depth", 10)
     measure = gen_kw.get("overlap", "rbo")
     p = gen_kw.get("rbo_p", 0.9)
-    vals = [rs.sim_ret_plus_plus(g, refs[q], index, k, measure, p, fusion=fusion, rrf_k=rrf_k,
-                                 depth=fusion_depth)["value"] for q, g in zip(ids, preds)]
+    vals = []
+    for lo in range(0, len(ids), BATCH):  # rankings of one batch held at a time
+        part = list(zip(ids[lo:lo + BATCH], preds[lo:lo + BATCH]))
+        index.prefetch([x for q, _ in part for x in refs[q]], fusion_depth)
+        index.prefetch([g for _, g in part], k)
+        vals += [rs.sim_ret_plus_plus(g, refs[q], index, k, measure, p, fusion=fusion,
+                                      rrf_k=rrf_k, depth=fusion_depth)["value"] for q, g in part]
+        index.clear()
     params = {"sim_ret++_reference": reading, "sim_ret++_fusion": fusion,
               "sim_ret++_fusion_depth": fusion_depth}
     if fusion == "rrf":
@@ -304,8 +310,6 @@ def _write_per_instance(result, path):
               help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
 @click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
 @text_options
-@click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
-              help="trecqr BM25 index for sim_ret / sim_ret+ / sim_ret++")
 @click.option("--sim-ret", "sim_ret", is_flag=True,
               help="also compute sim_ret, sim_ret+ (RM3) and sim_ret++ (session fusion) of the "
                    "generated queries with --index")
@@ -317,8 +321,8 @@ def _write_per_instance(result, path):
               help="sim_ret++: depth of each fused ranking")
 def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated, gen_field,
             missing, metrics, out_format, per_instance, split, gap, keep_duplicates, tokenizer,
-            case_sensitive, embeddings, index_dir, sim_ret, depth, rbo_p, overlap, fusion, rrf_k,
-            fusion_depth):
+            case_sensitive, embeddings, sim_ret, index_dir, depth, rbo_p, overlap, rm3_fb_docs,
+            rm3_fb_terms, rm3_original_weight, rm3_no_filter, fusion, rrf_k, fusion_depth):
     """Query suggestion: MRR over candidates and generative metrics of next-query instances."""
     from ..cli import _run_guarded
 
@@ -330,7 +334,9 @@ def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated,
                          tokenizer=tokenizer, lowercase=not case_sensitive,
                          embeddings=embeddings, sim_ret=sim_ret, index=index_dir, depth=depth,
                          rbo_p=rbo_p, overlap=overlap, fusion=fusion, rrf_k=rrf_k,
-                         fusion_depth=fusion_depth)
+                         fusion_depth=fusion_depth,
+                         rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight,
+                                        rm3_no_filter))
         if per_instance:
             _write_per_instance(result, per_instance)
         out = {k: v for k, v in result.items() if k != "per_instance"}

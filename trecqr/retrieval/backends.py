@@ -48,6 +48,13 @@ class Index:
         self.handle = self.module.load_index(index_dir, **params)
         self.manifest = self.handle[-1]  # the backend's, with any defaults it fills in
 
+    @classmethod
+    def loaded(cls, index_dir, module, handle) -> "Index":
+        """An Index around a handle the backend module's load_index already returned."""
+        self = cls.__new__(cls)
+        self.dir, self.module, self.handle, self.manifest = index_dir, module, handle, handle[-1]
+        return self
+
     def search(self, topics, k: int = 100, **kw):
         return self.module.search(self.dir, topics, k, index=self.handle, **kw)
 

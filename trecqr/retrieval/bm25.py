@@ -1,17 +1,13 @@
-"""Embedded BM25 with bm25s, tokenised to agree with Pyserini's default Lucene analyzer.
+"""Embedded BM25 with bm25s, analysed as Pyserini's default Lucene analyzer.
 
-Analyzer (Anserini's DefaultEnglishAnalyzer = Lucene EnglishAnalyzer with Porter stemming):
-lowercase; tokens are runs of word characters, joined across an apostrophe, period or colon
-between letters and across ``. , ' ;`` between digits (as UAX#29 word breaks do: ``don't``,
-``u.s``, ``3.14``, ``1,000`` stay whole); a trailing possessive ``'s`` is dropped; Lucene's 33
-English stop words are removed; the original Porter stemmer (PyStemmer ``porter``, as Lucene's
-PorterStemFilter) is applied. Scoring: bm25s ``method="lucene"``
-(idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf part tf / (tf + k1 (1 - b + b dl/avgdl))).
+Terms: :class:`trecqr.retrieval.analysis.Analyzer` (Lucene's StandardTokenizer, possessives,
+lowercase, English stop words, Lucene's Porter stemmer; token for token as Lucene on the texts
+measured). Scoring: bm25s ``method="lucene"`` (idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf
+part tf / (tf + k1 (1 - b + b dl/avgdl))).
 
 Known differences from Lucene: Lucene stores document lengths in one lossy byte (SmallFloat),
 bm25s uses exact lengths, so scores differ slightly and near-ties may swap; scores are float32
-(Lucene's are float32 too); Lucene's StandardTokenizer splits CJK text into single ideographs
-and has a 255-char token limit, this regex does not; Unicode word-break rules are approximated.
+(Lucene's are float32 too).
 
 An index is a folder: bm25s's arrays (loaded memory-mapped), ``docids.txt`` (row i's docid)
 and ``trecqr-index.json`` (written last; a folder without it is not an index). It is built in
@@ -22,12 +18,12 @@ nothing that loads as an index.
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from .analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
 from .collections import collection_label, iter_collection
 from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
                        order_hits, progress, read_docids, read_manifest, thread_count,
@@ -36,43 +32,6 @@ from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to
 BACKEND = "bm25s"
 DEFAULT_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
 DEFAULT_B = 0.4
-# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
-LUCENE_STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their "
-    "then there these they this to was will with".split())
-_L = r"[^\W\d_]"
-_TOKEN = re.compile(
-    rf"\w+(?:(?:(?<={_L})[.'’:](?={_L})|(?<=\d)[.,'’;](?=\d))\w+)*")
-_POSSESSIVE = re.compile(r"['’＇][sS]$")
-
-
-class Analyzer:
-    """Lowercase, tokenise, drop possessives and stop words, Porter-stem (with a cache)."""
-
-    def __init__(self):
-        import Stemmer
-
-        self._stem = Stemmer.Stemmer("porter").stemWord
-        self._cache = {}
-
-    def __call__(self, text: str) -> list:
-        out = []
-        cache = self._cache
-        for tok in _TOKEN.findall(text.lower()):
-            stem = cache.get(tok)
-            if stem is None:
-                word = _POSSESSIVE.sub("", tok)
-                stem = "" if (not word or word in LUCENE_STOPWORDS) else self._stem(word)
-                if len(cache) < 2_000_000:
-                    cache[tok] = stem
-            if stem:
-                out.append(stem)
-        return out
-
-
-def analyze(text: str) -> list:
-    """The index terms of a text (see the module docstring)."""
-    return Analyzer()(text)
 
 
 def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_B, *,
@@ -124,7 +83,7 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
         retriever.save(tmp, show_progress=show_progress)
         return write_manifest(tmp, {
             "format": "trecqr-bm25s", "backend": "bm25s", "version": 1, "k1": k1, "b": b,
-            "method": "lucene", "analyzer": "lucene-english-porter", "documents": n,
+            "method": "lucene", "analyzer": ANALYZER_ID, "documents": n,
             "terms": len(vocab), "collection": collection_label(collection),
             "bm25s": getattr(bm25s, "__version__", "?")})
 
@@ -188,6 +147,11 @@ def load_index(index_dir, *, mmap: bool = True):
     manifest = read_manifest(index_dir)
     if manifest["backend"] != "bm25s":
         raise UsageError(f"{index_dir}: a {manifest['backend']} index, not a bm25s one")
+    if manifest.get("analyzer", ANALYZER_ID) != ANALYZER_ID:
+        raise UsageError(f"{index_dir}: built with an earlier trecqr analyzer "
+                         f"({manifest['analyzer']!r}, now {ANALYZER_ID!r}: Lucene's Porter "
+                         "stemmer and tokenizer); its terms differ from the queries': rebuild it "
+                         "with `trecqr index`")
     retriever = bm25s.BM25.load(index_dir, mmap=mmap, load_corpus=False, show_progress=False)
     docids = read_docids(index_dir)
     if len(docids) != manifest["documents"]:

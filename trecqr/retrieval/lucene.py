@@ -87,6 +87,7 @@ INDEXER = "io.anserini.index.IndexCollection"
 SEARCHER = "io.anserini.search.SimpleSearcher"
 CASCADE = "io.anserini.rerank.RerankerCascade"
 TIES_ADJUSTER = "io.anserini.rerank.lib.ScoreTiesAdjusterReranker"
+RM3_RERANKER = "io.anserini.rerank.lib.Rm3Reranker"
 STAGE = "collection-input"  # no leading "_" nor "segments": Lucene leaves it alone
 PARAMS = {
     "k1": (DEFAULT_K1, "BM25 k1: stored at indexing as the index's default; at search, "
@@ -444,26 +445,62 @@ def _hits(results) -> dict:
     return out
 
 
-def _set_cascade(autoclass, searcher, pyserini_scores: bool) -> None:
+def _set_cascade(autoclass, searcher, pyserini_scores: bool, rm3: dict | None = None) -> None:
     """Anserini's reranker cascade: empty (Lucene's own scores) or its score-ties adjuster (what
-    SimpleSearcher and Pyserini use by default)."""
+    SimpleSearcher and Pyserini use by default), after Anserini's own RM3 reranker when ``rm3``
+    gives its parameters (``fb_terms``, ``fb_docs``, ``original_weight``, ``filter_terms``):
+    what Pyserini's ``set_rm3`` builds, the first stage then ``rerankcutoff`` (50) deep."""
     cascade = autoclass(CASCADE)()
-    if pyserini_scores:
-        cascade.add(autoclass(TIES_ADJUSTER)())
     try:
+        if rm3 is not None:
+            cascade.add(autoclass(RM3_RERANKER)(
+                searcher.analyzer, None, "contents", int(rm3["fb_terms"]), int(rm3["fb_docs"]),
+                float(rm3["original_weight"]), False, bool(rm3["filter_terms"])))
+        if pyserini_scores:
+            cascade.add(autoclass(TIES_ADJUSTER)())
         searcher.cascade = cascade
+        searcher.useRM3 = rm3 is not None
     except Exception as exc:  # another Anserini: the field moved
         raise UsageError(f"cannot reach Anserini's reranker cascade ({exc}); this backend is "
                          "tested with pyserini 0.22.1 (pyserini_scores=True still works)") from None
+
+
+def check_rm3(searcher, index_dir) -> None:
+    """RM3 reads each feedback passage's document vector: refuse an index without them."""
+    try:
+        has = searcher.get_total_num_docs() > 0 and searcher.reader.getTermVectors(0) is not None
+    except Exception:
+        has = False
+    if not has:
+        raise UsageError(f"{index_dir}: RM3 on a Lucene index needs stored document vectors: "
+                         "build it with `trecqr index --backend lucene --store-docvectors`")
+
+
+def feedback_terms(index, query: str, *, k1: float | None = None, b: float | None = None,
+                   **rm3) -> dict:
+    """{term: weight} of Anserini's RM3 expansion of ``query`` on a loaded Lucene index
+    (``load_index``'s tuple); rm3: fb_terms, fb_docs, original_weight, filter_terms."""
+    searcher, manifest = index
+    autoclass, _ = _jvm()
+    searcher.set_bm25(float(k1 if k1 is not None else manifest["k1"]),
+                      float(b if b is not None else manifest["b"]))
+    _set_cascade(autoclass, searcher, False, rm3)
+    terms = searcher.get_feedback_terms(query) if query.strip() else None
+    if terms is None:
+        return {}
+    out = {e.getKey(): float(e.getValue()) for e in terms.entrySet().toArray()}
+    return {t: w for t, w in sorted(out.items(), key=lambda x: (-x[1], x[0])) if w > 0}
 
 
 def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = "trecqr-lucene",
            show_progress: bool = True, index=None, **params):
     """BM25 run of the topics (a Topics, a ``{qid: query}`` dict or a topics file) on a Lucene
     index; params k1/b override the index's (0.9/0.4 for a foreign index), pyserini_scores
-    gives Pyserini's scores and cut. Rows in trec_eval order, ties at rank k cut as trec_eval
-    ranks them (see the module docstring)."""
-    unknown = sorted(set(params) - {"k1", "b", "pyserini_scores"})
+    gives Pyserini's scores and cut; rm3 (a dict of fb_terms, fb_docs, original_weight,
+    filter_terms) expands every query with Anserini's RM3 first (an index with document
+    vectors). Rows in trec_eval order, ties at rank k cut as trec_eval ranks them (see the
+    module docstring)."""
+    unknown = sorted(set(params) - {"k1", "b", "pyserini_scores", "rm3"})
     if unknown:
         raise UsageError(f"unknown lucene search option(s): {', '.join(unknown)}")
     if k < 1:
@@ -476,9 +513,12 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
     k1 = float(params["k1"] if params.get("k1") is not None else manifest["k1"])
     b = float(params["b"] if params.get("b") is not None else manifest["b"])
     exact = not params.get("pyserini_scores")
+    rm3 = params.get("rm3")
+    if rm3 is not None:
+        check_rm3(searcher, index_dir)
     try:
         searcher.set_bm25(k1, b)
-        _set_cascade(autoclass, searcher, not exact)
+        _set_cascade(autoclass, searcher, not exact, rm3)
         n_docs = int(searcher.get_total_num_docs())
         want = min(max(n_docs, 1), k + 10) if exact else k
         results = {}
