@@ -177,3 +177,31 @@ def test_bm25s_analyzer_is_lucenes_on_real_texts(sess13):
               if ours(t) != list(analyzer_utils.analyze(searcher.analyzer, t).toArray())]
     assert differ == []
     searcher.close()
+
+
+def test_suggest_on_a_lucene_index_equals_direct_calls(sess13, tmp_path):
+    """trecqr suggest --sim-ret on a Lucene index: each instance's sim_ret, sim_ret+ (RM3 with
+    --rm3-fb-docs 5) and sim_ret++ (RRF of the session's next half) is what retrieval_sim gives
+    on the same index."""
+    _, luc, _ = sess13
+    gen = {"2_2": "scooter brands", "2_5": "cheap scooter reviews", "1_2": "civil war"}
+    path = tmp_path / "gen.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in gen.items()))
+    per = tmp_path / "per.jsonl"
+    res = run_cli(["suggest", "trec-session", XML, "--generated", path, "--metric", "per",
+                   "--sim-ret", "--index", luc, "--rm3-fb-docs", "5", "--per-instance", per,
+                   "--format", "json"])
+    assert res.exit_code == 0, res.stderr
+    rows = {r["id"]: r for r in map(json.loads, per.read_text().splitlines())}
+    sessions = {s.sid: s.queries for s in S.read_trec_session(XML)}
+    ranker = Ranker(luc)
+    for iid, g in gen.items():
+        sid, pos = iid.split("_")
+        queries, t = sessions[sid], int(pos) - 1
+        assert rows[iid]["sim_ret"] == rs.sim_ret(g, queries[t], ranker)["value"]
+        assert rows[iid]["sim_ret+"] == rs.sim_ret_plus(g, queries[t], ranker, fb_docs=5)["value"]
+        assert rows[iid]["sim_ret++"] == rs.sim_ret_plus_plus(
+            g, rs.next_half(queries, t), ranker)["value"]
+    assert rows["2_2"]["sim_ret++"] != rows["2_2"]["sim_ret"]
+    p = json.loads(res.stdout)["parameters"]
+    assert (p["sim_ret_backend"], p["rm3_fb_docs"], p["sim_ret++_fusion"]) == ("lucene", 5, "rrf")
