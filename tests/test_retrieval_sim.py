@@ -271,3 +271,20 @@ def test_expansions_read_only_the_feedback_passages(index, scooter, tmp_path):
     (moved / "trecqr-index.json").write_text(json.dumps(manifest))
     with pytest.raises(UsageError, match="1 retrieved passages are not in its collection"):
         Ranker(moved).expansions(["scooter brands"])
+
+
+def test_a_folder_is_loaded_once_and_the_ranking_cache_is_bounded(index, monkeypatch):
+    from trecqr.generative import rankers
+    from trecqr.generative import retrieval_sim as rs
+
+    folder = index_dir_of(index)
+    first = rs.ranker(folder)
+    assert rs.ranker(folder) is first  # loops of sim_ret(g, t, folder) load the index once
+    assert rs.ranker(rankers.Ranker(folder)) is not first
+    monkeypatch.setattr(rankers, "CACHE_LIMIT", 3)
+    r = rankers.Ranker(folder)
+    r.prefetch(["scooter", "scooter brands"], 10)
+    assert len(r._cache) == 2
+    r.prefetch(["civil war", "heart attack"], 10)  # 4 > 3: the older two are forgotten
+    assert sorted(r._cache) == ["civil war", "heart attack"]
+    assert r.rank("scooter", 5) == rs.ranking(index, "scooter", 5)  # searched again

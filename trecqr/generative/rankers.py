@@ -27,6 +27,7 @@ from ..errors import UsageError
 from . import rm3 as R
 
 BATCH = 2000  # queries searched together (and rankings held) at a time
+CACHE_LIMIT = 20_000  # rankings kept at most (a sim_ret++ batch fuses up to a few per query)
 
 
 class Ranker:
@@ -63,6 +64,8 @@ class Ranker:
         if not todo:
             return
         found = self._search(todo, k)
+        if len(self._cache) + len(todo) > CACHE_LIMIT:  # bounded: forget the older rankings
+            self._cache.clear()
         for q in todo:
             self._cache[q] = (k, found.get(q, []))
 

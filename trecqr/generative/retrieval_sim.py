@@ -41,6 +41,7 @@ sim_ret++ (fusion of the next half of the session)
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -60,8 +61,28 @@ FUSE_DEPTH = 100
 
 
 def ranker(index) -> Ranker:
-    """A :class:`~trecqr.generative.rankers.Ranker` of ``index`` (load it once, pass it on)."""
-    return index if isinstance(index, Ranker) else Ranker(index)
+    """A :class:`~trecqr.generative.rankers.Ranker` of ``index``. A folder given again is not
+    loaded again: the last folder's Ranker is kept (until its manifest changes), so a loop of
+    ``sim_ret(g, t, "index-dir")`` calls loads the index (a dense model, a JVM searcher) once."""
+    if isinstance(index, Ranker):
+        return index
+    if not isinstance(index, (str, os.PathLike)):
+        return Ranker(index)
+    from ..retrieval.indexdir import MANIFEST
+
+    path = os.path.abspath(os.fspath(index))
+    try:
+        stamp = os.stat(os.path.join(path, MANIFEST)).st_mtime_ns
+    except OSError:
+        stamp = None
+    key = (path, stamp)
+    if key not in _LAST:
+        _LAST.clear()
+        _LAST[key] = Ranker(index)
+    return _LAST[key]
+
+
+_LAST: dict = {}
 
 
 
