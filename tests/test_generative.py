@@ -263,3 +263,40 @@ def test_embeddings_word2vec_binary_file(tmp_path):
     cut.write_bytes(body[:-10])
     with pytest.raises(InputError, match="ends inside vector 4 of 4"):
         load_embeddings(str(cut))
+
+
+def test_bad_gen_and_suggest_inputs_are_one_line_errors(tmp_path):
+    """Exit 2 and one line naming the problem, never nan or a traceback: a prediction line with
+    spaces instead of a tab, files with no id in common, bad sim_ret options."""
+    from trecqr.cli import main
+
+    ref = tmp_path / "ref.tsv"
+    ref.write_text("a\tscooter brands reliable\nb\tUS civil war causes\n")
+    notab = tmp_path / "notab.tsv"
+    notab.write_text("a\tscooter brands\nb civil war\n")
+    other = tmp_path / "other.tsv"
+    other.write_text("x\tscooter\n")
+    pred = tmp_path / "pred.tsv"
+    pred.write_text("a\tscooter brands\n")
+    scores = tmp_path / "scores.tsv"
+    scores.write_text("x\tscooter\t1.5\n")
+    xml = data_path("sessions", "sessiontrack2013.xml.gz")
+    cases = [
+        (["gen", notab, ref], f"{notab}:2: no tab between the qid and the text"),
+        (["gen", other, ref], f"no id of {other} matches an id of {ref} (e.g. 'x' and 'a')"),
+        (["gen", pred, ref, "--sim-ret", "--index", tmp_path, "--depth", "0"],
+         "--depth must be at least 1 (got 0)"),
+        (["gen", pred, ref, "--sim-ret", "--index", tmp_path, "--rbo-p", "1.5"],
+         "--rbo-p must be in (0, 1) (got 1.5)"),
+        (["gen", pred, ref, "--sim-ret", "--index", tmp_path, "--rm3-fb-terms", "0"],
+         "--rm3-fb-docs and --rm3-fb-terms must be at least 1"),
+        (["suggest", "trec-session", xml, "--generated", other],
+         f"no id of {other} is an instance id (e.g. 'x'; the instances' ids look like '10_2')"),
+        (["suggest", "trec-session", xml, "--candidates", scores],
+         f"no id of {scores} is an instance id"),
+    ]
+    for args, message in cases:
+        res = CliRunner().invoke(main, [str(a) for a in args])
+        assert res.exit_code == 2, (args, res.output)
+        assert message in res.output, (args, res.output)
+        assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1

@@ -241,6 +241,9 @@ def parse_tsv(name: str, text: str, *, allow_empty: bool = False) -> Topics:
                 continue  # a header line
         if not tab and not allow_empty:
             raise InputError(name, lineno, "expected qid<TAB>query")
+        if not tab and len(qid.split()) > 1:  # "qid text" separated by spaces, not a tab
+            raise InputError(name, lineno, "no tab between the qid and the text (an empty text "
+                                           "is written qid<TAB>)")
         qid = qid.strip()
         if not qid:
             raise InputError(name, lineno, "empty qid")

@@ -71,6 +71,11 @@ def read_pairs(pred_path, ref_path, *, pred_field=None, ref_field=None, pred_id_
             ids.append(rid)
             preds.append(pred[pid])
             refs.append(ref[rid])
+    if pred_ids and ref_ids and not ids:
+        from ..errors import UsageError
+        raise UsageError(f"no id of {pred_path} matches an id of {ref_path} (e.g. "
+                         f"{pred_ids[0]!r} and {ref_ids[0]!r}): give the id fields "
+                         "(--pred-id-field, --ref-id-field) or the formats")
     rset = set(rkeys)
     counts = {"pred_records": len(pred_ids), "ref_records": len(ref_ids), "matched": len(ids),
               "unmatched_pred": sum(k not in rset for k in pkeys),
@@ -126,6 +131,7 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
         per_inst.update(rouge(preds, refs, rtypes, stemmer=rouge_stemmer))
         params.update({"rouge_stemmer": rouge_stemmer, "rouge_measure": "F1"})
     if sim_ret:
+        _check_sim_ret_options(depth, rbo_p, overlap)
         per_inst_ret, ret_params = _sim_ret_pairs(preds, refs, index, depth, overlap, rbo_p,
                                                   rm3 or {})
         per_inst.update(per_inst_ret)
@@ -135,6 +141,18 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
             agg[m] = sum(vals) / len(vals) if vals else math.nan
     order = [m for m in METRICS if m in per_inst] + [m for m in per_inst if m not in METRICS]
     return ({m: per_inst[m] for m in order}, {m: agg[m] for m in order}, params)
+
+
+def _check_sim_ret_options(depth, rbo_p, overlap) -> None:
+    from ..errors import UsageError
+    from .retrieval_sim import MEASURES
+
+    if overlap not in MEASURES:
+        raise UsageError(f"overlap must be one of {', '.join(MEASURES)}, not {overlap!r}")
+    if depth < 1:
+        raise UsageError(f"--depth must be at least 1 (got {depth})")
+    if overlap == "rbo" and not 0 < rbo_p < 1:
+        raise UsageError(f"--rbo-p must be in (0, 1) (got {rbo_p})")
 
 
 def _sim_ret_pairs(preds, refs, index, depth, overlap, rbo_p, rm3) -> tuple:

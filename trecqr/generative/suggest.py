@@ -138,6 +138,7 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         sc = (S.read_hredqs_scores(insts, scores, column) if scores is not None
               else S.read_candidate_scores(candidates))
         known = {i.iid for i in insts}
+        _check_some_match(sc, known, candidates if candidates is not None else scores)
         targets = {i.iid: i.target for i in insts}
         qrels = S.to_qrels(insts)
         run = S.to_run(insts, sc, missing=missing)
@@ -172,6 +173,7 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         from .gen import score_pairs
 
         gen = read_generated(generated, gen_field)
+        _check_some_match(gen, {i.iid for i in insts}, generated)
         ids = [i.iid for i in insts if i.target is not None and i.iid in gen]
         target = {i.iid: i.target for i in insts}
         preds = [gen[q] for q in ids]
@@ -199,6 +201,15 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         out["parameters"]["generated"] = str(generated)
         out["per_instance"]["generated"] = {"ids": ids, "values": inst}
     return out
+
+
+def _check_some_match(records: dict, instance_ids: set, path) -> None:
+    """A model file none of whose ids is an instance id is a wrong file or id scheme: say so
+    instead of reporting nan."""
+    if records and instance_ids and not any(k in instance_ids for k in records):
+        example = next(iter(records))
+        raise UsageError(f"no id of {path} is an instance id (e.g. {example!r}; the instances'"
+                         f" ids look like {min(instance_ids)!r})")
 
 
 def _check_fusion(fusion, rrf_k, fusion_depth) -> None:
