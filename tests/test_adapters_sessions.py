@@ -395,3 +395,24 @@ def test_convert_sessions_aol_ia_missing_files_one_line(tmp_path, monkeypatch, c
     with pytest.raises(trecqr.errors.UsageError) as e:
         S.load_aolia_sessions("trecqr-test/aol-missing")
     assert "download refused" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_damaged_session_files_are_one_line_errors(tmp_path):
+    """A truncated .gz, a binary file and an empty file: exit 2, one line naming the file (they
+    were 'Aborted!' with exit 1, or 0 instances)."""
+    from trecqr.cli import main
+
+    whole = open(data_path("sessions", "sessiontrack2013.xml.gz"), "rb").read()
+    (tmp_path / "cut.xml.gz").write_bytes(whole[:5000])
+    (tmp_path / "bin.txt").write_bytes(b"\x00\x01garbage")
+    (tmp_path / "empty.txt").write_bytes(b"")
+    for fmt in ("trec-session", "aol", "marco", "hredqs-ses"):
+        for name, message in (("cut.xml.gz", "corrupt gzip data"),
+                              ("bin.txt", "binary data (byte 0x00)"),
+                              ("empty.txt", "empty file")):
+            res = CliRunner().invoke(main, ["convert", "sessions", fmt, str(tmp_path / name),
+                                            "--topics", str(tmp_path / "t.tsv")])
+            assert res.exit_code == 2, (fmt, name, res.output)
+            assert res.output.startswith(f"{tmp_path / name}") and message in res.output
+            assert len(res.output.strip().splitlines()) == 1
+            assert not (tmp_path / "t.tsv").exists()

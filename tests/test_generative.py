@@ -300,3 +300,16 @@ def test_bad_gen_and_suggest_inputs_are_one_line_errors(tmp_path):
         assert res.exit_code == 2, (args, res.output)
         assert message in res.output, (args, res.output)
         assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_unreadable_embeddings_are_one_line_errors(tmp_path):
+    import gzip
+
+    from trecqr.errors import InputError
+
+    with pytest.raises(InputError, match="missing.txt: cannot read"):
+        load_embeddings(str(tmp_path / "missing.txt"))
+    cut = tmp_path / "vec.txt.gz"
+    cut.write_bytes(gzip.compress(b"scooter 0.1 0.2\nbrand 0.3 0.4\n" * 50)[:30])
+    with pytest.raises(InputError, match="vec.txt.gz: corrupt gzip data"):
+        load_embeddings(str(cut))

@@ -252,3 +252,17 @@ def test_index_from_an_earlier_analyzer_is_refused(coll, tmp_path):
                              input="q1\tdogs\n")
     assert res.exit_code == 2 and "rebuild it with `trecqr index`" in res.output
     assert "Traceback" not in res.output and not (tmp_path / "r.txt").exists()
+
+
+def test_truncated_gzip_collection_is_a_one_line_error(coll, tmp_path):
+    """A .gz collection cut short fails while streamed: exit 2, the file named, no index left."""
+    import gzip
+
+    _, _, jl, _ = coll
+    body = gzip.compress(jl.read_bytes() * 200)
+    cut = tmp_path / "c.jsonl.gz"
+    cut.write_bytes(body[:len(body) // 2])
+    res = CliRunner().invoke(index_command, [str(cut), "-o", str(tmp_path / "idx")])
+    assert res.exit_code == 2
+    assert f"{cut}: corrupt gzip data" in res.output and "Aborted" not in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl.gz"]

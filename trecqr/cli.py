@@ -35,6 +35,8 @@ def _run_guarded(fn):
             _fail(f"trecqr: {exc}")
         except MemoryError:
             _fail("trecqr: out of memory")
+        except EOFError as exc:  # gzip's reader on a truncated stream, read lazily
+            _fail(f"trecqr: unexpected end of a compressed input ({exc})")
         except BrokenPipeError:
             sys.exit(1)
         _flush_warnings(caught)

@@ -93,14 +93,12 @@ last).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -108,6 +106,7 @@ import pyarrow as pa
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels
 from ..formats.run import Run
+from ..formats.textio import read_source
 
 DEFAULT_GAP = 1800.0
 CONTEXT_SEP = " ||| "
@@ -172,17 +171,14 @@ def _dedup(queries, times, dedup: bool):
 
 
 def _read_text(path) -> tuple[str, str]:
-    name = str(path)
+    """(name, text) of a session file: read as every trecqr input is (gzip, BOM, missing, empty,
+    binary and corrupt files are one-line errors), decoded as UTF-8, or Latin-1 where it is not
+    (old query logs)."""
+    src = read_source(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError as e:
-        raise InputError(name, None, f"cannot read: {e.strerror or e}") from None
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    try:
-        return name, raw.decode("utf-8")
+        return src.name, src.data.decode("utf-8")
     except UnicodeDecodeError:
-        return name, raw.decode("latin-1")
+        return src.name, src.data.decode("latin-1")
 
 
 def _split_times(users: list, secs: np.ndarray, gap) -> np.ndarray:

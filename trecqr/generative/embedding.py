@@ -100,13 +100,29 @@ def _load_word2vec_binary(path) -> Embeddings:
 
 @functools.lru_cache(maxsize=4)
 def load_embeddings(path) -> Embeddings:
-    """A word2vec or GloVe file (see the module docstring); cached per path."""
-    from ..errors import InputError
+    """A word2vec (text or binary) or GloVe file (see the module docstring). A file that cannot
+    be read, or a truncated or damaged .gz, is an InputError naming it."""
     import gzip
+    import zlib
+
+    from ..errors import InputError
 
     path = os.fspath(path)
-    if path.endswith((".bin", ".bin.gz")):
-        return _load_word2vec_binary(path)
+    try:
+        if path.endswith((".bin", ".bin.gz")):
+            return _load_word2vec_binary(path)
+        return _load_text_vectors(path)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(path, None, f"corrupt gzip data ({exc})") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _load_text_vectors(path) -> Embeddings:
+    import gzip
+
+    from ..errors import InputError
+
     opener = gzip.open if path.endswith(".gz") else open
     words, rows, vocab, dim = [], [], {}, None
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:

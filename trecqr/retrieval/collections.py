@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from dataclasses import dataclass
 
 from ..errors import InputError, UsageError
@@ -209,3 +210,5 @@ def iter_collection(path, format: str | None = None):
             yield from (_iter_tsv if fmt == "tsv" else _iter_jsonl)(name, fh)
         except UnicodeDecodeError as exc:
             raise InputError(name, None, f"not UTF-8: {exc.reason}") from None
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # a truncated or damaged .gz
+            raise InputError(name, None, f"corrupt gzip data ({exc})") from None

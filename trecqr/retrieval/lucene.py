@@ -65,6 +65,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 
@@ -255,17 +256,24 @@ def _layout_docids(path, show_progress):
     except OSError:
         raise _NotLayout() from None
     with fh:
-        for line in progress(fh, show_progress, desc="checking", unit=" docs", mininterval=0.5):
-            if line.startswith(b"\xef\xbb\xbf"):  # a BOM: Anserini's JSON reader rejects it
-                raise _NotLayout()
-            try:
-                rec = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
-                raise _NotLayout() from None
-            if not (isinstance(rec, dict) and valid_docid(rec.get("id")) and
-                    isinstance(rec.get("contents"), str)):
-                raise _NotLayout()
-            yield rec["id"]
+        try:
+            yield from _layout_lines(fh, show_progress)
+        except (EOFError, zlib.error, gzip.BadGzipFile):  # iter_collection reports it
+            raise _NotLayout() from None
+
+
+def _layout_lines(fh, show_progress):
+    for line in progress(fh, show_progress, desc="checking", unit=" docs", mininterval=0.5):
+        if line.startswith(b"\xef\xbb\xbf"):  # a BOM: Anserini's JSON reader rejects it
+            raise _NotLayout()
+        try:
+            rec = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            raise _NotLayout() from None
+        if not (isinstance(rec, dict) and valid_docid(rec.get("id")) and
+                isinstance(rec.get("contents"), str)):
+            raise _NotLayout()
+        yield rec["id"]
 
 
 def _hashing(docids, hashes: array.array):
