@@ -416,3 +416,28 @@ def test_damaged_session_files_are_one_line_errors(tmp_path):
             assert res.output.startswith(f"{tmp_path / name}") and message in res.output
             assert len(res.output.strip().splitlines()) == 1
             assert not (tmp_path / "t.tsv").exists()
+
+
+def test_candidate_scores_must_be_finite_and_once(tmp_path):
+    """nan, inf, a non-number, a JSON null and a repeated candidate: file:line errors (a bad
+    score on line 1 was taken for a header and the line dropped; nan ranked first)."""
+    cases = {
+        "nan.tsv": ("1_2\tcivil war\tnan\n", 1, "score 'nan' is not a finite number"),
+        "inf.tsv": ("1_2\tx\t1\n1_2\tcivil war\t-inf\n", 2, "score '-inf' is not a finite"),
+        "word.tsv": ("1_2\tcivil war\tabc\n", 1, "bad score 'abc'"),
+        "twice.tsv": ("1_2\tx\t1\n1_2\tx\t2\n", 2, "candidate 'x' of '1_2' given twice (first "
+                                                   "on line 1)"),
+        "null.jsonl": ('{"id": "1_2", "candidates": ["a", "b"], "scores": [1, null]}\n', 1,
+                       "bad score None"),
+        "str.jsonl": ('{"id": "1_2", "candidate": "a", "score": "high"}\n', 1,
+                      "bad score 'high'"),
+    }
+    for name, (body, line, message) in cases.items():
+        path = tmp_path / name
+        path.write_text(body)
+        with pytest.raises(InputError) as e:
+            S.read_candidate_scores(path)
+        assert e.value.line == line and message in str(e.value), name
+    header = tmp_path / "header.tsv"
+    header.write_text("qid\tcandidate\tscore\n1_2\tcivil war\t2\n")
+    assert S.read_candidate_scores(header) == {"1_2": [("civil war", 2.0)]}

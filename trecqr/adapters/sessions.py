@@ -83,9 +83,12 @@ To TREC files
     ``complete``/``-c`` is used, which scores it 0).
 
 Candidate scores (:func:`read_candidate_scores`): TSV ``instance_id<TAB>candidate<TAB>score``
-(a header line whose third field is not a number is skipped), or JSONL with either
+(a first line whose id field is ``id``, ``qid``, ``instance_id`` or ``instance`` is a header),
+or JSONL with either
 ``{"id", "candidate", "score"}`` per line or ``{"id", "candidates": [...], "scores": [...]}``
-(``qid``/``instance_id`` accepted for ``id``). :func:`read_hredqs_scores`: the HRED-qs feature
+(``qid``/``instance_id`` accepted for ``id``). Scores must be finite numbers (nan and inf
+are errors, as a score trec_eval could not rank); the same candidate string twice for one
+instance is an error. :func:`read_hredqs_scores`: the HRED-qs feature
 file layout -- one line per candidate of the ``rnk`` file, in order, white-space separated
 columns, an optional header of column names; ``column`` picks one (index or name, default the
 last).
@@ -96,6 +99,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -458,10 +462,38 @@ def line_records(name: str, text: str, jsonl: bool):
         yield n, rec
 
 
+_HEADER_IDS = ("id", "qid", "instance_id", "instance")
+
+
+def _score(name, n, value) -> float:
+    """A finite float score, or an InputError naming the line (trec_eval reads no nan/inf)."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise InputError(name, n, f"bad score {value!r}") from None
+    if not math.isfinite(score):
+        raise InputError(name, n, f"score {value!r} is not a finite number")
+    return score
+
+
 def read_candidate_scores(path) -> dict:
-    """{instance id: [(candidate, score), ...]} from TSV or JSONL (see the module docs)."""
+    """{instance id: [(candidate, score), ...]} from TSV or JSONL (see the module docs).
+
+    Scores must be finite numbers; a candidate given twice for one instance is an error (a run
+    holds a document once per topic); a first TSV line whose id column is a header word (id,
+    qid, instance_id) is skipped."""
     name, text = _read_text(path)
     out: dict = {}
+    seen: dict = {}
+
+    def add(iid, cand, score, n):
+        key = (iid, cand)
+        if key in seen:
+            raise InputError(name, n, f"candidate {cand!r} of {iid!r} given twice (first on "
+                                      f"line {seen[key]})")
+        seen[key] = n
+        out.setdefault(iid, []).append((cand, score))
+
     jsonl = name.endswith((".jsonl", ".json", ".ndjson", ".jsonl.gz")) or text.lstrip()[:1] == "{"
     for n, rec in line_records(name, text, jsonl):
         if jsonl:
@@ -470,24 +502,21 @@ def read_candidate_scores(path) -> dict:
                 raise InputError(name, n, "no id/qid/instance_id field")
             if "candidates" in rec:
                 c, s = rec["candidates"], rec.get("scores")
-                if not isinstance(s, list) or len(s) != len(c):
+                if not isinstance(c, list) or not isinstance(s, list) or len(s) != len(c):
                     raise InputError(name, n, "candidates and scores differ in length")
-                out.setdefault(iid, []).extend(zip(c, map(float, s)))
+                for cand, score in zip(c, s):
+                    add(iid, str(cand), _score(name, n, score), n)
             elif "candidate" in rec and "score" in rec:
-                out.setdefault(iid, []).append((rec["candidate"], float(rec["score"])))
+                add(iid, str(rec["candidate"]), _score(name, n, rec["score"]), n)
             else:
                 raise InputError(name, n, "needs candidate+score or candidates+scores")
             continue
         cols = rec.split("\t")
         if len(cols) != 3:
             raise InputError(name, n, f"expected 3 tab-separated fields, found {len(cols)}")
-        try:
-            score = float(cols[2])
-        except ValueError:
-            if n == 1:
-                continue
-            raise InputError(name, n, f"bad score {cols[2]!r}") from None
-        out.setdefault(cols[0], []).append((cols[1], score))
+        if n == 1 and cols[0].strip().lower() in _HEADER_IDS:
+            continue
+        add(cols[0], cols[1], _score(name, n, cols[2]), n)
     return out
 
 
@@ -518,10 +547,9 @@ def read_hredqs_scores(insts, score_path, column=None) -> dict:
         for c in inst.candidates or ():
             n, vals = lines[k]
             k += 1
-            try:
-                pairs.append((c, float(vals[col])))
-            except (ValueError, IndexError):
-                raise InputError(name, n, f"no score in column {col}") from None
+            if not -len(vals) <= col < len(vals):
+                raise InputError(name, n, f"no score in column {col}")
+            pairs.append((c, _score(name, n, vals[col])))
         out[inst.iid] = pairs
     return out
 
