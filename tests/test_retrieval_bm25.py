@@ -266,3 +266,22 @@ def test_truncated_gzip_collection_is_a_one_line_error(coll, tmp_path):
     assert res.exit_code == 2
     assert f"{cut}: corrupt gzip data" in res.output and "Aborted" not in res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl.gz"]
+
+
+def test_rm3_reads_a_collection_whose_format_was_given(coll, tmp_path):
+    """The manifest keeps the collection's format, so RM3 can read back the feedback passages of
+    a TSV collection named .txt (its format cannot be told from the name)."""
+    from trecqr.generative.rankers import Ranker
+
+    _, tsv, _, _ = coll
+    txt = tmp_path / "c.txt"
+    txt.write_bytes(tsv.read_bytes())
+    manifest = build_index(txt, tmp_path / "idx", format="tsv", show_progress=False)
+    assert manifest["collection_format"] == "tsv"
+    r = Ranker(tmp_path / "idx")
+    w = r.expansions(["dogs running"])["dogs running"]
+    # 8 passages: every term is in more than 10% of them, so Anserini's df filter leaves no
+    # feedback term and the expansion is the query model at original_weight 0.5 (as Anserini)
+    assert w == {"dog": 0.25, "run": 0.25}
+    assert set(r._texts) <= {"d2", "d3", "d6", "d8"}  # the passages holding dog or run
+    assert r.expansions(["   "])["   "] == {}

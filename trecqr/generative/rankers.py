@@ -139,6 +139,8 @@ class Ranker:
 
     def _search(self, queries, k, **kw) -> dict:
         """{query: [(docid, score)]} of one batch search."""
+        if not queries:
+            return {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "n topics retrieved nothing": an empty ranking
             run = self.index.search({str(i): q for i, q in enumerate(queries)}, k,
@@ -160,7 +162,7 @@ class Ranker:
             if not coll:
                 raise UsageError(f"{self.label}: the index does not name its collection file; "
                                  "give the passages' texts (Ranker.set_texts)")
-            for doc in iter_collection(coll):
+            for doc in iter_collection(coll, self.index.manifest.get("collection_format")):
                 if doc.docid in missing:
                     self._texts[doc.docid] = doc.text
                     missing.discard(doc.docid)

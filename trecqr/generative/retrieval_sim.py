@@ -156,7 +156,7 @@ def rm3_query(index, query: str, *, fb_docs: int = FB_DOCS, fb_terms: int = FB_T
               original_weight: float = ORIGINAL_WEIGHT, filter_terms: bool = R.FILTER_TERMS,
               texts=None) -> dict:
     """{term: weight} of the RM3-expanded query (see :mod:`.rm3`), heaviest first; weights
-    sum to 1. texts: {docid: text} of the feedback passages on a bm25s index (default: read
+    sum to 1, or to original_weight when no feedback term passes the filters (as Anserini). texts: {docid: text} of the feedback passages on a bm25s index (default: read
     from the collection file the index was built from)."""
     r = ranker(index)
     if texts is not None:

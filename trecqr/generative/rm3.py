@@ -24,7 +24,10 @@ Defaults are Pyserini's: ``fb_docs=10, fb_terms=10, original_weight=0.5, filter_
    scaled to sum 1.
 4. Query model Q(w) = count of w in the analysed target / number of analysed target terms
    (no filter).
-5. RM3(w) = original_weight Q(w) + (1 - original_weight) RM1(w) over the union.
+5. RM3(w) = original_weight Q(w) + (1 - original_weight) RM1(w) over the union. When no
+   feedback term passes step 2 (in a tiny collection every term is in more than 10% of the
+   passages) RM1 is empty and the weights sum to original_weight, as in Anserini; the ranking
+   is that of the query alone.
 6. The expanded query is a weighted bag of term queries: score(d) = sum_w RM3(w) BM25(w, d),
    passages with score > 0; ranked in trec_eval's order (score descending, docid descending)
    and cut at k, as every trecqr run.

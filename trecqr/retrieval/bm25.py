@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from ..errors import InputError, UsageError
 from .analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
-from .collections import collection_label, iter_collection
+from .collections import collection_format, collection_label, is_irds, iter_collection
 from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
                        order_hits, progress, read_docids, read_manifest, thread_count,
                        write_docids, write_manifest)
@@ -85,6 +85,8 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
             "format": "trecqr-bm25s", "backend": "bm25s", "version": 1, "k1": k1, "b": b,
             "method": "lucene", "analyzer": ANALYZER_ID, "documents": n,
             "terms": len(vocab), "collection": collection_label(collection),
+            **({} if is_irds(collection) else
+               {"collection_format": collection_format(collection, format)}),
             "bm25s": getattr(bm25s, "__version__", "?")})
 
 
