@@ -177,6 +177,7 @@ def _sim_ret_pairs(preds, refs, index, depth, overlap, rbo_p, rm3) -> tuple:
         r.prefetch([x for pair in pairs for x in pair], depth)
         out["sim_ret"] += [rs.sim_ret(g, t, r, depth, overlap, rbo_p)["value"] for g, t in pairs]
         if plus:
+            r.prefetch_expanded([t for _, t in pairs], depth, **rm3)
             out["sim_ret+"] += [rs.sim_ret_plus(g, t, r, depth, overlap, rbo_p, **rm3)["value"]
                                 for g, t in pairs]
         r.clear()

@@ -47,6 +47,7 @@ class Ranker:
             self.index, self.label = backends.load_index(index), os.fspath(index)
         self.backend = self.index.manifest["backend"]
         self._cache: dict = {}
+        self._expanded: dict = {}
         self._expansions: dict = {}
         self._texts: dict = {}
 
@@ -89,7 +90,26 @@ class Ranker:
         weights = self.expansions([query], **rm3)[query]
         if self.backend == "bm25s":
             return R.bm25s_weighted_ranking(self.index.handle, weights, k), weights
-        return self._search([query], k, rm3=rm3).get(query, []), weights
+        hit = self._expanded.get((tuple(sorted(rm3.items())), query))
+        if hit is None or hit[0] < k:
+            self.prefetch_expanded([query], k, **rm3)
+            hit = self._expanded[(tuple(sorted(rm3.items())), query)]
+        return hit[1][:k], weights
+
+    def prefetch_expanded(self, queries, k: int, **rm3) -> None:
+        """Lucene: search the RM3-expanded queries in one batch (Anserini's threads) and keep
+        their rankings until :meth:`clear`. (bm25s scores an expansion directly.)"""
+        if self.backend != "lucene":
+            return
+        rm3 = {"fb_docs": R.FB_DOCS, "fb_terms": R.FB_TERMS,
+               "original_weight": R.ORIGINAL_WEIGHT, "filter_terms": R.FILTER_TERMS, **rm3}
+        key = tuple(sorted(rm3.items()))
+        todo = list(dict.fromkeys(q for q in queries if q.strip()
+                                  and self._expanded.get((key, q), (-1,))[0] < k))
+        if todo:
+            found = self._search(todo, k, rm3=rm3)
+            for q in todo:
+                self._expanded[(key, q)] = (k, found.get(q, []))
 
     def expansions(self, queries, *, fb_docs: int = R.FB_DOCS, fb_terms: int = R.FB_TERMS,
                    original_weight: float = R.ORIGINAL_WEIGHT,
@@ -131,6 +151,7 @@ class Ranker:
     def clear(self) -> None:
         """Forget the cached rankings (expansions are kept: they are small)."""
         self._cache.clear()
+        self._expanded.clear()
 
     # ------------------------------------------------------------------ internals
     def _depth(self, query) -> int:
