@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import InputError, TrecqrError, UsageError
-from .topics import Topics, _text, id_getter, json_records, parse_tsv
+from .topics import Topics, _text, id_getter, json_records, parse_tsv, record_id
 
 POLICIES = ("raw", "drop", "error")
 ID_FIELDS = ("qid", "sample_id", "query_id", "id", "turn_key")
@@ -142,13 +142,7 @@ def _jsonl(name, text, id_field, rewrite_field, report):
                 get_id, report.id_field, _ = id_getter(name, rec, id_field)
             rfield = rewrite_field or _rewrite_field(name, rec)
             report.rewrite_field = rfield
-        try:
-            qid = get_id(rec)
-        except KeyError as exc:
-            raise InputError(name, lineno, f"no id field {exc.args[0]!r}") from None
-        if qid in seen:
-            raise InputError(name, lineno, f"duplicate id {qid!r} (first on line {seen[qid]})")
-        seen[qid] = lineno
+        qid = record_id(name, lineno, get_id, rec, seen)
         qids.append(qid)
         values.append(_rewrite_value(rec.get(rfield), name, lineno))
         lines.append(lineno)

@@ -288,6 +288,19 @@ def json_records(name: str, text):
         yield lineno, rec
 
 
+def record_id(name, lineno, get_id, rec, seen: dict, what: str = "id") -> str:
+    """The id of a JSONL record (get_id from :func:`id_getter`); a missing id field or an id
+    seen before (seen: id -> first line, updated) is an InputError at lineno."""
+    try:
+        qid = get_id(rec)
+    except KeyError as exc:
+        raise InputError(name, lineno, f"no id field {exc.args[0]!r}") from None
+    if qid in seen:
+        raise InputError(name, lineno, f"duplicate {what} {qid!r} (first on line {seen[qid]})")
+    seen[qid] = lineno
+    return qid
+
+
 def id_getter(name: str, record: dict, qid_field=None):
     """A function record -> qid string, for an explicit field, a (conv, turn) pair of fields,
     or the first of QID_FIELDS / TURN_FIELD_PAIRS present in record. Also returns its label."""
@@ -319,13 +332,7 @@ def _parse_jsonl(name: str, text: str, qid_field=None, query_field=None) -> Topi
             if qfield is None:
                 raise UsageError(f"{name}: no query field found (tried {', '.join(QUERY_FIELDS)});"
                                  " name it with query_field")
-        try:
-            qid = get_id(rec)
-        except KeyError as exc:
-            raise InputError(name, lineno, f"no id field {exc.args[0]!r}") from None
-        if qid in seen:
-            raise InputError(name, lineno, f"duplicate qid {qid!r} (first on line {seen[qid]})")
-        seen[qid] = lineno
+        qid = record_id(name, lineno, get_id, rec, seen, "qid")
         query = rec.get(qfield)
         if not isinstance(query, str):
             raise InputError(name, lineno, f"topic {qid!r}: field {qfield!r} is "

@@ -24,13 +24,12 @@ With ``--sim-ret --index DIR`` (any trecqr index: bm25s, lucene or dense) the co
 
 from __future__ import annotations
 
-import json
 import math
 
 import click
 
 from . import LOWER_IS_BETTER, METRICS
-from .options import ranking_overlap_options, rm3_params, text_options
+from .options import emit, ranking_overlap_options, rm3_params, text_options
 
 
 def _fmt_of(path, fmt):
@@ -260,28 +259,6 @@ def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, 
             embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer,
             index=index_dir, sim_ret=sim_ret, depth=depth, rbo_p=rbo_p, overlap=overlap,
             rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter))
-        if per_instance:
-            _write_per_instance(result, per_instance)
-        out = dict(result)
-        out.pop("per_instance")
-        if out_format == "json":
-            click.echo(json.dumps(out, indent=2))
-        else:
-            click.echo(_table(result), nl=False)
+        emit(result, out_format, per_instance, [result["per_instance"]], _table)
 
     _run_guarded(run)
-
-
-def _write_per_instance(result, path):
-    from ..formats.writer import atomic_write_lines
-
-    ids, values = result["per_instance"]["ids"], result["per_instance"]["values"]
-    names = list(values)
-    if str(path).lower().endswith((".jsonl", ".json")):
-        lines = [json.dumps({"id": q, **{m: values[m][i] for m in names}})
-                 for i, q in enumerate(ids)]
-    else:
-        lines = ["id\t" + "\t".join(names)]
-        lines += [q + "\t" + "\t".join(f"{values[m][i]:.6f}" for m in names)
-                  for i, q in enumerate(ids)]
-    atomic_write_lines(path, lines)

@@ -1,6 +1,9 @@
-"""Click options that `trecqr gen` and `trecqr suggest` share: one definition, one help text."""
+"""What `trecqr gen` and `trecqr suggest` share on the command line: option definitions (one
+help text each) and the output of a result (per-instance file, JSON or table)."""
 
 from __future__ import annotations
+
+import json
 
 import click
 
@@ -53,3 +56,37 @@ def rm3_params(fb_docs: int, fb_terms: int, original_weight: float, no_filter: b
         raise UsageError(f"--rm3-original-weight must be in [0, 1] (got {original_weight})")
     return {"fb_docs": fb_docs, "fb_terms": fb_terms, "original_weight": original_weight,
             "filter_terms": not no_filter}
+
+
+def write_per_instance(sides, path) -> None:
+    """One row per instance id over sides ({"ids": [...], "values": {metric: [...]}} each):
+    JSONL when path ends in .jsonl/.json, else TSV (6 decimals; empty where a side lacks the
+    id). Written atomically."""
+    from ..formats.writer import atomic_write_lines
+
+    rows: dict = {}
+    names: list = []
+    for side in sides:
+        for m, vals in side["values"].items():
+            names.append(m)
+            for q, v in zip(side["ids"], vals):
+                rows.setdefault(q, {})[m] = v
+    if str(path).lower().endswith((".jsonl", ".json")):
+        lines = [json.dumps({"id": q, **vals}) for q, vals in rows.items()]
+    else:
+        lines = ["id\t" + "\t".join(names)]
+        lines += [q + "\t" + "\t".join("" if m not in vals else f"{vals[m]:.6f}" for m in names)
+                  for q, vals in rows.items()]
+    atomic_write_lines(path, lines)
+
+
+def emit(result: dict, out_format: str, per_instance, sides, table) -> None:
+    """The per-instance file (if asked), then the result without its per-instance values on
+    stdout: JSON, or table(result)."""
+    if per_instance:
+        write_per_instance(sides, per_instance)
+    if out_format == "json":
+        click.echo(json.dumps({k: v for k, v in result.items() if k != "per_instance"},
+                              indent=2))
+    else:
+        click.echo(table(result), nl=False)

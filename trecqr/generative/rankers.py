@@ -24,6 +24,7 @@ import os
 import warnings
 
 from ..errors import UsageError
+from ..retrieval.analysis import Analyzer
 from . import rm3 as R
 
 BATCH = 2000  # queries searched together (and rankings held) at a time
@@ -130,8 +131,10 @@ class Ranker:
                 found = self._search([q for q in part if q.strip()], R.RERANK_CUTOFF)
                 feedback.update({q: R.feedback_passages(found.get(q, []), fb_docs) for q in part})
             texts = self._texts_of({d for fb in feedback.values() for d, _ in fb})
+            analyzer = Analyzer()
             for q in todo:
-                done[q] = R.bm25s_expand(self.index.handle, q, feedback[q], texts, **rm3)
+                done[q] = R.bm25s_expand(self.index.handle, q, feedback[q], texts, **rm3,
+                                         analyzer=analyzer)
         elif todo and self.backend == "lucene":
             from ..retrieval import lucene
 

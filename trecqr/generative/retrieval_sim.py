@@ -161,8 +161,8 @@ def rm3_query(index, query: str, *, fb_docs: int = FB_DOCS, fb_terms: int = FB_T
     r = ranker(index)
     if texts is not None:
         r.set_texts(texts)
-    return r.expand(query, 1, fb_docs=fb_docs, fb_terms=fb_terms,
-                    original_weight=original_weight, filter_terms=filter_terms)[1]
+    return r.expansions([query], fb_docs=fb_docs, fb_terms=fb_terms,
+                        original_weight=original_weight, filter_terms=filter_terms)[query]
 
 
 def _result(value, variant, gen, ref, k, measure, p, **extra) -> dict:

@@ -113,13 +113,14 @@ def interpolate(qmodel: dict, rm1: dict, original_weight: float) -> dict:
 
 def bm25s_expand(index, query: str, first_stage, texts, *, fb_docs: int = FB_DOCS,
                  fb_terms: int = FB_TERMS, original_weight: float = ORIGINAL_WEIGHT,
-                 filter_terms: bool = FILTER_TERMS) -> dict:
+                 filter_terms: bool = FILTER_TERMS, analyzer=None) -> dict:
     """{term: weight} of the RM3-expanded query on a bm25s index handle (retriever, docids,
-    manifest); first_stage: the query's ranking [(docid, score)], at least RERANK_CUTOFF deep."""
-    from ..retrieval.bm25 import Analyzer
+    manifest); first_stage: the query's ranking [(docid, score)], at least RERANK_CUTOFF deep.
+    analyzer: the index's (pass one for many queries: it caches stems)."""
+    from ..retrieval.analysis import Analyzer
 
     retriever = index[0]
-    analyzer = Analyzer()
+    analyzer = analyzer or Analyzer()
     vocab = retriever.vocab_dict
     indptr = retriever.scores["indptr"]
     n_docs = int(retriever.scores["num_docs"])

@@ -42,7 +42,6 @@ Every result carries its parameters.
 
 from __future__ import annotations
 
-import json
 import math
 
 import click
@@ -50,7 +49,7 @@ import click
 from ..adapters import sessions as S
 from ..errors import InputError, UsageError
 from . import LOWER_IS_BETTER, METRICS
-from .options import ranking_overlap_options, rm3_params, text_options
+from .options import emit, ranking_overlap_options, rm3_params, text_options
 
 GEN_ID_FIELDS = ("id", "qid", "instance_id")
 GEN_TEXT_FIELDS = ("text", "generated", "generated_query", "query", "prediction", "suggestion",
@@ -275,25 +274,6 @@ def _table(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_per_instance(result, path):
-    from ..formats.writer import atomic_write_lines
-
-    rows: dict = {}
-    names: list = []
-    for side in result["per_instance"].values():
-        for m, vals in side["values"].items():
-            names.append(m)
-            for q, v in zip(side["ids"], vals):
-                rows.setdefault(q, {})[m] = v
-    if str(path).lower().endswith((".jsonl", ".json")):
-        lines = [json.dumps({"id": q, **vals}) for q, vals in rows.items()]
-    else:
-        lines = ["id\t" + "\t".join(names)]
-        lines += [q + "\t" + "\t".join("" if m not in vals else f"{vals[m]:.6f}" for m in names)
-                  for q, vals in rows.items()]
-    atomic_write_lines(path, lines)
-
-
 @click.command("suggest", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(S.FORMATS))
 @click.argument("sessions_path", metavar="SESSIONS")
@@ -348,12 +328,6 @@ def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated,
                          fusion_depth=fusion_depth,
                          rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight,
                                         rm3_no_filter))
-        if per_instance:
-            _write_per_instance(result, per_instance)
-        out = {k: v for k, v in result.items() if k != "per_instance"}
-        if out_format == "json":
-            click.echo(json.dumps(out, indent=2))
-        else:
-            click.echo(_table(result), nl=False)
+        emit(result, out_format, per_instance, list(result["per_instance"].values()), _table)
 
     _run_guarded(run)

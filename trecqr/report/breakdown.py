@@ -42,7 +42,8 @@ from .compare import (
     t_test,
     trec_mean,
 )
-from .options import correction_options, topic_options
+from .options import (correction_options, qrels_runs_measures, table_output_options,
+                      topic_options)
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -394,10 +395,7 @@ def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
 
 
 @click.command("breakdown", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels", type=str)
-@click.argument("runs", nargs=-1, required=True, type=str)
-@click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
-              help="trec_eval measure; repeatable.")
+@qrels_runs_measures
 @click.option("--by", type=click.Choice(["depth", "type", "labels"]), default="depth",
               show_default=True, help="Group topics by turn depth, turn type or a label file.")
 @click.option("--labels", "labels", default=None, metavar="FILE",
@@ -407,11 +405,7 @@ def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
 @click.option("--baseline", default=None, metavar="NAME", help="Baseline run (default first).")
 @topic_options
 @correction_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
-              show_default=True, help="Output format.")
-@click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimal places in the text table.")
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
+@table_output_options(["text", "json", "csv"])
 def command(qrels, runs, measures, by, labels, max_depth, baseline, complete, level, compat,
             correction, alpha, fmt, places, output):
     """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""

@@ -32,7 +32,8 @@ import click
 import numpy as np
 
 from ..errors import UsageError
-from .options import correction_options, topic_options
+from .options import (correction_options, qrels_runs_measures, table_output_options,
+                      topic_options)
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels
@@ -465,12 +466,8 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
 # command line
 
 
-
 @click.command("compare", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels", type=str)
-@click.argument("runs", nargs=-1, required=True, type=str)
-@click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
-              help="trec_eval measure (map, ndcg_cut.3, recip_rank, ...); repeatable.")
+@qrels_runs_measures
 @click.option("--baseline", default=None, metavar="NAME",
               help="Baseline run (file name, path, stem or run id); default the first run.")
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
@@ -487,12 +484,7 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
               help="Bootstrap samples of the confidence interval.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Random seed (randomization test and bootstrap).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown", "latex"]),
-              default="text",
-              show_default=True, help="Output format.")
-@click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimal places in the text table.")
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
+@table_output_options(["text", "json", "csv", "markdown", "latex"])
 def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,
             compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""

@@ -24,3 +24,23 @@ def correction_options(f):
     f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
                      default="holm", show_default=True, help="Multiple-testing correction.")(f)
     return f
+
+
+def qrels_runs_measures(f):
+    """QRELS RUN... and the repeatable -m MEASURE."""
+    f = click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
+                     help="trec_eval measure (map, ndcg_cut.3, recip_rank, ...); repeatable.")(f)
+    f = click.argument("runs", nargs=-1, required=True, type=str)(f)
+    return click.argument("qrels", type=str)(f)
+
+
+def table_output_options(formats):
+    """--format (one of formats, default text), --places and -o/--output (atomic)."""
+    def apply(f):
+        f = click.option("-o", "--output", default="-", metavar="FILE",
+                         help="Write here (atomically).")(f)
+        f = click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
+                         help="Decimal places in the text table.")(f)
+        return click.option("--format", "fmt", type=click.Choice(list(formats)),
+                            default="text", show_default=True, help="Output format.")(f)
+    return apply
