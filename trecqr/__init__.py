@@ -21,6 +21,7 @@ _EXPORTS = {
     "evaluate": ".api", "Results": ".api", "load_qrels": ".api", "load_run": ".api",
     "RelevanceEvaluator": ".compat", "compute_aggregated_measure": ".compat",
     "parse_qrel": ".compat", "parse_run": ".compat", "supported_measures": ".compat",
+    "supported_nicknames": ".compat",
     "InputError": ".errors", "TrecqrError": ".errors", "UsageError": ".errors",
     "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
     "write_qrels": ".formats", "write_run": ".formats",

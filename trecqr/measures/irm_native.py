@@ -1,0 +1,47 @@
+"""ir_measures measures that trec_eval lacks, computed natively: one table, one signature.
+
+Like trec_eval's ``measures.c`` table, ``NATIVE`` maps an ir_measures measure NAME to the
+module and function that computes it, and the ir_measures provider whose values that function
+reproduces (named in the output and the docs). Every function has the same signature::
+
+    compute(run: Run, qrels, topics: list[str], measure) -> np.ndarray
+
+* ``run``: a :class:`trecqr.formats.Run`; ``qrels``: a :class:`trecqr.formats.Qrels` (or the
+  diversity qrels for the intent-aware family, ``qrels_kind == "diversity"``);
+* ``topics``: the topics to return values for, in the order wanted (the run's topics that have
+  judgments; ir_measures adds the measure's DEFAULT for qrels topics absent from the run);
+* ``measure``: the parsed ir_measures measure object (read its parameters with ``measure[p]``);
+* returns float64 values aligned with ``topics``, equal to what the provider yields for them.
+
+Aggregation (ir_measures' ``MeanAgg``/``SumAgg`` over the qrels topics) is done by the caller,
+:mod:`trecqr.measures.names`, for every family alike.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Native:
+    """Where a native ir_measures measure is computed, and which provider it reproduces."""
+
+    target: str            # "module:function", module relative to trecqr.measures
+    provider: str          # the ir_measures provider whose values it equals
+    qrels_kind: str = "qrels"  # "qrels" (topic, docno, grade) or "diversity" (with subtopic)
+
+    def function(self):
+        module, func = self.target.split(":")
+        return getattr(importlib.import_module(f"{__package__}.{module}"), func)
+
+
+# NAME -> Native. Families fill their rows in; names absent here and outside the trec_eval
+# families (pytrec_eval, judged, msmarco providers) are refused as unsupported.
+NATIVE: dict = {
+}
+
+
+def native(measure) -> Native | None:
+    """The table row for an ir_measures measure object, if trecqr computes it natively."""
+    return NATIVE.get(measure.NAME)
