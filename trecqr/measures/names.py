@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from ..errors import UsageError
 from .base import Measure
+from .irm_native import native
 from .table import NICKNAMES, TABLE
 
 _TREC_NAMES = frozenset(n for v in TABLE.values() for n in v) | frozenset(
@@ -222,6 +223,9 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names):
             if cutoff < 1:
                 raise UsageError(f"{caller!r}: the cutoff must be at least 1")
             per_name[caller] = (m, rr_at_cutoff(run, qrels, topics, m["rel"], cutoff))
+        elif native(m) is not None:
+            values = native(m).function()(run, qrels, topics, m)
+            per_name[caller] = (m, np.asarray(values, dtype=np.float64))
         else:
             raise UsageError(f"ir_measures measure {caller!r} is not supported by trecqr")
 
