@@ -1,6 +1,31 @@
 """TREC CAsT topic JSON (the organisers' evaluation topics) to TREC topics, and CAsT qrels.
 
-The organisers' files (2020, 2021; daltonj/treccastweb) are a list of conversations
+Every year's topic file goes through :func:`read_cast_topics`; the year is told from the file's
+shape (:func:`detect_year`), never from its name:
+
+=====  ==========================================================  =================================
+year   shape                                                       published turns
+=====  ==========================================================  =================================
+2019   turns carry only ``number`` and ``raw_utterance``            479 in 50 topics (evaluation)
+2020   ``manual_canonical_result_id`` / ``automatic_...``           216 in 25 topics
+2021   ``canonical_result_id`` + ``passage_id`` (+ ``passage``)     239 in 26 topics
+2022   tree: ``participant`` User/System turns with ``parent``      205 evaluated user turns, 18 topics
+2022   flattened-duplicated: one conversation per root-to-leaf      50 paths over 18 topics, the same
+       path, string turn numbers ``1-3``, ``response`` on the turn  205 user turns
+=====  ==========================================================  =================================
+
+CAsT 2022 topics are trees. A user turn's context is its branch: the user utterances and system
+responses met following ``parent`` from the turn up to the root (oldest first), not the file
+order; query field ``context`` joins them and the turn's own utterance with ``" [SEP] "``
+(the separator of the QReCC and TopiOCQA adapters). Turn ids are ``{topic}_{turn}`` with the
+file's turn number, ``132_1-3``. Only the turns listed in the organisers'
+``2022_evaluation_topics_turn_ids.json`` are kept (``turn_ids=``; by default the file of that
+name beside the topic file, when there is one). The system responses' passage ``provenance`` is
+kept per user turn (:attr:`CastTurn.provenance`): in file order over the turn's System children
+(a user turn may have two, where a branch starts at its response), first occurrence kept;
+:func:`provenance_run` ranks it as a TREC run (the organisers' canonical passages).
+
+The 2019-2021 files (daltonj/treccastweb) are a list of conversations
 ``{"number": 106, "turn": [...]}``; each turn has ``number``, ``raw_utterance``, and, depending
 on the file, ``manual_rewritten_utterance``, ``automatic_rewritten_utterance`` and a canonical
 response: 2020 ``manual_canonical_result_id`` / ``automatic_canonical_result_id`` (a passage id
@@ -18,6 +43,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import click
@@ -27,8 +53,14 @@ from ..formats.writer import atomic_write_text
 
 QUERY_FIELDS = {"raw": "raw_utterance", "manual": "manual_rewritten_utterance",
                 "automatic": "automatic_rewritten_utterance"}
+#: query fields of the command: the three utterances, and the context (branch + utterance)
+FIELD_CHOICES = (*QUERY_FIELDS, "context")
+CONTEXT_SEP = " [SEP] "
 _FALLBACK = {"raw": ("utterance",)}  # CAsT 2022 names the raw utterance "utterance"
 _SPACES = re.compile(r"\s+")
+TURN_IDS_FILE = "2022_evaluation_topics_turn_ids.json"
+#: published turn counts, for the printed check
+PUBLISHED = {"2019": (50, 479), "2020": (25, 216), "2021": (26, 239), "2022": (18, 205)}
 
 
 @dataclass
@@ -41,6 +73,8 @@ class CastTurn:
     canonical_document_id: str | None = None
     canonical_source: str | None = None  # "manual", "automatic" (2020) or None
     passage: str | None = None
+    context: tuple = ()  # earlier utterances and responses on this turn's branch, oldest first
+    provenance: tuple | None = None  # 2022: the system responses' passage ids, in order
 
     def metadata(self) -> dict:
         meta = {"qid": self.qid, "conversation": self.conversation, "turn": self.turn}
@@ -59,6 +93,10 @@ class CastTopics:
     source: str
     conversations: int = 0
     fields: set = field(default_factory=set)  # query fields present in every turn
+    year: str = "?"  # detected from the file's shape (detect_year)
+    shape: str = ""  # what the year was told from
+    user_turns: int = 0  # user turns in the file (before keeping the evaluated ones)
+    turn_ids_file: str | None = None  # 2022: the evaluated-turns file applied
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -68,10 +106,13 @@ class CastTopics:
         return [t.qid for t in self.turns]
 
     def queries(self, query_field: str) -> list:
-        """[(qid, query)] for query_field raw|manual|automatic, in file order."""
+        """[(qid, query)] for query_field raw|manual|automatic|context, in file order."""
+        if query_field == "context":
+            return [(t.qid, CONTEXT_SEP.join((*t.context, t.queries["raw"])))
+                    for t in self.turns]
         if query_field not in QUERY_FIELDS:
             raise UsageError(f"unknown CAsT query field {query_field!r} "
-                             f"(choose from {', '.join(QUERY_FIELDS)})")
+                             f"(choose from {', '.join(FIELD_CHOICES)})")
         out = []
         for t in self.turns:
             text = t.queries.get(query_field)
@@ -122,25 +163,95 @@ def _canonical(raw: dict):
     return None, None, None
 
 
-def read_cast_topics(path) -> CastTopics:
-    """Read an organisers' CAsT topic JSON file (a list of conversations with turns)."""
-    name = os.fspath(path)
+def _load_json(name: str):
     try:
         with open(name, encoding="utf-8") as fh:
-            doc = json.load(fh)
+            return json.load(fh)
     except OSError as exc:
         raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         raise InputError(name, line, f"not a JSON file: {getattr(exc, 'msg', exc)}") from None
-    if not isinstance(doc, list):
-        raise InputError(name, None, "expected a JSON list of conversations "
-                                     "({\"number\": ..., \"turn\": [...]})")
+
+
+def detect_year(doc) -> tuple[str, str]:
+    """(year, what it was told from) for a parsed CAsT topic file (a list of conversations)."""
+    turns = [t for c in doc if isinstance(c, dict) and isinstance(c.get("turn"), list)
+             for t in c["turn"] if isinstance(t, dict)]
+    keys = set().union(*(t.keys() for t in turns)) if turns else set()
+    if "participant" in keys or "parent" in keys:
+        return "2022", "topic tree (participant, parent)"
+    if "provenance" in keys or any(isinstance(t.get("number"), str) and "-" in t["number"]
+                                   for t in turns):
+        return "2022", "flattened-duplicated paths (turn numbers like 1-3, response provenance)"
+    if "canonical_result_id" in keys:
+        return "2021", "canonical_result_id + passage_id"
+    if keys & {"manual_canonical_result_id", "automatic_canonical_result_id"}:
+        return "2020", "manual/automatic_canonical_result_id"
+    if keys and keys <= {"number", "raw_utterance"}:
+        return "2019", "turns with only number and raw_utterance"
+    return "?", "fields " + ", ".join(sorted(keys))
+
+
+def read_turn_ids(path) -> list:
+    """The organisers' evaluated turns ({topic: [turn, ...]}) as ids ``132_1-3``, in order."""
+    name = os.fspath(path)
+    doc = _load_json(name)
+    if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
+        raise InputError(name, None, "expected a JSON object {topic: [turn number, ...]}")
+    return [f"{k}_{t}" for k, v in doc.items() for t in v]
+
+
+def _queries(raw: dict) -> dict:
+    queries = {}
+    for key, json_key in QUERY_FIELDS.items():
+        text = _clean(raw.get(json_key))
+        for alt in _FALLBACK.get(key, ()):
+            text = text if text is not None else _clean(raw.get(alt))
+        if text is not None:
+            queries[key] = text
+    return queries
+
+
+def _provenance(raw: dict, name: str, what: str) -> list:
+    """A response's passage ids. White space inside an id is removed, with a warning: the 2022
+    tree files cite ``MARCO_50_2268879788 -3`` (turns 149_1-4, 149_1-6), which the qrels judge
+    as ``MARCO_50_2268879788-3``."""
+    prov = raw.get("provenance", [])
+    if not isinstance(prov, list) or not all(isinstance(p, str) and p.strip() for p in prov):
+        raise InputError(name, None, f"{what}: 'provenance' is not a list of passage ids")
+    out = []
+    for p in prov:
+        joined = "".join(p.split())
+        if joined != p:
+            _BLANKED.append(f"{what}: passage id {p!r} read as {joined!r}")
+        out.append(joined)
+    return out
+
+
+_BLANKED: list = []  # passage ids read with their white space removed, warned once per file
+
+
+def _warn_blanked(name: str) -> None:
+    if _BLANKED:
+        warnings.warn(f"{name}: {len(_BLANKED)} passage ids had white space inside, removed "
+                      f"(first: {_BLANKED[0]})")
+        _BLANKED.clear()
+
+
+def _add_unique(out: list, ids) -> None:
+    for pid in ids:
+        if pid not in out:
+            out.append(pid)
+
+
+def _linear_turns(doc, name: str) -> tuple[list, int]:
+    """2019-2021: conversations of turns in order; context = earlier raw utterances (and the
+    canonical passage text where the file gives it)."""
     turns, seen = [], set()
     for i, conv in enumerate(doc):
-        if not isinstance(conv, dict) or not isinstance(conv.get("turn"), list):
-            raise InputError(name, None, f"conversation {i + 1} has no 'turn' list")
         cnum = _number(conv.get("number"), name, f"conversation {i + 1}")
+        context: list = []
         for j, raw in enumerate(conv["turn"]):
             if not isinstance(raw, dict):
                 raise InputError(name, None, f"conversation {cnum}, turn {j + 1}: not an object")
@@ -149,22 +260,162 @@ def read_cast_topics(path) -> CastTopics:
             if qid in seen:
                 raise InputError(name, None, f"turn id {qid} occurs twice")
             seen.add(qid)
-            queries = {}
-            for key, json_key in QUERY_FIELDS.items():
-                text = _clean(raw.get(json_key))
-                for alt in _FALLBACK.get(key, ()):
-                    text = text if text is not None else _clean(raw.get(alt))
-                if text is not None:
-                    queries[key] = text
+            queries = _queries(raw)
             pid, did, src = _canonical(raw)
             turn_no = int(tnum) if tnum.isdigit() else tnum
-            turns.append(CastTurn(qid, cnum, turn_no, queries, pid, did, src,
-                                  raw.get("passage") if isinstance(raw.get("passage"), str)
-                                  else None))
+            passage = raw.get("passage") if isinstance(raw.get("passage"), str) else None
+            turns.append(CastTurn(qid, cnum, turn_no, queries, pid, did, src, passage,
+                                  tuple(context)))
+            if "raw" in queries:
+                context.append(queries["raw"])
+            if _clean(passage):
+                context.append(_clean(passage))
+    return turns, len(turns)
+
+
+def _tree_turns(doc, name: str) -> tuple[list, int]:
+    """2022 tree: user turns with their branch (follow ``parent``) and responses' provenance."""
+    turns = []
+    for i, conv in enumerate(doc):
+        cnum = _number(conv.get("number"), name, f"conversation {i + 1}")
+        nodes: dict = {}
+        for j, raw in enumerate(conv["turn"]):
+            if not isinstance(raw, dict):
+                raise InputError(name, None, f"conversation {cnum}, turn {j + 1}: not an object")
+            tnum = _number(raw.get("number"), name, f"conversation {cnum}, turn {j + 1}")
+            if tnum in nodes:
+                raise InputError(name, None, f"turn id {cnum}_{tnum} occurs twice")
+            who = raw.get("participant")
+            if who not in ("User", "System"):
+                raise InputError(name, None, f"turn {cnum}_{tnum}: participant {who!r} is not "
+                                             "User or System")
+            nodes[tnum] = raw
+        children: dict = {}
+        for tnum, raw in nodes.items():
+            parent = raw.get("parent")
+            if parent is not None:
+                parent = str(parent)
+                if parent not in nodes:
+                    raise InputError(name, None, f"turn {cnum}_{tnum}: parent {parent!r} is not "
+                                                 "a turn of its topic")
+                children.setdefault(parent, []).append(tnum)
+        for tnum, raw in nodes.items():
+            if raw["participant"] != "User":
+                continue
+            path, node, steps = [], raw.get("parent"), 0
+            while node is not None:
+                steps += 1
+                if steps > len(nodes):
+                    raise InputError(name, None, f"turn {cnum}_{tnum}: its parents form a cycle")
+                up = nodes[str(node)]
+                text = _clean(up.get("utterance") if up["participant"] == "User"
+                              else up.get("response"))
+                if text is not None:
+                    path.append(text)
+                node = up.get("parent")
+            prov: list = []
+            for kid in children.get(tnum, []):
+                if nodes[kid]["participant"] == "System":
+                    _add_unique(prov, _provenance(nodes[kid], name, f"turn {cnum}_{kid}"))
+            turns.append(CastTurn(f"{cnum}_{tnum}", cnum, tnum, _queries(raw),
+                                  context=tuple(reversed(path)), provenance=tuple(prov)))
+    return turns, len(turns)
+
+
+def _flattened_turns(doc, name: str) -> tuple[list, int]:
+    """2022 flattened-duplicated: one conversation per path; a turn met on several paths is kept
+    once (its context, the path before it, is the same on each; its provenance is the union of
+    the responses it gets on the paths, in order)."""
+    by_id: dict = {}
+    for i, conv in enumerate(doc):
+        cnum = _number(conv.get("number"), name, f"conversation {i + 1}")
+        context: list = []
+        for j, raw in enumerate(conv["turn"]):
+            if not isinstance(raw, dict):
+                raise InputError(name, None, f"conversation {cnum}, turn {j + 1}: not an object")
+            tnum = _number(raw.get("number"), name, f"conversation {cnum}, turn {j + 1}")
+            qid = f"{cnum}_{tnum}"
+            queries = _queries(raw)
+            prov = _provenance(raw, name, f"path {i + 1}, turn {qid}")
+            if qid not in by_id:
+                by_id[qid] = CastTurn(qid, cnum, tnum, queries, context=tuple(context),
+                                      provenance=tuple(prov))
+            else:
+                turn = by_id[qid]
+                if turn.context != tuple(context) or turn.queries != queries:
+                    raise InputError(name, None, f"turn {qid} differs between two paths")
+                merged = list(turn.provenance)
+                _add_unique(merged, prov)
+                turn.provenance = tuple(merged)
+            if "raw" in queries:
+                context.append(queries["raw"])
+            if _clean(raw.get("response")):
+                context.append(_clean(raw.get("response")))
+    return list(by_id.values()), len(by_id)
+
+
+def read_cast_topics(path, turn_ids=None) -> CastTopics:
+    """Read an organisers' CAsT topic JSON file of any year (2019-2022, see the module doc).
+
+    turn_ids: 2022 only, the evaluated-turns JSON; default: ``2022_evaluation_topics_turn_ids.json``
+    beside the topic file when it exists (otherwise every user turn is kept). A listed turn that
+    is not in the topic file is an error.
+    """
+    name = os.fspath(path)
+    doc = _load_json(name)
+    if not isinstance(doc, list):
+        raise InputError(name, None, "expected a JSON list of conversations "
+                                     "({\"number\": ..., \"turn\": [...]})")
+    for i, conv in enumerate(doc):
+        if not isinstance(conv, dict) or not isinstance(conv.get("turn"), list):
+            raise InputError(name, None, f"conversation {i + 1} has no 'turn' list")
+    year, shape = detect_year(doc)
+    if year == "2022":
+        reader = _tree_turns if shape.startswith("topic tree") else _flattened_turns
+        _BLANKED.clear()
+        try:
+            turns, user_turns = reader(doc, name)
+        finally:
+            _warn_blanked(name)
+        if turn_ids is None:
+            beside = os.path.join(os.path.dirname(os.path.abspath(name)), TURN_IDS_FILE)
+            turn_ids = beside if os.path.exists(beside) else None
+        if turn_ids is not None:
+            keep = read_turn_ids(turn_ids)
+            have = {t.qid for t in turns}
+            absent = [q for q in keep if q not in have]
+            if absent:
+                raise InputError(os.fspath(turn_ids), None,
+                                 f"{len(absent)} evaluated turns are not user turns of {name} "
+                                 f"(e.g. {absent[0]!r})")
+            keep = set(keep)
+            turns = [t for t in turns if t.qid in keep]
+    else:
+        if turn_ids is not None:
+            raise UsageError("an evaluated-turns file goes with CAsT 2022 topic files only")
+        turns, user_turns = _linear_turns(doc, name)
     if not turns:
         raise InputError(name, None, "no turns")
+    for t in turns:
+        if "raw" not in t.queries:
+            raise InputError(name, None, f"turn {t.qid} has no raw utterance")
     fields = {f for f in QUERY_FIELDS if all(f in t.queries for t in turns)}
-    return CastTopics(turns, name, len(doc), fields)
+    conversations = len({t.conversation for t in turns})
+    return CastTopics(turns, name, conversations, fields, year, shape, user_turns,
+                      None if turn_ids is None else os.fspath(turn_ids))
+
+
+def provenance_run(topics: CastTopics, run_name: str = "cast-provenance") -> list:
+    """TREC run lines ``qid Q0 passage rank score run_name`` from the turns' response provenance:
+    rank i gets score n - i + 1 (no ties, so trec_eval keeps the organisers' order)."""
+    if any(t.provenance is None for t in topics.turns):
+        raise UsageError(f"{topics.source}: only CAsT 2022 topic files carry response provenance")
+    lines = []
+    for t in topics.turns:
+        n = len(t.provenance)
+        lines += [f"{t.qid} Q0 {pid} {i} {n - i + 1} {run_name}\n"
+                  for i, pid in enumerate(t.provenance, 1)]
+    return lines
 
 
 # --------------------------------------------------------------------------- topic writer
@@ -224,30 +475,64 @@ def convert_cast_qrels(path, topics: CastTopics, out) -> QrelsCounts:
 # --------------------------------------------------------------------------- command
 @click.command("cast", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--topics", "topics_path", required=True, metavar="FILE",
-              help="Organisers' CAsT topic JSON (e.g. 2021_manual_evaluation_topics_v1.0.json).")
-@click.option("--query-field", type=click.Choice(list(QUERY_FIELDS)), required=True,
-              help="raw_utterance, manual_rewritten_utterance or automatic_rewritten_utterance.")
-@click.option("--topics-out", required=True, metavar="OUT",
-              help="Topics to write: TSV if OUT ends in .tsv, else TREC <top> format.")
+              help="Organisers' CAsT topic JSON of any year 2019-2022 (e.g. "
+                   "2021_manual_evaluation_topics_v1.0.json, 2022_evaluation_topics_tree_v1.0.json"
+                   "); the year is told from the file's shape.")
+@click.option("--query-field", type=click.Choice(FIELD_CHOICES), default=None,
+              help="raw_utterance (2022: utterance), manual_rewritten_utterance, "
+                   "automatic_rewritten_utterance, or context (the turn's branch: earlier "
+                   "utterances and responses, then the utterance, joined by ' [SEP] ').")
+@click.option("--topics-out", default=None, metavar="OUT",
+              help="Topics to write: TSV if OUT ends in .tsv, JSONL for .jsonl, else TREC <top>.")
+@click.option("--turn-ids", "turn_ids", default=None, metavar="FILE",
+              help="CAsT 2022: the evaluated turns (default: 2022_evaluation_topics_turn_ids.json "
+                   "beside the topic file, when present).")
+@click.option("--provenance-run", "provenance_out", default=None, metavar="OUT",
+              help="CAsT 2022: write the system responses' passage provenance of each kept turn "
+                   "as a ranked TREC run (the organisers' canonical passages).")
 @click.option("--meta-out", default=None, metavar="FILE",
               help="Also write per-turn metadata (canonical passage id) as JSONL.")
 @click.option("--qrels", "qrels_path", default=None, metavar="FILE",
               help="CAsT qrels to check against the turn ids and write to --qrels-out.")
 @click.option("--qrels-out", default=None, metavar="OUT", help="Where to write the qrels.")
-def cast_command(topics_path, query_field, topics_out, meta_out, qrels_path, qrels_out):
-    """TREC CAsT topic JSON to TREC topics with turn ids CONV_TURN (106_1), as in the qrels."""
+def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out, meta_out,
+                 qrels_path, qrels_out):
+    """TREC CAsT topic JSON to TREC topics with turn ids CONV_TURN (106_1, 2022: 132_1-3), as in
+    the qrels."""
     from ..cli import _run_guarded
 
     def job():
         if (qrels_path is None) != (qrels_out is None):
             raise UsageError("--qrels and --qrels-out go together")
-        topics = read_cast_topics(topics_path)
-        pairs = topics.queries(query_field)
-        fmt = write_topics(pairs, topics_out)
-        canon = sum(t.canonical_passage_id is not None for t in topics.turns)
-        click.echo(f"cast: {len(pairs)} turns in {topics.conversations} conversations, query "
-                   f"field {query_field} ({QUERY_FIELDS[query_field]}), {canon} with a canonical "
-                   f"passage; wrote {topics_out} ({fmt})", err=True)
+        if (query_field is None) != (topics_out is None):
+            raise UsageError("--query-field and --topics-out go together")
+        if topics_out is None and provenance_out is None and meta_out is None \
+                and qrels_out is None:
+            raise UsageError("nothing to write: give --topics-out, --provenance-run, "
+                             "--meta-out or --qrels-out")
+        topics = read_cast_topics(topics_path, turn_ids)
+        published = PUBLISHED.get(topics.year)
+        kept = (f"{len(topics)} of {topics.user_turns} user turns kept (evaluated turns of "
+                f"{topics.turn_ids_file})" if topics.turn_ids_file else f"{len(topics)} turns")
+        pub = (f"; published: {published[1]} turns in {published[0]} topics"
+               if published else "")
+        click.echo(f"cast: CAsT {topics.year} topic file ({topics.shape}): {kept} in "
+                   f"{topics.conversations} topics{pub}", err=True)
+        pairs = topics.queries(query_field) if query_field is not None else None
+        prov = provenance_run(topics) if provenance_out is not None else None
+        if pairs is not None:
+            fmt = write_topics(pairs, topics_out)
+            canon = sum(t.canonical_passage_id is not None for t in topics.turns)
+            json_key = QUERY_FIELDS.get(query_field, "branch + utterance")
+            click.echo(f"cast: {len(pairs)} turns in {topics.conversations} conversations, query "
+                       f"field {query_field} ({json_key}), {canon} with a canonical "
+                       f"passage; wrote {topics_out} ({fmt})", err=True)
+        if prov is not None:
+            atomic_write_text(provenance_out, "".join(prov))
+            empty = sum(not t.provenance for t in topics.turns)
+            click.echo(f"cast: provenance run: {len(prov)} passages for "
+                       f"{len(topics) - empty} turns ({empty} turns without provenance); "
+                       f"wrote {provenance_out}", err=True)
         if meta_out is not None:
             write_metadata(topics, meta_out)
             click.echo(f"cast: wrote metadata of {len(topics)} turns to {meta_out}", err=True)
