@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "evaluate": ".api", "Results": ".api", "load_qrels": ".api", "load_run": ".api",
+    "evaluate_many": ".api_many",
     "RelevanceEvaluator": ".compat", "compute_aggregated_measure": ".compat",
     "parse_qrel": ".compat", "parse_run": ".compat", "supported_measures": ".compat",
     "supported_nicknames": ".compat",

@@ -103,7 +103,7 @@ def main():
 
 @main.command("eval", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("qrels", type=str)
-@click.argument("run", type=str)
+@click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]")
 @click.option("-q", "query", is_flag=True, help="Print per-topic values as well as the summary.")
 @click.option("-c", "complete", is_flag=True,
               help="Average over every qrels topic; topics missing from the run count 0.")
@@ -132,17 +132,27 @@ def main():
 @click.option("--engine", type=click.Choice(["native", "pytrec_eval"]), default="native",
               show_default=True, help="native, or delegate computation to pytrec_eval.")
 @click.option("--quiet", is_flag=True, help="No coverage line on stderr.")
-def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, level,
+@click.option("-j", "--jobs", type=int, default=None, metavar="N",
+              help="Score several runs in N worker processes (default: every core, when the "
+                   "runs are large enough to pay for starting them).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Score the runs on a Dask distributed cluster (trecqr[dask]); its workers "
+                   "must see the same paths.")
+def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs, level,
                  num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
-                 quiet):
-    """Evaluate RUN against QRELS, as trec_eval does (same options, same output)."""
+                 quiet, jobs, scheduler):
+    """Evaluate each RUN against QRELS, as trec_eval does (same options, same output).
+
+    Several runs (or a folder, or a glob pattern) are scored in parallel, the qrels read once;
+    the trec output is each run's output in turn, the others get a ``run`` column."""
+    from .api_many import expand_runs
     from .report.outputs import coverage_line, render
     from .scorer.options import Options
-    from .scorer.run_eval import run_trec_eval
     from .formats.writer import atomic_write_text
 
     def job():
-        if qrels == "-" and run == "-":
+        paths, several = expand_runs(runs)
+        if qrels == "-" and "-" in paths:
             raise UsageError("QRELS and RUN cannot both be '-' (stdin)")
         if max_docs is not None and max_docs < 0:
             raise UsageError(f"-M must not be negative (got {max_docs})")
@@ -150,29 +160,57 @@ def eval_command(qrels, run, query, complete, nosummary, judged_only, max_docs, 
                           max_docs=sys.maxsize if max_docs is None else max_docs,
                           judged_only=judged_only, complete=complete, compat=compat,
                           num_docs_in_coll=num_docs or 0)
-        trec_args, irm = list(measures), []
-        if any(("@" in m or "(" in m) for m in measures):  # ir_measures names: RR@3, R(rel=2)
-            from .measures.names import split_measures
+        spec = (list(measures), options, rel_format, zscores, engine)
+        if len(paths) == 1 and not several and scheduler is None:
+            ev = _eval_one(qrels, paths[0], *spec)
+            atomic_write_text(output, render(ev, fmt, query=query, summary=not nosummary,
+                                             places=places))
+            if not quiet:
+                click.echo(coverage_line(ev), err=True)
+            return
+        from .api_many import eval_runs
 
-            trec_args, irm = split_measures(list(measures))
-        if irm:  # ir_measures names (RR@3, nDCG@10, R(rel=2)@100): the API's path
-            if rel_format != "qrels" or engine != "native":
-                raise UsageError(f"ir_measures names ({irm[0][0]}) need -R qrels and the native "
-                                 "engine")
-            from .api import split_and_score
-
-            ev = split_and_score(qrels, run, trec_args, irm, options, zscores).evaluation
-            if not trec_args:  # the API scores "runid" as a placeholder: not asked for here
-                ev.columns = [c for c in ev.columns if c.name != "runid"]
-        else:
-            ev = run_trec_eval(qrels, run, list(measures), options, rel_format=rel_format,
-                               zscores=zscores, engine=engine)
-        text = render(ev, fmt, query=query, summary=not nosummary, places=places)
+        text, lines = eval_runs(_eval_rendered, qrels, paths, spec,
+                                (fmt, query, not nosummary, places), several=several,
+                                jobs=jobs, scheduler=scheduler)
         atomic_write_text(output, text)
         if not quiet:
-            click.echo(coverage_line(ev), err=True)
+            for line in lines:
+                click.echo(line, err=True)
 
     _run_guarded(job)
+
+
+def _eval_one(qrels, run, measures, options, rel_format, zscores, engine):
+    """The Evaluation ``trecqr eval`` prints for one run (qrels: a path or a parsed file)."""
+    from .scorer.run_eval import run_trec_eval
+
+    trec_args, irm = list(measures), []
+    if any(("@" in m or "(" in m) for m in measures):  # ir_measures names: RR@3, R(rel=2)
+        from .measures.names import split_measures
+
+        trec_args, irm = split_measures(list(measures))
+    if irm:  # ir_measures names (RR@3, nDCG@10, R(rel=2)@100): the API's path
+        if rel_format != "qrels" or engine != "native":
+            raise UsageError(f"ir_measures names ({irm[0][0]}) need -R qrels and the native "
+                             "engine")
+        from .api import split_and_score
+
+        ev = split_and_score(qrels, run, trec_args, irm, options, zscores).evaluation
+        if not trec_args:  # the API scores "runid" as a placeholder: not asked for here
+            ev.columns = [c for c in ev.columns if c.name != "runid"]
+        return ev
+    return run_trec_eval(qrels, run, list(measures), options, rel_format=rel_format,
+                         zscores=zscores, engine=engine)
+
+
+def _eval_rendered(qrels, run, spec, out):
+    """One of several runs, in a worker: (its output text, its coverage line)."""
+    from .report.outputs import coverage_line, render
+
+    fmt, query, summary, places = out
+    ev = _eval_one(qrels, run, *spec)
+    return render(ev, fmt, query=query, summary=summary, places=places), coverage_line(ev)
 
 
 @main.group("convert", cls=LazyGroup, lazy={

@@ -247,7 +247,8 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
     pair i < j (run j minus run i). The family corrected is every (pair, measure) test."""
     import pyarrow.compute as pc
 
-    from ..api import load_qrels, score_trec
+    from ..api import load_qrels
+    from ..api_many import score_trec_many
     from ..scorer.options import Options
 
     runs = list(runs)
@@ -268,7 +269,7 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
     q = load_qrels(qrels, comments=options.v10)
-    evals = [score_trec(q, r, measures, options) for r in runs]
+    evals = score_trec_many(q, runs, measures, options)  # in parallel when the runs are large
 
     cols = [c.name for c in evals[0].columns
             if c.measure.summary != "none" and np.asarray(c.values).dtype.kind in "fiub"]
