@@ -8,48 +8,24 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
-
 import click
 
 from .errors import InputError, TrecqrError, UsageError
 
 
 def _fail(message: str) -> None:
-    click.echo(message, err=True)
+    from .guard import echo_line
+
+    echo_line(message)
     sys.exit(2)
 
 
 def _run_guarded(fn):
-    """Run fn, turning our errors (and anything unexpected) into one line and exit status 2."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn()
-        except InputError as exc:
-            _flush_warnings(caught)
-            _fail(str(exc))
-        except UsageError as exc:
-            _fail(f"trecqr: {exc}")
-        except TrecqrError as exc:
-            _fail(f"trecqr: {exc}")
-        except MemoryError:
-            _fail("trecqr: out of memory")
-        except EOFError as exc:  # gzip's reader on a truncated stream, read lazily
-            _fail(f"trecqr: unexpected end of a compressed input ({exc})")
-        except BrokenPipeError:
-            sys.exit(1)
-        _flush_warnings(caught)
-    return result
+    """Run fn on the one error path (trecqr/guard.py): every failure is one stderr line and exit
+    status 2 (130 for Ctrl-C), files written appear only on success."""
+    from .guard import run_guarded
 
-
-def _flush_warnings(caught) -> None:
-    seen = set()
-    for w in caught:
-        text = str(w.message)
-        if text not in seen:
-            seen.add(text)
-            click.echo(f"trecqr: warning: {text}", err=True)
+    return run_guarded(fn)
 
 
 def _lean_arrow_memory() -> None:
@@ -239,19 +215,44 @@ if __name__ == "__main__":  # pragma: no cover
 
 def entry() -> None:
     """Console script ``trecqr``: run the command, flush, and leave without tearing down the
-    interpreter, which would free hundreds of MB of arrays one by one for nothing."""
+    interpreter, which would free hundreds of MB of arrays one by one for nothing. Signals,
+    closed standard streams and errors outside a command's work end on the one error path."""
+    from .guard import (Interrupted, echo_line, failure_line, fix_std_streams,
+                        install_signal_handlers, refuse_endless_devices, remove_all_temps,
+                        wait_for_fifo_writers)
+
+    fix_std_streams()
+    install_signal_handlers()
     code = 0
     try:
+        refuse_endless_devices(sys.argv[1:])
+        wait_for_fifo_writers(sys.argv[1:])
         main()
     except SystemExit as exc:
         if isinstance(exc.code, int):
             code = exc.code
         elif exc.code is not None:
-            print(exc.code, file=sys.stderr)
+            echo_line(str(exc.code))
             code = 1
+    except BaseException as exc:  # noqa: BLE001 - outside a command's work (start-up, options)
+        remove_all_temps()
+        line, code = failure_line(exc)
+        if os.environ.get("TRECQR_DEBUG", "") not in ("", "0") and not isinstance(
+                exc, (Interrupted, KeyboardInterrupt)):
+            import traceback
+
+            traceback.print_exc()
+        if line:
+            echo_line(line)
     try:
         sys.stdout.flush()
+    except (BrokenPipeError, OSError, ValueError) as exc:
+        if code == 0:
+            if not isinstance(exc, BrokenPipeError):
+                echo_line(f"trecqr: <stdout>: cannot write: {getattr(exc, 'strerror', None) or exc}")
+            code = 1
+    try:
         sys.stderr.flush()
-    except (BrokenPipeError, OSError):
+    except (OSError, ValueError):
         code = code or 1
     os._exit(code)

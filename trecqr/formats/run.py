@@ -135,6 +135,8 @@ def _scan(path, comments: bool, judged=None, float32: bool | None = None) -> Run
     if _scanner is None or hasattr(path, "read") or str(path) == "-":
         return None
     name = os.fspath(path)
+    if not os.path.isfile(name):  # a FIFO or device: the scanner may read it twice
+        return None
     judged_list = None if judged is None else judged.to_pylist()
     try:
         res = "full" if float32 is None else \

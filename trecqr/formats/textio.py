@@ -83,15 +83,21 @@ def read_source(path) -> Source:
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
     elif str(path) == "-":
+        from ..guard import read_bounded
+
         name = "<stdin>"
-        raw = sys.stdin.buffer.read()
+        raw = read_bounded(sys.stdin.buffer, name)
     else:
         name = os.fspath(path)
         if os.path.isdir(name):
             raise InputError(name, None, "is a directory, not a file")
+        from ..guard import open_input, read_bounded
+
         try:
-            with open(name, "rb") as fh:
-                raw = fh.read()
+            with open_input(name) as fh:
+                raw = read_bounded(fh, name)
+        except InputError:
+            raise
         except FileNotFoundError:
             raise InputError(name, None, "no such file") from None
         except PermissionError:
@@ -336,6 +342,8 @@ def last_line_fields(path, *, comments: bool) -> list[str] | None:
     """Fields of the last data line of an uncompressed file, read from its tail only."""
     name = os.fspath(path)
     try:
+        if not os.path.isfile(name):  # a FIFO has no tail to seek to: reading it would drain it
+            return None
         with open(name, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - _SAMPLE))

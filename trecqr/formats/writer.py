@@ -32,24 +32,26 @@ def _new_file_mode(path: str) -> int:
 
 
 def atomic_write_bytes(path, parts) -> None:
-    """Write the byte strings (or buffers) in parts to path, ``-`` for stdout, atomically."""
+    """Write the byte strings (or buffers) in parts to path, ``-`` for stdout, atomically.
+
+    Inside :func:`trecqr.guard.output_transaction` (every command's work) the temporary file is
+    renamed into place only when the whole command succeeds."""
+    from ..guard import current_transaction, register_temp, remove_temp, signals_blocked
+
     if str(path) == "-":
-        out = getattr(sys.stdout, "buffer", None)
-        sys.stdout.flush()
-        for part in parts:
-            if out is None:
-                sys.stdout.write(bytes(part).decode("utf-8"))
-            else:
-                out.write(part)
-        (out or sys.stdout).flush()
+        _write_stdout(parts)
         return
     path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target, not the link
     if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
         _write_special(path, parts)  # /dev/null, a FIFO: renaming onto it would replace it
         return
+    if os.path.isdir(path):
+        raise InputError(path, None, "cannot write: is a folder")
     folder = os.path.dirname(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".trecqr-", suffix=".tmp", dir=folder)
+        with signals_blocked():  # a signal never falls between creation and registration
+            fd, tmp = tempfile.mkstemp(prefix=".trecqr-", suffix=".tmp", dir=folder)
+            register_temp(tmp)
     except OSError as exc:
         raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
     try:
@@ -57,13 +59,35 @@ def atomic_write_bytes(path, parts) -> None:
             for part in parts:
                 fh.write(part)
         os.chmod(tmp, _new_file_mode(path))
-        os.replace(tmp, path)
+        tx = current_transaction()
+        if tx is not None:
+            tx.pending.append((tmp, path))
+            return
+        with signals_blocked():
+            os.replace(tmp, path)
+            remove_temp(tmp)  # forgets it (already renamed)
     except BaseException as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        remove_temp(tmp)
         if isinstance(exc, OSError):
             raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
         raise
+
+
+def _write_stdout(parts) -> None:
+    try:
+        out = getattr(sys.stdout, "buffer", None)
+        sys.stdout.flush()
+        for part in parts:
+            if out is None:
+                sys.stdout.write(bytes(part).decode("utf-8", "surrogateescape"))
+            else:
+                out.write(part)
+        (out or sys.stdout).flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:  # >/dev/full, >&-
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise InputError("<stdout>", None, f"cannot write: {why}") from None
 
 
 def _write_special(path: str, parts) -> None:
@@ -78,10 +102,9 @@ def _write_special(path: str, parts) -> None:
 def atomic_write_text(path, text: str) -> None:
     """Write text (UTF-8, ``\\n`` line ends) to path, ``-`` for stdout, atomically."""
     if str(path) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _write_stdout([text.encode("utf-8", "surrogateescape")])
         return
-    atomic_write_bytes(path, [text.encode("utf-8")])
+    atomic_write_bytes(path, [text.encode("utf-8", "surrogateescape")])
 
 
 def _line_buffers(lines):

@@ -1,0 +1,620 @@
+"""The one error path of every command, and signal-safe temporary files.
+
+:func:`run_guarded` runs a command's work and turns every way it can end badly into one line on
+stderr and an exit status:
+
+- bad input (:class:`~trecqr.errors.InputError`): ``file:line: what is wrong``, exit 2;
+- bad options (:class:`~trecqr.errors.UsageError`) and other ``TrecqrError``: ``trecqr: ...``, 2;
+- an operating-system error (unreadable file, full disk, closed stdout): ``trecqr: file: why``, 2;
+- anything unexpected: ``trecqr: internal error: ...`` with where to report it, exit 2 (the
+  traceback only when ``TRECQR_DEBUG=1``);
+- Ctrl-C: ``trecqr: interrupted``, exit 130; SIGTERM / SIGHUP: ``trecqr: terminated (SIGTERM)``,
+  exit 128 + the signal number.
+
+While the work runs, warnings are collected and stderr is held (when it is not a terminal): they
+are printed after a success and dropped after a failure, so a failure is always exactly one line.
+Every file written through :mod:`trecqr.formats.writer` during the work is a temporary file
+until the work succeeds; then all of them are renamed into place (see
+:func:`output_transaction`). A failure, an exception or a signal removes them, and removes the
+folders the work created (:func:`new_output_dir`).
+
+Layer: this module imports only :mod:`trecqr.errors` (and click, lazily), so every other module
+may use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import signal
+import sys
+import threading
+import warnings
+
+from .errors import InputError, TrecqrError, UsageError
+
+REPORT_URL = "https://github.com/trecqr/trecqr/issues"
+MAX_LINE = 2000  # an error line is cut here: a message quoting a binary line stays readable
+HELD_STDERR_LIMIT = 1 << 20  # bytes of held stderr; past this it is let through
+
+_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None),
+                             getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+class Interrupted(BaseException):
+    """A SIGINT, SIGTERM or SIGHUP arrived; temporary files are already removed."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signum)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    def line(self) -> str:
+        if self.signum == getattr(signal, "SIGINT", 2):
+            return "trecqr: interrupted"
+        try:
+            name = signal.Signals(self.signum).name
+        except ValueError:
+            name = f"signal {self.signum}"
+        return f"trecqr: terminated ({name})"
+
+
+# ------------------------------------------------------------------ temporary files and folders
+_temps: dict[str, bool] = {}  # path -> is a folder; removed on a signal and on failure
+_lock = threading.RLock()
+
+
+def _remove(path: str, folder: bool) -> None:
+    try:
+        if folder:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def register_temp(path, folder: bool = False) -> None:
+    with _lock:
+        _temps[os.fspath(path)] = folder
+
+
+def unregister_temp(path) -> None:
+    with _lock:
+        _temps.pop(os.fspath(path), None)
+
+
+def remove_temp(path) -> None:
+    """Remove a registered temporary file or folder (if still there) and forget it."""
+    path = os.fspath(path)
+    with _lock:
+        folder = _temps.pop(path, None)
+    if folder is None:
+        folder = os.path.isdir(path) and not os.path.islink(path)
+    _remove(path, folder)
+
+
+def remove_all_temps() -> None:
+    with _lock:
+        items = list(_temps.items())
+        _temps.clear()
+    for path, folder in items:
+        _remove(path, folder)
+
+
+@contextlib.contextmanager
+def signals_blocked():
+    """Hold SIGINT/SIGTERM/SIGHUP for a few steps (create-and-register, rename-and-forget), so a
+    signal never falls between a temporary file's creation and its registration."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _on_signal(signum, frame):
+    remove_all_temps()
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_handled():
+    """Within: SIGINT, SIGTERM and SIGHUP remove the temporary files and raise Interrupted."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {}
+    for s in _SIGNALS:
+        try:
+            current = signal.getsignal(s)
+            if s != signal.SIGINT and current == signal.SIG_IGN:
+                continue  # nohup: a SIGHUP the user asked to ignore stays ignored
+            old[s] = current
+            signal.signal(s, _on_signal)
+        except (OSError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            try:
+                signal.signal(s, h)
+            except (OSError, ValueError):
+                pass
+
+
+def install_signal_handlers() -> None:
+    """For the console script: the whole process handles the signals (no restore)."""
+    for s in _SIGNALS:
+        try:
+            if s != signal.SIGINT and signal.getsignal(s) == signal.SIG_IGN:
+                continue
+            signal.signal(s, _on_signal)
+        except (OSError, ValueError):
+            pass
+
+
+# ------------------------------------------------------------------ output transaction
+class _Transaction:
+    def __init__(self):
+        self.pending: list[tuple[str, str]] = []  # (temporary file, target)
+        self.new_dirs: list[str] = []  # folders made by this command, removed on failure
+
+    def commit(self) -> None:
+        for i, (tmp, target) in enumerate(self.pending):
+            try:
+                with signals_blocked():
+                    os.replace(tmp, target)
+                    unregister_temp(tmp)
+            except OSError as exc:
+                for t, _ in self.pending[i:]:
+                    remove_temp(t)
+                self.pending = []
+                raise InputError(target, None, f"cannot write: {exc.strerror or exc}") from None
+        self.pending = []
+        for d in self.new_dirs:
+            unregister_temp(d)
+        self.new_dirs = []
+
+    def rollback(self) -> None:
+        for tmp, _ in self.pending:
+            remove_temp(tmp)
+        self.pending = []
+        for d in reversed(self.new_dirs):
+            remove_temp(d)
+        self.new_dirs = []
+
+
+_state = threading.local()
+
+
+def current_transaction():
+    return getattr(_state, "transaction", None)
+
+
+@contextlib.contextmanager
+def output_transaction():
+    """Within: files written atomically become visible only when the block ends without error,
+    all together; on error (or a signal) none of them appears. Nested blocks join the outer."""
+    if current_transaction() is not None:
+        yield current_transaction()
+        return
+    tx = _Transaction()
+    _state.transaction = tx
+    try:
+        yield tx
+        tx.commit()
+    except BaseException:
+        tx.rollback()
+        raise
+    finally:
+        _state.transaction = None
+
+
+def new_output_dir(path) -> str:
+    """Make folder path (and missing parents) for a command's outputs; the folders made are
+    removed again if the command fails. An existing folder is used as it is."""
+    path = os.path.abspath(os.fspath(path))
+    made = []
+    p = path
+    while not os.path.exists(p):
+        made.append(p)
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    tx = current_transaction()
+    for d in reversed(made):
+        try:
+            with signals_blocked():
+                os.mkdir(d)
+                if tx is not None:
+                    register_temp(d, folder=True)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise InputError(d, None, f"cannot create folder: {exc.strerror or exc}") from None
+        if tx is not None:
+            tx.new_dirs.append(d)
+    if not os.path.isdir(path):
+        raise InputError(path, None, "not a folder")
+    return path
+
+
+# ------------------------------------------------------------------ held stderr
+class _HeldStream(io.TextIOBase):
+    """Stands in for sys.stderr while a command works: text is kept until release() (then it is
+    written, and later text goes straight through) or drop()."""
+
+    def __init__(self, real):
+        self.real = real
+        self.parts: list[str] = []
+        self.size = 0
+        self.holding = True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        if not self.holding:
+            return self.real.write(s)
+        self.parts.append(s)
+        self.size += len(s)
+        if self.size > HELD_STDERR_LIMIT:
+            self.release()
+        return len(s)
+
+    def flush(self):
+        if not self.holding:
+            with contextlib.suppress(Exception):
+                self.real.flush()
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self.real.fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self.real, "encoding", "utf-8")
+
+    @property
+    def buffer(self):  # bytes written through .buffer are text once decoded
+        return _HeldBuffer(self)
+
+    def release(self):
+        self.holding = False
+        parts, self.parts = self.parts, []
+        with contextlib.suppress(Exception):
+            self.real.write("".join(parts))
+            self.real.flush()
+
+    def drop(self):
+        self.holding = False
+        self.parts = []
+
+
+class _HeldBuffer(io.RawIOBase):
+    def __init__(self, stream):
+        self.stream = stream
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.stream.write(bytes(b).decode("utf-8", "surrogateescape"))
+        return len(b)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except Exception:
+        return False
+
+
+# ------------------------------------------------------------------ one line out
+def _clean(message: str) -> str:
+    text = " ".join(str(message).split())
+    if len(text) > MAX_LINE:
+        text = text[:MAX_LINE] + " ..."
+    return text
+
+
+def echo_line(message: str) -> None:
+    """Write message as one line on stderr; a file name that is not UTF-8 comes out as the
+    bytes it was given (as trec_eval prints it)."""
+    text = _clean(message) + "\n"
+    err = sys.stderr
+    if err is None:
+        return
+    try:
+        buf = getattr(err, "buffer", None)
+        if buf is not None:
+            err.flush()
+            buf.write(text.encode("utf-8", "surrogateescape"))
+            buf.flush()
+        else:
+            err.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            err.flush()
+    except (OSError, ValueError, UnicodeError):
+        pass
+
+
+def internal_error_line(exc: BaseException) -> str:
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.find("trecqr") >= 0:
+            code = tb.tb_frame.f_code
+            where = f" at {os.path.basename(code.co_filename)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return (f"trecqr: internal error: {type(exc).__name__}: {exc}{where} (please report it at "
+            f"{REPORT_URL} with the command; TRECQR_DEBUG=1 prints the traceback)")
+
+
+def _debug() -> bool:
+    return os.environ.get("TRECQR_DEBUG", "") not in ("", "0")
+
+
+def os_error_line(exc: OSError) -> str:
+    name = exc.filename if exc.filename is not None else None
+    why = exc.strerror or str(exc)
+    if name is None:
+        return f"trecqr: {why}"
+    return f"trecqr: {os.fsdecode(name) if isinstance(name, bytes) else name}: {why}"
+
+
+def failure_line(exc: BaseException) -> tuple[str, int]:
+    """(the one line, exit status) for an exception that ends a command."""
+    if isinstance(exc, Interrupted):
+        return exc.line(), exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "trecqr: interrupted", 130
+    if isinstance(exc, InputError):
+        return str(exc), 2
+    if isinstance(exc, (UsageError, TrecqrError)):
+        return f"trecqr: {exc}", 2
+    if isinstance(exc, MemoryError):
+        return "trecqr: out of memory", 2
+    if isinstance(exc, BrokenPipeError):
+        return "", 1  # the reader went away (| head): nothing to say, nobody to say it to
+    if isinstance(exc, EOFError):  # gzip's reader on a truncated stream, read lazily
+        return f"trecqr: unexpected end of a compressed input ({exc})", 2
+    if isinstance(exc, RecursionError):
+        return "trecqr: input nested too deeply", 2
+    if isinstance(exc, OSError):
+        return os_error_line(exc), 2
+    return internal_error_line(exc), 2
+
+
+_depth = threading.local()
+
+
+def run_guarded(fn):
+    """Run fn (a command's work) on the one error path; returns its result."""
+    import click
+
+    if getattr(_depth, "n", 0) > 0:  # a nested call: the outer one guards
+        return fn()
+    _depth.n = 1
+    real_err = sys.stderr
+    held = None
+    if real_err is not None and not _isatty(real_err):
+        held = _HeldStream(real_err)
+        sys.stderr = held
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught, signals_handled():
+            warnings.simplefilter("always")
+            with output_transaction():
+                result = fn()
+    except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
+            SystemExit) as exc:
+        if held is not None:
+            sys.stderr = real_err
+            if isinstance(exc, click.exceptions.ClickException):
+                held.drop()  # click prints its usage error next
+            else:
+                held.release()
+        _depth.n = 0
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one error path
+        if held is not None:
+            sys.stderr = real_err
+            held.drop()
+        _depth.n = 0
+        line, code = failure_line(exc)
+        if _debug() and not isinstance(exc, (InputError, UsageError, Interrupted,
+                                             KeyboardInterrupt)):
+            import traceback
+
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        if line:
+            echo_line(line)
+        sys.exit(code)
+    if held is not None:
+        sys.stderr = real_err
+        held.release()
+    _depth.n = 0
+    _flush_warnings(caught)
+    return result
+
+
+def _flush_warnings(caught) -> None:
+    seen = set()
+    for w in caught or ():
+        text = str(w.message)
+        if text not in seen:
+            seen.add(text)
+            echo_line(f"trecqr: warning: {text}")
+
+
+def fix_std_streams() -> None:
+    """A closed stdin, stdout or stderr (``>&-``) gets /dev/null on its descriptor, so no file
+    the command opens takes descriptor 0, 1 or 2; writing to a closed stdout is then an error
+    (one line, exit 2), not output silently lost or written into another file."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                new = os.open(os.devnull, os.O_RDWR)
+                if new != fd:
+                    os.dup2(new, fd)
+                    os.close(new)
+            except OSError:
+                continue
+            if fd == 1:
+                sys.stdout = _ClosedStdout()
+            elif fd == 2:
+                sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the whole process
+            elif fd == 0:
+                sys.stdin = open(os.devnull)  # noqa: SIM115
+
+
+class _ClosedStdout(io.TextIOBase):
+    def _closed(self, *a):
+        raise OSError(9, "stdout is closed (>&-)", "<stdout>")
+
+    write = _closed
+
+    def writable(self):
+        return True
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return 1
+
+    @property
+    def buffer(self):
+        return self
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+
+# ------------------------------------------------------------------ hostile inputs
+MAX_STREAM_BYTES = int(os.environ.get("TRECQR_MAX_STREAM_BYTES", str(2 << 30)))
+FIFO_WAIT = float(os.environ.get("TRECQR_FIFO_WAIT", "60"))
+# Linux memory devices that never end when read: /dev/zero, /dev/full, /dev/random, /dev/urandom
+_ENDLESS = {(1, 5), (1, 7), (1, 8), (1, 9)}
+
+
+def endless_device(path) -> bool:
+    import stat as st
+
+    try:
+        s = os.stat(path)
+    except (OSError, ValueError, TypeError):
+        return False
+    return st.S_ISCHR(s.st_mode) and (os.major(s.st_rdev), os.minor(s.st_rdev)) in _ENDLESS
+
+
+def refuse_endless_devices(args) -> None:
+    """A command-line value naming /dev/zero, /dev/full, /dev/random or /dev/urandom is refused
+    before any work: read, they never end (memory would grow until the process is killed)."""
+    for a in args:
+        value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
+        if value.startswith("/dev/") or value.startswith("/proc/") or os.sep in value:
+            if endless_device(value):
+                raise InputError(value, None, "a device that never ends; give a file")
+
+
+def open_input(name):
+    """Open a file for reading (binary). A FIFO is opened without blocking and waits at most
+    FIFO_WAIT seconds (``TRECQR_FIFO_WAIT``) for a writer; an endless device is refused."""
+    import select
+    import stat as st
+
+    s = os.stat(name)
+    if st.S_ISCHR(s.st_mode) and (os.major(s.st_rdev), os.minor(s.st_rdev)) in _ENDLESS:
+        raise InputError(os.fspath(name), None, "a device that never ends; give a file")
+    if not st.S_ISFIFO(s.st_mode):
+        return open(name, "rb")  # noqa: SIM115 - the caller closes it
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        if not poller.poll(int(FIFO_WAIT * 1000)):
+            raise InputError(os.fspath(name), None,
+                             f"a FIFO with no writer after {FIFO_WAIT:g} s (TRECQR_FIFO_WAIT)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(fh, name: str) -> bytes:
+    """All bytes of fh. A regular file is read at once; a stream (stdin, a FIFO, a device) in
+    1 MiB chunks, refused at its first chunk if it has NUL bytes (and is not gzip), and when it
+    passes MAX_STREAM_BYTES (``TRECQR_MAX_STREAM_BYTES``, default 2 GiB)."""
+    import stat as st
+
+    try:
+        regular = st.S_ISREG(os.fstat(fh.fileno()).st_mode)
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        regular = False
+    if regular:
+        return fh.read()
+    parts, total = [], 0
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            break
+        if not parts and chunk[:2] != b"\x1f\x8b" and b"\x00" in chunk:
+            raise InputError(name, None, "binary data (NUL bytes), not text")
+        total += len(chunk)
+        if total > MAX_STREAM_BYTES:
+            raise InputError(name, None, f"more than {MAX_STREAM_BYTES} bytes from a stream "
+                                         "(TRECQR_MAX_STREAM_BYTES)")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+_held_fifos: list[int] = []
+
+
+def wait_for_fifo_writers(args) -> None:
+    """A command-line value naming a FIFO (``mkfifo``) waits at most FIFO_WAIT seconds for a
+    writer to send something (or to close); with none it is refused instead of blocking forever.
+    The FIFO stays open here, so the command's own reader finds the writer still connected.
+    Anonymous pipes (``<(cmd)``, /dev/fd/N) always have their writer and are not waited for."""
+    import select
+    import stat as st
+
+    for a in args:
+        value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
+        try:
+            if not st.S_ISFIFO(os.stat(value).st_mode):
+                continue
+            if os.path.realpath(value).startswith("pipe:") or (
+                    value.startswith(("/dev/fd/", "/proc/")) and "pipe:" in os.readlink(value)):
+                continue
+        except (OSError, ValueError):
+            continue
+        fd = os.open(value, os.O_RDONLY | os.O_NONBLOCK)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        if not poller.poll(int(FIFO_WAIT * 1000)):
+            os.close(fd)
+            raise InputError(value, None,
+                             f"a FIFO with no writer after {FIFO_WAIT:g} s (TRECQR_FIFO_WAIT)")
+        _held_fifos.append(fd)
