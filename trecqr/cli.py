@@ -69,7 +69,8 @@ class LazyGroup(click.Group):
                                   "index": "trecqr.retrieval.commands:index_command",
                                   "search": "trecqr.retrieval.commands:search_command",
                                   "cqr": "trecqr.retrieval.cqr:command",
-                                  "suggest": "trecqr.generative.suggest:command"},
+                                  "suggest": "trecqr.generative.suggest:command",
+                                  "validate": "trecqr.adapters.validate:command"},
              context_settings={"help_option_names": ["--help"]})
 @click.version_option(package_name="trecqr")
 def main():
@@ -197,6 +198,7 @@ def _eval_rendered(qrels, run, spec, out):
     "rewrites": "trecqr.adapters.rewrites:rewrites_command",
     "irds": "trecqr.adapters.irds:command",
     "sessions": "trecqr.adapters.sessions:sessions_command",
+    "ikat": "trecqr.adapters.ikat:command",
 })
 def convert():
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""

@@ -1,0 +1,600 @@
+"""TREC iKAT (2023-2025): topics with personal knowledge bases, official JSON runs, validation.
+
+Topics (irlabamsterdam/iKAT, ``{year}_test_topics.json``) are a JSON list of topics::
+
+    {"number": "9-1", "title": ..., "ptkb": {"1": "I'm vegetarian.", ...},      # 2023, 2024
+     "turns": [{"turn_id": 1, "utterance": ..., "resolved_utterance": ..., "response": ...,
+                "ptkb_provenance": [5], "response_provenance": ["clueweb22-...:1"]}, ...]}
+    {"number": "1-1", "title": ..., "ptkb": ["I want to stop doom scrolling.", ...],  # 2025
+     "responses": [{"turn_id": 1, "user_utterance": ..., "resolved_utterance": ..., "response": ...,
+                    "relevant_ptkbs": [...], "citations": [...]}, ...]}
+
+A turn's id is ``{number}_{turn_id}`` (``9-1_1``); ``number`` may itself hold a dash (a topic
+variant sharing a persona). The PTKB is a dict of numbered statements, or (2025) a list, numbered
+from 1 here, as the qrels number statements. Query fields: ``raw`` (``utterance`` /
+``user_utterance``), ``resolved`` (``resolved_utterance``) and ``context`` (the topic's earlier
+utterances and responses, oldest first, then the utterance, joined by ``" [SEP] "``). The PTKB is
+per-turn metadata (``--meta-out``): every turn carries its topic's statements, and the statements
+the organisers marked relevant to it (``ptkb_provenance``, 2025 ``relevant_ptkbs``).
+
+Official run files (2023, 2024) are one JSON object::
+
+    {"run_name": ..., "run_type": "automatic", "turns": [{"turn_id": "9-1_1", "responses": [
+        {"rank": 1, "text": ..., "ptkb_provenance": [...],
+         "passage_provenance": [{"id": "clueweb22-en0004-67-08978:7", "score": 3.1, "used": true},
+                                ...]}]}]}
+
+:func:`passage_run` turns one into a TREC passage run: per turn, every passage cited by any of
+its responses (a turn id given twice is one turn), kept once at its best score, ranked as
+trec_eval ranks (score descending, ties by passage id descending); the runid is ``run_name``.
+:func:`ptkb_run` ranks the PTKB statements cited per turn in order of citation (2023's statement
+objects carry a score, which ranks them instead), scored against the PTKB qrels
+(``qid 0 statement-number grade``). :func:`validate_run` applies the official validator's
+checks (2023/2024 ``run_validation``): see its docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+import click
+
+from ..errors import InputError, UsageError
+from ..formats.writer import atomic_write_text
+
+QUERY_FIELDS = ("raw", "resolved", "context")
+CONTEXT_SEP = " [SEP] "
+#: published test-topic counts (topics, turns)
+PUBLISHED = {"2023": (25, 332), "2024": (17, 218), "2025": (17, 188)}
+#: a ClueWeb22-B English passage id: document id, colon, passage number
+PASSAGE_ID = re.compile(r"^clueweb22-en\d{4}-\d{2}-\d{5}:\d+$")
+RUN_TYPES = ("automatic", "manual", "only_response")
+_FIELDS = {  # the fields the official run format (protocol buffers) knows, per level
+    "run": {"run_name", "run_type", "eval_response", "turns"},
+    "turn": {"turn_id", "responses"},
+    "response": {"text", "rank", "passage_provenance", "ptkb_provenance"},
+    "passage": {"id", "text", "score", "used"},
+    "ptkb": {"id", "text", "score"},
+}
+
+
+def _load_json(name: str):
+    try:
+        with open(name, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise InputError(name, line, f"not a JSON file: {getattr(exc, 'msg', exc)}") from None
+
+
+def _clean(text):
+    return " ".join(text.split()) if isinstance(text, str) and text.strip() else None
+
+
+# --------------------------------------------------------------------------- topics
+@dataclass
+class IkatTurn:
+    qid: str
+    topic: str
+    turn: int
+    raw: str
+    resolved: str | None
+    response: str | None
+    context: tuple
+    relevant_ptkb: list  # statement numbers (strings) marked relevant to this turn
+    provenance: list  # the organisers' response provenance (2025: citations)
+
+
+@dataclass
+class IkatTopics:
+    turns: list
+    ptkb: dict  # topic number -> {statement number (str): text}
+    source: str
+    shape: str  # "2023/2024 (ptkb dict, turns)" or "2025 (ptkb list, responses)"
+    titles: dict = field(default_factory=dict)
+
+    def __len__(self):
+        return len(self.turns)
+
+    @property
+    def qids(self):
+        return [t.qid for t in self.turns]
+
+    def queries(self, query_field: str) -> list:
+        if query_field not in QUERY_FIELDS:
+            raise UsageError(f"unknown iKAT query field {query_field!r} "
+                             f"(choose from {', '.join(QUERY_FIELDS)})")
+        out, filled = [], []
+        for t in self.turns:
+            if query_field == "raw":
+                text = t.raw
+            elif query_field == "resolved":
+                text = t.resolved
+                if text is None:  # 2023's 12-1_12 has an empty one
+                    filled.append(t.qid)
+                    text = t.raw
+            else:
+                text = CONTEXT_SEP.join((*t.context, t.raw))
+            out.append((t.qid, text))
+        if filled:
+            import warnings
+
+            warnings.warn(f"{self.source}: {len(filled)} turns without a resolved_utterance "
+                          f"take their raw utterance ({', '.join(filled[:5])})")
+        return out
+
+    def metadata(self, qid_turn: IkatTurn) -> dict:
+        t = qid_turn
+        return {"qid": t.qid, "topic": t.topic, "turn": t.turn, "title": self.titles.get(t.topic),
+                "ptkb": self.ptkb[t.topic], "relevant_ptkb": t.relevant_ptkb,
+                "response_provenance": t.provenance}
+
+
+def _statement_number(value, name, where) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip():
+        raise InputError(name, None, f"{where}: PTKB statement number {value!r} is not a number")
+    return str(value).strip()
+
+
+def read_ikat_topics(path) -> IkatTopics:
+    """Read an iKAT test topics file (2023, 2024 or 2025 shape)."""
+    name = os.fspath(path)
+    doc = _load_json(name)
+    if not isinstance(doc, list) or not doc:
+        raise InputError(name, None, "expected a JSON list of topics ({\"number\", \"ptkb\", "
+                                     "\"turns\"|\"responses\"})")
+    turns, ptkbs, titles, seen = [], {}, {}, set()
+    shapes = set()
+    for i, topic in enumerate(doc):
+        if not isinstance(topic, dict):
+            raise InputError(name, None, f"topic {i + 1}: not an object")
+        number = topic.get("number")
+        if isinstance(number, bool) or not isinstance(number, (int, str)) or \
+                not str(number).strip() or "_" in str(number) or \
+                str(number) != "".join(str(number).split()):
+            raise InputError(name, None, f"topic {i + 1}: 'number' {number!r} is not a topic id")
+        number = str(number)
+        if number in ptkbs:
+            raise InputError(name, None, f"topic {number} occurs twice")
+        key = "turns" if "turns" in topic else "responses" if "responses" in topic else None
+        if key is None or not isinstance(topic[key], list):
+            raise InputError(name, None, f"topic {number} has no 'turns' (2023/2024) or "
+                                         "'responses' (2025) list")
+        ptkb = topic.get("ptkb", {})
+        if isinstance(ptkb, dict):
+            ptkb = {_statement_number(k, name, f"topic {number}"): v for k, v in ptkb.items()}
+            shapes.add("2023/2024 (ptkb dict, turns)" if key == "turns" else "ptkb dict, responses")
+        elif isinstance(ptkb, list):
+            ptkb = {str(k): v for k, v in enumerate(ptkb, 1)}
+            shapes.add("2025 (ptkb list, responses)" if key == "responses" else "ptkb list, turns")
+        else:
+            raise InputError(name, None, f"topic {number}: 'ptkb' is neither a dict nor a list")
+        if not all(isinstance(v, str) for v in ptkb.values()):
+            raise InputError(name, None, f"topic {number}: a PTKB statement is not a string")
+        ptkbs[number] = ptkb
+        titles[number] = topic.get("title")
+        context: list = []
+        for j, raw in enumerate(topic[key]):
+            where = f"topic {number}, turn {j + 1}"
+            if not isinstance(raw, dict):
+                raise InputError(name, None, f"{where}: not an object")
+            tid = raw.get("turn_id")
+            if isinstance(tid, bool) or not isinstance(tid, (int, str)) or \
+                    not str(tid).strip().isdigit():
+                raise InputError(name, None, f"{where}: turn_id {tid!r} is not a number")
+            qid = f"{number}_{str(tid).strip()}"
+            if qid in seen:
+                raise InputError(name, None, f"turn id {qid} occurs twice")
+            seen.add(qid)
+            utterance = _clean(raw.get("utterance", raw.get("user_utterance")))
+            if utterance is None:
+                raise InputError(name, None, f"turn {qid} has no utterance")
+            rel = raw.get("ptkb_provenance", raw.get("relevant_ptkbs", []))
+            rel = [_statement_number(s, name, f"turn {qid}") for s in (rel or [])]
+            prov = raw.get("response_provenance", raw.get("citations", []))
+            response = _clean(raw.get("response"))
+            turns.append(IkatTurn(qid, number, int(str(tid).strip()), utterance,
+                                  _clean(raw.get("resolved_utterance")), response,
+                                  tuple(context), rel, list(prov or [])))
+            context.append(utterance)
+            if response is not None:
+                context.append(response)
+    if len(shapes) != 1:
+        raise InputError(name, None, f"topics of two shapes in one file: {sorted(shapes)}")
+    return IkatTopics(turns, ptkbs, name, shapes.pop(), titles)
+
+
+def topics_ptkb_run(topics: IkatTopics, run_name: str = "ikat-topics-ptkb") -> list:
+    """The organisers' relevant PTKB statements of each turn as a ranking (file order)."""
+    lines = []
+    for t in topics.turns:
+        n = len(t.relevant_ptkb)
+        lines += [f"{t.qid} Q0 {s} {i} {n - i + 1} {run_name}\n"
+                  for i, s in enumerate(t.relevant_ptkb, 1)]
+    return lines
+
+
+# --------------------------------------------------------------------------- runs
+@dataclass
+class Problem:
+    turn: str | None  # None: the whole run
+    what: str
+    warning: bool = False
+
+    def line(self, source: str) -> str:
+        where = f"turn {self.turn}: " if self.turn is not None else ""
+        return f"{source}: {where}{'warning: ' if self.warning else ''}{self.what}"
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _unknown(obj: dict, level: str) -> list:
+    return sorted(k for k in obj if k not in _FIELDS[level])
+
+
+def validate_run(doc, topics: IkatTopics | None = None) -> list:
+    """Problems of a parsed official iKAT run (2023/2024 JSON), as the official validator
+    (irlabamsterdam/iKAT ``run_validation``) checks it, without its passage-collection service:
+
+    errors: the run is a JSON object with ``run_name``, ``run_type`` and a ``turns`` list, and no
+    field the format does not define (the validator parses it into protocol buffers, which refuse
+    unknown fields and values of the wrong type); a turn has a ``turn_id`` ``{topic}_{turn}`` with
+    a numeric turn and a ``responses`` list; a response has an integer ``rank`` >= 1, ranks
+    increasing within a turn; a passage provenance has an ``id`` of ClueWeb22-B's syntax
+    (``clueweb22-en0004-67-08978:7``), a numeric ``score``, not above the score before it, and a
+    boolean ``used``; PTKB provenance is statement numbers (2024) or statement objects with id,
+    text and score (2023). With topics: every turn id is a turn of the topics, every topic turn
+    is in the run, PTKB statement numbers exist in the turn's topic (2023: with the same text).
+
+    warnings (the validator's, which do not reject a run): an empty run_name, a run_type not in
+    automatic/manual/only_response, an empty response text, no passage marked ``used``, no PTKB
+    provenance, more than 1000 passages in a response.
+    """
+    probs: list = []
+    add = lambda turn, what, warning=False: probs.append(Problem(turn, what, warning))
+    if not isinstance(doc, dict):
+        add(None, "not a JSON object with run_name, run_type and turns")
+        return probs
+    for key in ("run_name", "run_type", "turns"):
+        if key not in doc:
+            add(None, f"required field {key!r} is missing")
+    for key in _unknown(doc, "run"):
+        add(None, f"unknown field {key!r}")
+    if "run_name" in doc and not isinstance(doc["run_name"], str):
+        add(None, "run_name is not a string")
+    elif doc.get("run_name") == "":
+        add(None, "run_name is empty", True)
+    if "run_type" in doc:
+        if not isinstance(doc["run_type"], str):
+            add(None, "run_type is not a string")
+        elif doc["run_type"] not in RUN_TYPES:
+            add(None, f"run_type {doc['run_type']!r} is not one of {', '.join(RUN_TYPES)}", True)
+    turns = doc.get("turns")
+    if "turns" in doc and not isinstance(turns, list):
+        add(None, "turns is not a list")
+    if not isinstance(turns, list):
+        return probs
+    run_type = doc.get("run_type")
+    known = set(topics.qids) if topics is not None else None
+    seen_turns: list = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            add(None, f"turns[{i}] is not an object")
+            continue
+        tid = turn.get("turn_id")
+        if not isinstance(tid, str) or not re.fullmatch(r"[^_\s]+_\d+", tid):
+            add(f"#{i + 1}" if not isinstance(tid, str) else tid,
+                f"turn_id {tid!r} is not TOPIC_TURN (e.g. 9-1_1)")
+            label = f"#{i + 1}" if not isinstance(tid, str) else tid
+        else:
+            label = tid
+            seen_turns.append(tid)
+            if known is not None and tid not in known:
+                add(tid, "not a turn of the topics")
+        for key in _unknown(turn, "turn"):
+            add(label, f"unknown field {key!r}")
+        responses = turn.get("responses")
+        if not isinstance(responses, list):
+            add(label, "required field 'responses' is missing or not a list")
+            continue
+        prev_rank = 0
+        for r, resp in enumerate(responses, 1):
+            where = f"response {r}"
+            if not isinstance(resp, dict):
+                add(label, f"{where} is not an object")
+                continue
+            for key in _unknown(resp, "response"):
+                add(label, f"{where}: unknown field {key!r}")
+            rank = resp.get("rank")
+            if not (isinstance(rank, int) and not isinstance(rank, bool)) or rank < 1:
+                add(label, f"{where}: rank {rank!r} is not an integer >= 1")
+            else:
+                if rank <= prev_rank:
+                    add(label, f"{where}: rank {rank} is not above the previous rank {prev_rank}")
+                prev_rank = rank
+            text = resp.get("text", "")
+            if not isinstance(text, str):
+                add(label, f"{where}: text is not a string")
+            elif text == "" and run_type != "only_response":
+                add(label, f"{where}: response text is missing", True)
+            passages = resp.get("passage_provenance", [])
+            if not isinstance(passages, list):
+                add(label, f"{where}: passage_provenance is not a list")
+                passages = []
+            prev_score = None
+            used = 0
+            for p, prov in enumerate(passages, 1):
+                pw = f"{where}, passage {p}"
+                if not isinstance(prov, dict):
+                    add(label, f"{pw} is not an object")
+                    continue
+                for key in _unknown(prov, "passage"):
+                    add(label, f"{pw}: unknown field {key!r}")
+                pid = prov.get("id")
+                if not isinstance(pid, str) or not PASSAGE_ID.match(pid):
+                    add(label, f"{pw}: passage id {pid!r} is not a ClueWeb22 passage id "
+                               "(clueweb22-enDDDD-DD-DDDDD:N)")
+                score = prov.get("score")
+                if not _is_number(score):
+                    add(label, f"{pw}: score {score!r} is not a number")
+                else:
+                    if prev_score is not None and score > prev_score:
+                        add(label, f"{pw}: score {score!r} is above the score before it "
+                                   f"({prev_score!r}): scores must not increase with rank")
+                    prev_score = score
+                if "used" in prov and not isinstance(prov["used"], bool):
+                    add(label, f"{pw}: used {prov['used']!r} is not true or false")
+                used += prov.get("used") is True
+                if "text" in prov and not isinstance(prov["text"], str):
+                    add(label, f"{pw}: text is not a string")
+            if passages and not used:
+                add(label, f"{where}: no passage is marked used (the top 5 count as used)", True)
+            if not passages:
+                add(label, f"{where}: no passage provenance", True)
+            elif len(passages) > 1000:
+                add(label, f"{where}: {len(passages)} passages (more than 1000)", True)
+            _check_ptkb(resp.get("ptkb_provenance", []), label, where, add, topics)
+    if known is not None:
+        missing = [q for q in topics.qids if q not in set(seen_turns)]
+        if missing:
+            add(None, f"{len(missing)} turns of the topics are not in the run (e.g. {missing[0]})")
+    return probs
+
+
+def _check_ptkb(ptkb, label, where, add, topics):
+    if not isinstance(ptkb, list):
+        add(label, f"{where}: ptkb_provenance is not a list")
+        return
+    if not ptkb:
+        add(label, f"{where}: no PTKB provenance", True)
+        return
+    statements = None
+    if topics is not None and "_" in label:
+        statements = topics.ptkb.get(label.rsplit("_", 1)[0])
+    prev = None
+    for s in ptkb:
+        text = None
+        if isinstance(s, dict):  # 2023: {id, text, score}
+            for key in _unknown(s, "ptkb"):
+                add(label, f"{where}: PTKB provenance: unknown field {key!r}")
+            sid, text, score = s.get("id"), s.get("text"), s.get("score")
+            if not _is_number(score):
+                add(label, f"{where}: PTKB statement {sid!r}: score {score!r} is not a number")
+            else:
+                if prev is not None and score > prev:
+                    add(label, f"{where}: PTKB statement {sid!r}: score {score!r} is above the "
+                               f"score before it ({prev!r})", True)
+                prev = score
+        else:
+            sid = s
+        if isinstance(sid, bool) or not isinstance(sid, (int, str)) or \
+                not str(sid).strip().isdigit():
+            add(label, f"{where}: PTKB statement number {sid!r} is not a number")
+            continue
+        if statements is not None:
+            if str(sid).strip() not in statements:
+                add(label, f"{where}: PTKB statement {sid} is not in the topic's PTKB "
+                           f"(1-{len(statements)})")
+            elif text is not None and text != statements[str(sid).strip()]:
+                add(label, f"{where}: PTKB statement {sid}: text differs from the topic's")
+
+
+def read_ikat_run(path) -> tuple[dict, str]:
+    name = os.fspath(path)
+    return _load_json(name), name
+
+
+def _require_valid(doc, name, topics=None):
+    errors = [p for p in validate_run(doc, topics) if not p.warning]
+    if errors:
+        first = errors[0].line(name)
+        more = f" (and {len(errors) - 1} more problems: trecqr validate ikat)" \
+            if len(errors) > 1 else ""
+        raise InputError(name, None, first.split(": ", 1)[1] + more)
+
+
+@dataclass
+class RunCounts:
+    turns: int
+    responses: int
+    provenances: int  # passage provenances before de-duplication
+    passages: int  # (turn, passage) pairs written
+    duplicates: int  # provenances dropped as repeats of a passage in the same turn
+
+
+def passage_run(doc, name: str):
+    """(trecqr Run, RunCounts) from a parsed official run: best score per (turn, passage)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ..formats.run import Run
+
+    _require_valid(doc, name)
+    best: dict = {}  # (turn, passage) -> score, in first-citation order
+    turns, responses, provs = [], 0, 0
+    for turn in doc["turns"]:
+        tid = turn["turn_id"]
+        if tid not in turns:
+            turns.append(tid)
+        for resp in turn["responses"]:
+            responses += 1
+            for prov in resp.get("passage_provenance", []):
+                provs += 1
+                key = (tid, prov["id"])
+                score = float(prov["score"])
+                if key not in best or score > best[key]:
+                    best[key] = score
+    qids = [k[0] for k in best]
+    run = Run(pa.array(qids, pa.string()), pa.array([k[1] for k in best], pa.string()),
+              np.array(list(best.values()), dtype=np.float64), runid=doc["run_name"] or "ikat",
+              source=name)
+    return run, RunCounts(len(turns), responses, provs, len(best), provs - len(best))
+
+
+def ptkb_run(doc, name: str, run_name: str | None = None) -> list:
+    """TREC run lines of the PTKB statements cited per turn: 2024 numbers ranked in order of
+    citation over the turn's responses (first citation kept), 2023 objects by their score (best
+    kept); ties broken by trec_eval when scored."""
+    _require_valid(doc, name)
+    runid = run_name or doc["run_name"] or "ikat"
+    order: dict = {}
+    for turn in doc["turns"]:
+        tid = turn["turn_id"]
+        cited = order.setdefault(tid, {})
+        for resp in turn["responses"]:
+            for s in resp.get("ptkb_provenance", []):
+                if isinstance(s, dict):
+                    sid, score = str(s["id"]).strip(), float(s["score"])
+                    cited[sid] = max(score, cited.get(sid, score))
+                else:
+                    sid = str(s).strip()
+                    if sid not in cited:
+                        cited[sid] = None
+    lines = []
+    for tid, cited in order.items():
+        n = len(cited)
+        ranked = [(sid, sc if sc is not None else float(n - i)) for i, (sid, sc) in
+                  enumerate(cited.items())]
+        ranked.sort(key=lambda x: -x[1])
+        lines += [f"{tid} Q0 {sid} {i} {sc!r} {runid}\n" for i, (sid, sc) in enumerate(ranked, 1)]
+    return lines
+
+
+# --------------------------------------------------------------------------- command
+@click.command("ikat", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--topics", "topics_path", default=None, metavar="FILE",
+              help="iKAT test topics JSON (2023, 2024 or 2025).")
+@click.option("--query-field", type=click.Choice(QUERY_FIELDS), default=None,
+              help="raw (utterance), resolved (resolved_utterance) or context (earlier "
+                   "utterances and responses, then the utterance, joined by ' [SEP] ').")
+@click.option("--topics-out", default=None, metavar="OUT",
+              help="Topics to write: TSV for .tsv, JSONL for .jsonl, else TREC <top> format.")
+@click.option("--meta-out", default=None, metavar="FILE",
+              help="Per-turn metadata as JSONL: topic, turn, title, the topic's PTKB, the PTKB "
+                   "statements marked relevant, the response provenance.")
+@click.option("--run", "run_path", default=None, metavar="FILE",
+              help="An official iKAT JSON run (run_name, run_type, turns).")
+@click.option("--run-out", default=None, metavar="OUT",
+              help="The run's passage provenance as a TREC run (best score per passage).")
+@click.option("--ptkb-run-out", default=None, metavar="OUT",
+              help="PTKB provenance as a statement ranking (of --run, or else the topics' "
+                   "relevant statements), for the PTKB qrels.")
+def command(topics_path, query_field, topics_out, meta_out, run_path, run_out, ptkb_run_out):
+    """TREC iKAT topics (PTKB as metadata) and official JSON runs to TREC files."""
+    from ..cli import _run_guarded
+    from .cast import write_topics
+
+    def job():
+        if (query_field is None) != (topics_out is None):
+            raise UsageError("--query-field and --topics-out go together")
+        if (topics_out or meta_out) and topics_path is None:
+            raise UsageError("--topics-out and --meta-out need --topics")
+        if run_out and run_path is None:
+            raise UsageError("--run-out needs --run")
+        if ptkb_run_out and run_path is None and topics_path is None:
+            raise UsageError("--ptkb-run-out needs --run or --topics")
+        if not (topics_out or meta_out or run_out or ptkb_run_out):
+            raise UsageError("nothing to write: give --topics-out, --meta-out, --run-out or "
+                             "--ptkb-run-out")
+        topics = read_ikat_topics(topics_path) if topics_path is not None else None
+        if topics is not None:
+            ntopics = len(topics.ptkb)
+            click.echo(f"ikat: {len(topics)} turns in {ntopics} topics ({topics.shape}), "
+                       f"{sum(len(p) for p in topics.ptkb.values())} PTKB statements, "
+                       f"{sum(bool(t.relevant_ptkb) for t in topics.turns)} turns with relevant "
+                       f"PTKB statements", err=True)
+        doc = name = None
+        if run_path is not None:
+            doc, name = read_ikat_run(run_path)
+        # build everything before writing anything
+        pairs = topics.queries(query_field) if topics_out else None
+        prun = counts = None
+        if run_out:
+            prun, counts = passage_run(doc, name)
+        ptkb_lines = None
+        if ptkb_run_out:
+            ptkb_lines = ptkb_run(doc, name) if doc is not None else topics_ptkb_run(topics)
+        if pairs is not None:
+            fmt = write_topics(pairs, topics_out)
+            click.echo(f"ikat: query field {query_field}; wrote {topics_out} ({fmt})", err=True)
+        if meta_out:
+            atomic_write_text(meta_out, "".join(
+                json.dumps(topics.metadata(t), ensure_ascii=False) + "\n" for t in topics.turns))
+            click.echo(f"ikat: wrote metadata of {len(topics)} turns to {meta_out}", err=True)
+        if prun is not None:
+            from ..formats.run import write_run
+
+            write_run(prun, run_out)
+            click.echo(f"ikat: run {prun.runid!r}: {counts.turns} turns, {counts.responses} "
+                       f"responses, {counts.provenances} passage provenances; "
+                       f"{counts.duplicates} repeats of a passage in its turn dropped (best "
+                       f"score kept); {counts.passages} passages written to {run_out}", err=True)
+        if ptkb_lines is not None:
+            atomic_write_text(ptkb_run_out, "".join(ptkb_lines))
+            nt = len({ln.split(" ", 1)[0] for ln in ptkb_lines})
+            click.echo(f"ikat: PTKB run: {len(ptkb_lines)} statements for {nt} turns; wrote "
+                       f"{ptkb_run_out}", err=True)
+
+    _run_guarded(job)
+
+
+@click.command("ikat", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("run_path", metavar="RUN")
+@click.option("--topics", "topics_path", default=None, metavar="FILE",
+              help="The year's test topics: also check turn ids and PTKB statement numbers.")
+def validate_command(run_path, topics_path):
+    """Check an official iKAT JSON run as the organisers' validator does; one line per problem
+    ('file: turn T: what'), exit status 2 if any (warnings do not fail)."""
+    import sys
+
+    from ..cli import _run_guarded
+
+    def job():
+        topics = read_ikat_topics(topics_path) if topics_path is not None else None
+        doc, name = read_ikat_run(run_path)
+        probs = validate_run(doc, topics)
+        for p in probs:
+            click.echo(p.line(name), err=True)
+        errors = sum(not p.warning for p in probs)
+        if errors:
+            return 2
+        turns = doc["turns"]
+        nresp = sum(len(t["responses"]) for t in turns)
+        nprov = sum(len(r.get("passage_provenance", [])) for t in turns for r in t["responses"])
+        click.echo(f"{name}: valid iKAT run {doc['run_name']!r}: {len(turns)} turns, {nresp} "
+                   f"responses, {nprov} passage provenances; {len(probs)} warnings"
+                   + ("" if topics is None else f"; every turn is a turn of {topics.source}"),
+                   err=True)
+        return 0
+
+    code = _run_guarded(job)
+    if code:
+        sys.exit(code)
