@@ -1,0 +1,77 @@
+"""Rankings and judgments as ir_measures' Python providers see them (cwl_eval, gdeval, compat,
+accuracy): one ordered list of run rows per topic, and each row's grade looked up in the qrels.
+
+Each provider orders a topic differently, so the order is a parameter:
+
+* ``"input"``: score descending, ties in input (file or dict) order: Python's stable
+  ``sorted(key=score, reverse=True)`` (cwl_eval, accuracy);
+* ``"docno_asc"``: score descending, ties by docno ascending (compat: ``sort()`` then a stable
+  sort on the score);
+* ``"docno_desc"``: score descending, ties by docno descending, byte-wise (gdeval's ``runOrder``,
+  trec_eval's rule).
+
+Scores compare as float64, as Python reads them; rows of a topic stay rows (a repeated docno
+counts twice, as in every one of these providers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def topic_codes(qid: pa.Array, topics: list) -> np.ndarray:
+    """Index of each row's topic in ``topics`` (-1 when absent)."""
+    return pc.index_in(qid, value_set=pa.array(topics, pa.string())).fill_null(-1) \
+        .to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def ranking(run, topics: list, ties: str = "input"):
+    """Rows of ``run`` for ``topics``, each topic's rows in the provider's order.
+
+    Returns (rows, topic code per ranked row, start offset of each topic in ``rows``; a topic
+    without rows is an empty slice).
+    """
+    code = topic_codes(run.qid, topics)
+    rows = np.flatnonzero(code >= 0)
+    t = code[rows]
+    neg = -np.asarray(run.score, dtype=np.float64)[rows]
+    if ties == "input":
+        order = np.lexsort((rows, neg, t))
+    elif ties in ("docno_asc", "docno_desc"):
+        docno = run.docno.take(pa.array(rows))
+        # docno rank among the distinct docnos, byte-wise (Arrow sorts strings by bytes)
+        uniq = pc.unique(docno)
+        drank = np.empty(len(uniq), np.int64)
+        drank[pc.sort_indices(uniq).to_numpy()] = np.arange(len(uniq))
+        d = drank[pc.index_in(docno, value_set=uniq).to_numpy(zero_copy_only=False)]
+        order = np.lexsort((rows, d if ties == "docno_asc" else -d, neg, t))
+    else:  # pragma: no cover - internal
+        raise ValueError(ties)
+    rows, t = rows[order], t[order]
+    starts = np.searchsorted(t, np.arange(len(topics) + 1))
+    return rows, t, starts
+
+
+def _keys(qid: pa.Array, docno: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise(qid.cast(pa.string()), docno.cast(pa.string()), "\x00")
+
+
+def lookup(run, rows: np.ndarray, qrels, qrels_rows: np.ndarray | None = None,
+           last: bool = True) -> np.ndarray:
+    """Row index into the qrels of each ranked run row's (topic, docno), -1 when unjudged.
+
+    Among repeated qrels lines for a (topic, docno) the last one counts (``last``; a dict
+    keeps the last value) or the first. ``qrels_rows`` restricts the qrels rows considered.
+    """
+    qrows = np.arange(len(qrels)) if qrels_rows is None else np.asarray(qrels_rows)
+    if last:
+        qrows = qrows[::-1]
+    if not len(qrows) or not len(rows):
+        return np.full(len(rows), -1, np.int64)
+    qkeys = _keys(qrels.qid.take(pa.array(qrows)), qrels.docno.take(pa.array(qrows)))
+    rkeys = _keys(run.qid.take(pa.array(rows)), run.docno.take(pa.array(rows)))
+    where = pc.index_in(rkeys, value_set=qkeys).fill_null(-1).to_numpy(zero_copy_only=False)
+    where = where.astype(np.int64)
+    return np.where(where >= 0, qrows[np.maximum(where, 0)], -1)
