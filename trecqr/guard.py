@@ -13,10 +13,9 @@ stderr and an exit status:
 
 While the work runs, warnings are collected and stderr is held (when it is not a terminal): they
 are printed after a success and dropped after a failure, so a failure is always exactly one line.
-Every file written through :mod:`trecqr.formats.writer` during the work is a temporary file
-until the work succeeds; then all of them are renamed into place (see
-:func:`output_transaction`). A failure, an exception or a signal removes them, and removes the
-folders the work created (:func:`new_output_dir`).
+Every file written through :mod:`trecqr.formats.writer` is a temporary file renamed into place
+when whole; a failure, an exception or a signal removes the temporary files, the files the
+command created and the folders it made (:func:`output_transaction`, :func:`new_output_dir`).
 
 Layer: this module imports only :mod:`trecqr.errors` (and click, lazily), so every other module
 may use it.
@@ -166,33 +165,24 @@ def install_signal_handlers() -> None:
 
 # ------------------------------------------------------------------ output transaction
 class _Transaction:
+    """What a command has written so far: files it created (removed again if it fails; a file
+    it replaced keeps its new, whole content) and folders it made (removed if it fails)."""
+
     def __init__(self):
-        self.pending: list[tuple[str, str]] = []  # (temporary file, target)
-        self.new_dirs: list[str] = []  # folders made by this command, removed on failure
+        self.created: list[str] = []
+        self.new_dirs: list[str] = []
 
     def commit(self) -> None:
-        for i, (tmp, target) in enumerate(self.pending):
-            try:
-                with signals_blocked():
-                    os.replace(tmp, target)
-                    unregister_temp(tmp)
-            except OSError as exc:
-                for t, _ in self.pending[i:]:
-                    remove_temp(t)
-                self.pending = []
-                raise InputError(target, None, f"cannot write: {exc.strerror or exc}") from None
-        self.pending = []
         for d in self.new_dirs:
             unregister_temp(d)
-        self.new_dirs = []
+        self.created, self.new_dirs = [], []
 
     def rollback(self) -> None:
-        for tmp, _ in self.pending:
-            remove_temp(tmp)
-        self.pending = []
+        for path in reversed(self.created):
+            _remove(path, False)
         for d in reversed(self.new_dirs):
             remove_temp(d)
-        self.new_dirs = []
+        self.created, self.new_dirs = [], []
 
 
 _state = threading.local()
@@ -204,8 +194,9 @@ def current_transaction():
 
 @contextlib.contextmanager
 def output_transaction():
-    """Within: files written atomically become visible only when the block ends without error,
-    all together; on error (or a signal) none of them appears. Nested blocks join the outer."""
+    """Within: every file written atomically that did not exist before, and every folder made
+    with new_output_dir, is removed again if the block ends with an error or a signal, so a
+    failed command leaves nothing behind. Nested blocks join the outer one."""
     if current_transaction() is not None:
         yield current_transaction()
         return

@@ -34,8 +34,8 @@ def _new_file_mode(path: str) -> int:
 def atomic_write_bytes(path, parts) -> None:
     """Write the byte strings (or buffers) in parts to path, ``-`` for stdout, atomically.
 
-    Inside :func:`trecqr.guard.output_transaction` (every command's work) the temporary file is
-    renamed into place only when the whole command succeeds."""
+    Inside :func:`trecqr.guard.output_transaction` (every command's work) a file that did not
+    exist before is removed again if the command fails later."""
     from ..guard import current_transaction, register_temp, remove_temp, signals_blocked
 
     if str(path) == "-":
@@ -60,12 +60,12 @@ def atomic_write_bytes(path, parts) -> None:
                 fh.write(part)
         os.chmod(tmp, _new_file_mode(path))
         tx = current_transaction()
-        if tx is not None:
-            tx.pending.append((tmp, path))
-            return
         with signals_blocked():
+            existed = os.path.lexists(path)
             os.replace(tmp, path)
             remove_temp(tmp)  # forgets it (already renamed)
+            if tx is not None and not existed:
+                tx.created.append(path)
     except BaseException as exc:
         remove_temp(tmp)
         if isinstance(exc, OSError):
