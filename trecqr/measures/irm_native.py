@@ -39,6 +39,22 @@ class Native:
 # NAME -> Native. Families fill their rows in; names absent here and outside the trec_eval
 # families (pytrec_eval, judged, msmarco providers) are refused as unsupported.
 NATIVE: dict = {
+    # cwl_eval family (cwl.py): one C/W/L kernel per measure; RBP only as RBP(rel=r), no @k
+    "BPM": Native("cwl:cwl_measure", "cwl_eval"),
+    "INST": Native("cwl:cwl_measure", "cwl_eval"),
+    "INSQ": Native("cwl:cwl_measure", "cwl_eval"),
+    "SDCG": Native("cwl:cwl_measure", "cwl_eval"),
+    "NERR8": Native("cwl:cwl_measure", "cwl_eval"),
+    "NERR9": Native("cwl:cwl_measure", "cwl_eval"),
+    "NERR10": Native("cwl:cwl_measure", "cwl_eval"),
+    "NERR11": Native("cwl:cwl_measure", "cwl_eval"),
+    "RBP": Native("cwl:cwl_measure", "cwl_eval"),
+    # gdeval.pl (gdeval.py): ERR@k; nDCG only as nDCG(dcg='exp-log2')@k (log2 is pytrec_eval's)
+    "ERR": Native("gdeval:err", "gdeval"),
+    "nDCG": Native("gdeval:ndcg_exp_log2", "gdeval"),
+    "Compat": Native("rbo_compat:compat", "compat"),
+    # NaN = no value from the provider (it overrides iter_calc: no default); mean over the rest
+    "Accuracy": Native("accuracy:accuracy", "accuracy"),
 }
 
 
