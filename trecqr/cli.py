@@ -71,7 +71,7 @@ class LazyGroup(click.Group):
                                   "cqr": "trecqr.retrieval.cqr:command",
                                   "suggest": "trecqr.generative.suggest:command",
                                   "validate": "trecqr.adapters.validate:command"},
-             context_settings={"help_option_names": ["--help"]})
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="trecqr")
 def main():
     """trecqr: trec_eval-exact evaluation for conversational search and query suggestion."""
