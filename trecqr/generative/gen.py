@@ -228,7 +228,7 @@ def _table(result) -> str:
 @click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
               help="metric to compute (repeatable; default: all)")
 @click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
-              show_default=True)
+              show_default=True, help="result as an aligned table or as JSON")
 @click.option("--per-instance", "per_instance", default=None,
               help="write per-pair values here (JSONL if it ends in .jsonl/.json, else TSV)")
 @click.option("--pred-field", default=None, help="PRED JSONL text field (default: auto)")
@@ -236,8 +236,10 @@ def _table(result) -> str:
               help="REF JSONL text field (default: first human-rewrite field, e.g. Truth_rewrite)")
 @click.option("--pred-id-field", default=None, help="PRED JSONL id field (or CONV,TURN)")
 @click.option("--ref-id-field", default=None, help="REF JSONL id field (or CONV,TURN)")
-@click.option("--pred-format", type=click.Choice(("jsonl", "tsv")), default=None)
-@click.option("--ref-format", type=click.Choice(("jsonl", "tsv", "trec")), default=None)
+@click.option("--pred-format", type=click.Choice(("jsonl", "tsv")), default=None,
+              help="PRED file format (default: from its extension)")
+@click.option("--ref-format", type=click.Choice(("jsonl", "tsv", "trec")), default=None,
+              help="REF file format (default: from its extension)")
 @text_options
 @click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
 @click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
