@@ -292,7 +292,7 @@ def _table(result) -> str:
 @click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
               help="generative metric (repeatable; default: all)")
 @click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
-              show_default=True)
+              show_default=True, help="result as an aligned table or as JSON")
 @click.option("--per-instance", "per_instance", default=None,
               help="write per-instance values here (JSONL if .jsonl/.json, else TSV)")
 @click.option("--split", type=click.Choice(["time", "mission", "block"]), default="time",
