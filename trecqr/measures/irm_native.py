@@ -55,6 +55,17 @@ NATIVE: dict = {
     "Compat": Native("rbo_compat:compat", "compat"),
     # NaN = no value from the provider (it overrides iter_calc: no default); mean over the rest
     "Accuracy": Native("accuracy:accuracy", "accuracy"),
+    # ndeval's intent-aware family (diversity.py), from diversity qrels (topic subtopic docno
+    # grade); aliases α_nDCG, α_DCG, MAP_IA parse to these names
+    "alpha_nDCG": Native("diversity:alpha_ndcg", "pyndeval", "diversity"),
+    "alpha_DCG": Native("diversity:alpha_dcg", "pyndeval", "diversity"),
+    "ERR_IA": Native("diversity:err_ia", "pyndeval", "diversity"),
+    "nERR_IA": Native("diversity:nerr_ia", "pyndeval", "diversity"),
+    "NRBP": Native("diversity:nrbp", "pyndeval", "diversity"),
+    "nNRBP": Native("diversity:nnrbp", "pyndeval", "diversity"),
+    "P_IA": Native("diversity:p_ia", "pyndeval", "diversity"),
+    "AP_IA": Native("diversity:ap_ia", "pyndeval", "diversity"),
+    "StRecall": Native("diversity:st_recall", "pyndeval", "diversity"),
 }
 
 
