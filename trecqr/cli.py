@@ -96,7 +96,8 @@ def main():
               help="Measure or nickname (official, all_trec, ...), or an ir_measures name "
                    "(RR@3, nDCG@10, R(rel=2)@100); repeatable.")
 @click.option("-R", "rel_format", default="qrels", show_default=True, metavar="FORMAT",
-              help="Relevance file format: qrels, prefs, qrels_prefs, qrels_jg.")
+              help="Relevance file format: qrels, prefs, qrels_prefs, qrels_jg, diversity "
+                   "(topic subtopic docno grade, for alpha_nDCG@k, ERR_IA@k...).")
 @click.option("-Z", "zscores", default=None, metavar="FILE",
               help="Print z-scores using the per-topic mean/stddev in FILE.")
 @click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
@@ -167,7 +168,7 @@ def _eval_one(qrels, run, measures, options, rel_format, zscores, engine):
         from .measures.names import split_measures
 
         trec_args, irm = split_measures(list(measures))
-    if irm:  # ir_measures names (RR@3, nDCG@10, R(rel=2)@100): the API's path
+    if irm and rel_format != "diversity":  # ir_measures names (RR@3, nDCG@10): API path
         if rel_format != "qrels" or engine != "native":
             raise UsageError(f"ir_measures names ({irm[0][0]}) need -R qrels and the native "
                              "engine")

@@ -8,7 +8,7 @@ import pyarrow as pa
 from ..errors import UsageError
 from .options import Options
 
-REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
+REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg", "diversity")
 # measures that read no relevance information (every other one needs its own -R format)
 _ANY_FORMAT = ("runid", "num_q")
 
@@ -32,6 +32,10 @@ def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "
         from ..compat.pytrec_engine import score_with_pytrec_eval
 
         return score_with_pytrec_eval(qrels, run, measures, options, zscores=z)
+    if rel_format == "diversity":
+        if z is not None:
+            raise UsageError("-Z applies to trec_eval measures, not to -R diversity")
+        return score_diversity(qrels, run, measures, options)
     if rel_format == "qrels":
         from ..measures.selection import select
 
@@ -52,7 +56,7 @@ def check_formats(selection, rel_format: str) -> None:
 
 
 def read_rel_info(path, rel_format: str, options: Options):
-    """The relevance file in a non-qrels format (prefs, qrels_prefs, qrels_jg)."""
+    """The relevance file in a non-qrels format (prefs, qrels_prefs, qrels_jg, diversity)."""
     comments = options.v10
     if rel_format == "prefs":
         from ..formats.prefs import read_prefs
@@ -62,6 +66,10 @@ def read_rel_info(path, rel_format: str, options: Options):
         from ..formats.prefs import read_qrels_prefs
 
         return read_qrels_prefs(path, comments=comments)
+    if rel_format == "diversity":
+        from ..formats.diversity import read_diversity_qrels
+
+        return read_diversity_qrels(path)
     from ..formats.qrels_jg import read_qrels_jg
 
     return read_qrels_jg(path, comments=comments)
@@ -96,6 +104,31 @@ def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *
     rankings = build_rankings(r, topic_qrels(rel_info), options)
     rankings.check_coverage(r.source, rel_info.source)
     return evaluate_rankings(EvalContext(rankings, options, r, rel_info), selection, zscores)
+
+
+def score_diversity(qrels, run, measures, options: Options):
+    """``-R diversity``: ndeval's intent-aware measures, named as ir_measures names them
+    (``alpha_nDCG@10``, ``ERR_IA@20``, ``nNRBP``...), on diversity qrels (topic subtopic docno
+    grade). The topics printed are trec_eval's (in the run and the qrels); the summary is
+    ir_measures' mean over the qrels topics."""
+    from ..api import load_run, score_trec
+    from ..formats.diversity import load_diversity_qrels, topic_qrels
+    from ..measures.irm_native import native
+    from ..measures.names import score_ir_measures, split_measures
+
+    trec, irm = split_measures([measures] if isinstance(measures, str) else list(measures or []))
+    other = trec + [name for name, m in irm
+                    if native(m) is None or native(m).qrels_kind != "diversity"]
+    if other or not irm:
+        raise UsageError("-R diversity computes the intent-aware measures (alpha_nDCG@k, "
+                         "alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, P_IA@k, AP_IA, "
+                         "StRecall@k)" + (f", not {other[0]!r}" if other else "; give -m"))
+    div = load_diversity_qrels(qrels)
+    r = load_run(run, comments=options.v10)
+    ev = score_trec(topic_qrels(div), r, ["runid"], options)
+    score_ir_measures(div, r, irm, options, ev, {})
+    ev.columns = [c for c in ev.columns if c.name != "runid"]
+    return ev
 
 
 def rel_info_type(rel_format: str):
