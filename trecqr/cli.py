@@ -116,9 +116,15 @@ def main():
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Score the runs on a Dask distributed cluster (trecqr[dask]); its workers "
                    "must see the same paths.")
+@click.option("--protocol", default=None, metavar="NAME",
+              help="An official evaluation protocol (scai-qrecc21, cast2021-nist, cast2022-nist, "
+                   "ikat2023, ikat2024, ikat2023-ptkb, convsearch-r1-qrecc, "
+                   "convsearch-r1-topiocqa): it fixes -m, -l, -M, -c and de-duplication.")
+@click.option("--eval-missing-truth", is_flag=True,
+              help="scai-qrecc21: also score turns without gold passages, as the paper did.")
 def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs, level,
                  num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
-                 quiet, jobs, scheduler):
+                 quiet, jobs, scheduler, protocol, eval_missing_truth):
     """Evaluate each RUN against QRELS, as trec_eval does (same options, same output).
 
     Several runs (or a folder, or a glob pattern) are scored in parallel, the qrels read once;
@@ -130,6 +136,10 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
 
     def job():
         paths, several = expand_runs(runs)
+        if protocol is not None or eval_missing_truth:  # trecqr/adapters/presets.py
+            return _eval_protocol(protocol, eval_missing_truth, qrels, paths, measures, level,
+                                  max_docs, complete, compat, fmt, query, nosummary, places,
+                                  output, quiet)
         if qrels == "-" and "-" in paths:
             raise UsageError("QRELS and RUN cannot both be '-' (stdin)")
         if max_docs is not None and max_docs < 0:
@@ -189,6 +199,28 @@ def _eval_rendered(qrels, run, spec, out):
     fmt, query, summary, places = out
     ev = _eval_one(qrels, run, *spec)
     return render(ev, fmt, query=query, summary=summary, places=places), coverage_line(ev)
+
+
+def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_docs, complete,
+                   compat, fmt, query, nosummary, places, output, quiet):
+    """trecqr eval --protocol NAME: the protocol fixes the measures and trec_eval's options."""
+    from .adapters.presets import protocol_evaluation
+    from .formats.writer import atomic_write_text
+    from .report.outputs import coverage_line, render
+
+    if name is None:
+        raise UsageError("--eval-missing-truth goes with --protocol scai-qrecc21")
+    fixed = [flag for flag, given in (("-m", measures), ("-l", level != 1),
+                                      ("-M", max_docs is not None), ("-c", complete)) if given]
+    if fixed:
+        raise UsageError(f"--protocol {name} fixes {', '.join(fixed)}: leave them out")
+    if len(paths) != 1:
+        raise UsageError("--protocol scores one run at a time")
+    ev, note = protocol_evaluation(name, qrels, paths[0], eval_missing_truth=eval_missing_truth,
+                                   compat=compat)
+    atomic_write_text(output, render(ev, fmt, query=query, summary=not nosummary, places=places))
+    if not quiet:
+        click.echo(coverage_line(ev) + note, err=True)
 
 
 @main.group("convert", cls=LazyGroup, lazy={

@@ -106,6 +106,218 @@ def preset_names() -> list[str]:
     return list(_PRESETS)
 
 
+# --------------------------------------------------------------------------- protocols
+@dataclass(frozen=True)
+class Protocol:
+    """An official evaluation protocol: everything besides qrels and run that fixes a number.
+
+    ``trecqr eval --protocol NAME`` applies it (and refuses -m, -l, -M, -c, which it fixes);
+    the coverage line names it. ``kind`` is ``trec_eval`` (trec_eval with these options) or
+    ``scai`` (the SCAI-QReCC-21 evaluator's own averaging, :mod:`trecqr.adapters.scai`).
+    """
+
+    name: str
+    dataset: str
+    source: str  # the paper or script reproduced
+    rel_threshold: int  # trec_eval -l
+    depth: int | None  # trec_eval -M (None: the whole ranking)
+    complete: bool  # trec_eval -c
+    measures: tuple  # trec_eval measure names
+    dedup: str  # what happens to the run before scoring
+    turns: str  # which turns count in the average
+    kind: str = "trec_eval"
+    notes: str = ""
+
+    def flags(self) -> str:
+        parts = (["-c"] if self.complete else []) + \
+            ([f"-M{self.depth}"] if self.depth is not None else []) + [f"-l{self.rel_threshold}"]
+        return " ".join(parts + [f"-m {m}" for m in self.measures])
+
+    def options(self, compat: str = "9.0.8"):
+        import sys
+
+        from ..scorer.options import Options
+
+        return Options(relevance_level=self.rel_threshold,
+                       max_docs=sys.maxsize if self.depth is None else self.depth,
+                       complete=self.complete, compat=compat)
+
+
+_CAST_NIST = ("ndcg_cut.3,5,500", "map_cut.500")
+_PROTOCOLS = {
+    p.name: p
+    for p in (
+        Protocol(
+            name="scai-qrecc21", dataset="QReCC (SCAI-QReCC-21)",
+            source="scai-conf/SCAI-QReCC-21 code/evaluation-script/scai-qrecc21-evaluator.py "
+                   "(version 2021-10-04)",
+            rel_threshold=1, depth=None, complete=False, measures=("recip_rank",),
+            dedup="none", kind="scai",
+            turns="run turns that are ground-truth turns with gold passages; with "
+                  "--eval-missing-truth (the paper's setting) every ground-truth turn in the run, "
+                  "gold-less turns judged {'': 1} (RR 0); a run turn with empty Model_passages "
+                  "counts 0",
+            notes="QR (gen --protocol scai-qrecc21): ROUGE-1 recall against Truth_rewrite, "
+                  "rouge-score tokens without stemming, first turns left out unless "
+                  "--eval-turn-one-rewrites, empty Truth_rewrite left out unless "
+                  "--eval-missing-truth; the script prints a bootstrap median (unseeded), "
+                  "trecqr the mean and, with --bootstrap-seed, that median"),
+        Protocol(
+            name="cast2021-nist", dataset="TREC CAsT 2021",
+            source="Dalton et al., TREC CAsT 2021: The Conversational Assistance Track Overview "
+                   "(TREC 2021); daltonj/treccastweb 2021/baselines (passage runs converted to "
+                   "document ids and de-duplicated)",
+            rel_threshold=2, depth=1000, complete=True, measures=_CAST_NIST,
+            dedup="passage run to documents: each document at its best passage's rank "
+                  "(trecqr collapse), before -M1000",
+            turns="every judged turn (158 of 239 in qrels-docs.2021.qrel); -c: a judged turn "
+                  "missing from the run counts 0"),
+        Protocol(
+            name="cast2022-nist", dataset="TREC CAsT 2022",
+            source="Owoicho et al., TREC CAsT 2022: Going Beyond User Ask and System Retrieve "
+                   "with Initiative and Response Generation (TREC 2022)",
+            rel_threshold=2, depth=1000, complete=True, measures=_CAST_NIST,
+            dedup="none (passage qrels, passage runs)",
+            turns="every judged turn (165 of the 205 evaluated turns in cast2022.qrel); -c"),
+        Protocol(
+            name="ikat2023", dataset="TREC iKAT 2023",
+            source="Aliannejadi et al., TREC iKAT 2023: The Interactive Knowledge Assistance "
+                   "Track Overview (TREC 2023, arXiv:2401.01330)",
+            rel_threshold=2, depth=1000, complete=True,
+            measures=("ndcg_cut.3,5,1000", "P.20", "recall.20,1000", "map_cut.1000",
+                      "recip_rank"),
+            dedup="official JSON run: a passage cited twice in a turn kept once at its best "
+                  "score (trecqr convert ikat --run)",
+            turns="every judged turn of NIST's passage qrels (grades 0-4); -c",
+            notes="passage qrels come from NIST only (not in ../shared/data); the measure list "
+                  "follows the overview's tables and was not checked against a stored copy"),
+        Protocol(
+            name="ikat2024", dataset="TREC iKAT 2024",
+            source="Abbasiantaeb et al., TREC iKAT 2024 overview (TREC 2024)",
+            rel_threshold=2, depth=1000, complete=True,
+            measures=("ndcg_cut.5,10,1000", "P.20", "recall.20,1000", "map_cut.1000",
+                      "recip_rank"),
+            dedup="official JSON run: a passage cited twice in a turn kept once at its best "
+                  "score (trecqr convert ikat --run)",
+            turns="every judged turn of NIST's passage qrels; -c",
+            notes="as ikat2023: not checked against a stored copy of the overview"),
+        Protocol(
+            name="ikat2023-ptkb", dataset="TREC iKAT 2023 PTKB statement ranking",
+            source="Aliannejadi et al. (TREC 2023); qrels 2023_ptkb_qrels_nist.txt and "
+                   "2023_ptkb_qrels_org.txt (irlabamsterdam/iKAT)",
+            rel_threshold=1, depth=None, complete=False,
+            measures=("P.3", "recall.3", "ndcg_cut.3", "recip_rank", "map"),
+            dedup="a statement cited twice in a turn kept once (trecqr convert ikat "
+                  "--ptkb-run-out)",
+            turns="turns judged in the PTKB qrels file given (NIST: 98, organisers: 112) that "
+                  "the run ranks statements for"),
+        Protocol(
+            name="convsearch-r1-qrecc", dataset="QReCC test (ConvSearch-R1 and the CQR papers)",
+            source="ConvSearch-R1 (Zhu et al., 2025) and InfoCQR/RetPO evaluation code: "
+                   "pytrec_eval over a 100-deep BM25 run (preset qrecc-test)",
+            rel_threshold=1, depth=100, complete=False,
+            measures=("recip_rank", "ndcg_cut.3", "recall.10,100"),
+            dedup="none", turns="the 8,209 test turns with a gold passage (turns without gold "
+                                "left out of the qrels)",
+            notes="the papers print recip_rank as 'MRR@3'; preset('qrecc-test') gives the true "
+                  "RR@3 too"),
+        Protocol(
+            name="convsearch-r1-topiocqa", dataset="TopiOCQA dev (ConvSearch-R1)",
+            source="ConvSearch-R1 (Zhu et al., 2025), preset topiocqa-dev",
+            rel_threshold=1, depth=100, complete=False,
+            measures=("recip_rank", "ndcg_cut.3", "recall.10,100"),
+            dedup="none", turns="all 2,514 dev turns (one gold passage each)"),
+    )
+}
+
+
+def protocol_names() -> list[str]:
+    return list(_PROTOCOLS)
+
+
+def protocol(name: str) -> Protocol:
+    try:
+        return _PROTOCOLS[name]
+    except KeyError:
+        raise UsageError(f"unknown protocol {name!r}: use one of {', '.join(_PROTOCOLS)}") \
+            from None
+
+
+def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = False,
+                        compat: str = "9.0.8"):
+    """(Evaluation, note) of RUN against QRELS under protocol NAME; note names the protocol
+    for the coverage line. scai-qrecc21 reads the SCAI ground truth and run JSON (or TREC files)
+    and gives the evaluator's MRR (as recip_rank, averaged as the evaluator averages)."""
+    p = protocol(name)
+    if eval_missing_truth and p.kind != "scai":
+        raise UsageError(f"--eval-missing-truth belongs to scai-qrecc21, not {name}")
+    if p.kind == "scai":
+        return _scai_evaluation(p, qrels, run, eval_missing_truth, compat)
+    from ..api import score_trec
+
+    if p.dedup.startswith("passage run to documents"):
+        from ..formats.run import read_run
+        from .collapse import collapse_run
+
+        run, _ = collapse_run(read_run(run))
+    ev = score_trec(qrels, run, list(p.measures), p.options(compat))
+    return ev, f"; protocol {p.name} ({p.flags()})"
+
+
+def _scai_evaluation(p, qrels, run, eval_missing_truth, compat):
+    """The SCAI evaluator's MRR as a one-column trec_eval-style Evaluation."""
+    import numpy as np
+
+    from ..api import score_trec
+    from . import scai
+
+    gt, gt_name = scai.read_ground_truth(qrels)
+    if _is_json_list(run):
+        records, run_name = scai.read_run(run)
+    else:
+        from ..formats.run import read_run
+
+        trec = read_run(run)
+        records, run_name = _records_from_trec(trec), trec.source
+    result = scai.scai_mrr(gt, records, eval_missing_truth, source=gt_name, run_source=run_name)
+    qrels_obj, rel = scai.ground_truth_qrels(gt, eval_missing_truth, gt_name)
+    ranked = {t: r for t, r in scai.run_passages(records).items() if t in rel and r}
+    ev = score_trec(qrels_obj, scai.trec_run(ranked, source=run_name), ["recip_rank"],
+                    p.options(compat))
+    # the evaluator's per-turn values and average: turns with empty Model_passages count 0
+    col = ev.column("recip_rank")
+    qids = list(result.per_turn)
+    col.values = np.array([result.per_turn[q] for q in qids], dtype=np.float64)
+    ev.qids = qids
+    col.summary = result.mrr
+    setting = "--eval-missing-truth" if eval_missing_truth else "gold turns only"
+    return ev, (f"; protocol {p.name} ({setting}: MRR over the {result.turns} run turns in the "
+                f"ground truth, {result.empty} with empty Model_passages)")
+
+
+def _is_json_list(path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64).lstrip()
+    except OSError:
+        return False
+    return head.startswith(b"[")
+
+
+def _records_from_trec(trec) -> list:
+    passages: dict = {}
+    for q, d, s in zip(trec.qid.to_pylist(), trec.docno.to_pylist(), trec.score.tolist()):
+        passages.setdefault(q, {})[d] = s
+    from .turn_ids import split_id
+
+    out = []
+    for q, ranking in passages.items():
+        conv, turn, _ = split_id(q)
+        out.append({"Conversation_no": int(conv), "Turn_no": int(turn),
+                    "Model_passages": ranking})
+    return out
+
+
 def preset(name: str) -> Preset:
     try:
         return _PRESETS[name]
@@ -113,4 +325,5 @@ def preset(name: str) -> Preset:
         raise UsageError(f"unknown preset {name!r}: use one of {', '.join(_PRESETS)}") from None
 
 
-__all__ = ["Preset", "preset", "preset_names", "MRR_READINGS"]
+__all__ = ["Preset", "preset", "preset_names", "MRR_READINGS", "Protocol", "protocol",
+           "protocol_names", "protocol_evaluation"]

@@ -567,8 +567,13 @@ def _qrecc_command():
     @click.option("--qid-style", default=None, metavar="STYLE",
                   help="Write topic and qrels ids in this style (canonical, dash, QReCC-Test, "
                        "...); default canonical conv_turn.")
+    @click.option("--scai-run", "scai_run", default=None, metavar="FILE",
+                  help="A SCAI-QReCC-21 run (JSON: Conversation_no, Turn_no, Model_passages) to "
+                       "convert to a TREC run (--run-out).")
+    @click.option("--run-out", "run_out", default=None, metavar="OUT",
+                  help="Where to write the TREC run of --scai-run.")
     def qrecc_command(qrels_in, qrels_out, turns_in, topics_out, query_field, rewrites_in,
-                      rewrite_field, id_field, missing, qid_style):
+                      rewrite_field, id_field, missing, qid_style, scai_run, run_out):
         """QReCC qrels and conversations to TREC qrels and topics with conv_turn ids.
 
         Turns without gold are left out of the qrels and counted (on stderr).
@@ -577,6 +582,18 @@ def _qrecc_command():
         from .topics import write_topics
         from .turn_ids import check_style, restyle
 
+        if (scai_run is None) != (run_out is None):
+            raise click.UsageError("--scai-run and --run-out go together")
+        if scai_run is not None:
+            from .scai import convert_scai_run
+
+            turns, pairs, empty = _run_guarded(lambda: convert_scai_run(scai_run, run_out))
+            click.echo(f"qrecc: SCAI run: {pairs} (turn, passage) pairs for {turns} turns"
+                       + (f"; {empty} turns with empty Model_passages (the SCAI evaluator "
+                          "counts them 0; a TREC run cannot hold them)" if empty else "")
+                       + f"; wrote {run_out}", err=True)
+            if qrels_in is None and turns_in is None:
+                return
         if qrels_in is not None and qrels_out is None:
             raise click.UsageError("--qrels needs --qrels-out")
         if qrels_in is None and turns_in is None:

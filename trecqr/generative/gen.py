@@ -246,12 +246,35 @@ def _table(result) -> str:
 @click.option("--sim-ret", "sim_ret", is_flag=True,
               help="also compute sim_ret and sim_ret+ (RM3) with --index")
 @ranking_overlap_options
+@click.option("--protocol", type=click.Choice(("scai-qrecc21",)), default=None,
+              help="scai-qrecc21: the SCAI-QReCC-21 evaluator's QR (ROUGE-1 recall) of PRED (a "
+                   "SCAI run or rewrites file) against REF (a SCAI ground truth JSON).")
+@click.option("--eval-missing-truth", is_flag=True,
+              help="scai-qrecc21: also score turns with an empty Truth_rewrite.")
+@click.option("--eval-turn-one-rewrites", is_flag=True,
+              help="scai-qrecc21: also score first turns.")
+@click.option("--bootstrap-seed", type=int, default=None,
+              help="scai-qrecc21: also give the evaluator's bootstrap median, drawn from this "
+                   "numpy seed.")
 def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, ref_field,
             pred_id_field, ref_id_field, pred_format, ref_format, tokenizer, case_sensitive,
             embeddings, bleu_lowercase, rouge_stemmer, sim_ret, index_dir, depth, rbo_p,
-            overlap, rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter):
+            overlap, rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter, protocol,
+            eval_missing_truth, eval_turn_one_rewrites, bootstrap_seed):
     """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
     from ..cli import _run_guarded
+
+    if protocol is not None:  # trecqr/adapters/scai.py
+        from ..adapters.scai import qr_from_files, qr_table
+
+        result = _run_guarded(lambda: qr_from_files(
+            pred_path, ref_path, eval_missing_truth=eval_missing_truth,
+            eval_turn_one_rewrites=eval_turn_one_rewrites, bootstrap_seed=bootstrap_seed))
+        click.echo(qr_table(result, eval_missing_truth, eval_turn_one_rewrites), nl=False)
+        return
+    if eval_missing_truth or eval_turn_one_rewrites or bootstrap_seed is not None:
+        raise click.UsageError("--eval-missing-truth, --eval-turn-one-rewrites and "
+                               "--bootstrap-seed go with --protocol scai-qrecc21")
 
     def run():
         result = evaluate_gen(

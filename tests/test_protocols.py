@@ -1,0 +1,115 @@
+"""Official evaluation protocols as presets: trecqr eval --protocol NAME.
+
+Data: ../shared/data/cast2021/, cast2022/, ikat/ (see their README); fixtures/cast2021/.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import data_path, run_cli
+
+import trecqr
+from trecqr.adapters.cast import provenance_run, read_cast_topics
+from trecqr.adapters.ikat import read_ikat_topics, topics_ptkb_run
+from trecqr.adapters.presets import protocol, protocol_evaluation, protocol_names
+from trecqr.errors import UsageError
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "cast2021"
+
+
+def test_every_protocol_names_its_settings_and_source():
+    assert protocol_names() == ["scai-qrecc21", "cast2021-nist", "cast2022-nist", "ikat2023",
+                                "ikat2024", "ikat2023-ptkb", "convsearch-r1-qrecc",
+                                "convsearch-r1-topiocqa"]
+    for name in protocol_names():
+        p = protocol(name)
+        assert p.source and p.turns and p.dedup and p.measures
+    p = protocol("cast2022-nist")
+    assert p.flags() == "-c -M1000 -l2 -m ndcg_cut.3,5,500 -m map_cut.500"
+    assert protocol("cast2021-nist").dedup.startswith("passage run to documents")
+    with pytest.raises(UsageError, match="unknown protocol 'x'"):
+        protocol("x")
+
+
+@pytest.fixture(scope="module")
+def cast22_run(tmp_path_factory):
+    import warnings
+
+    path = tmp_path_factory.mktemp("c22") / "prov.run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        topics = read_cast_topics(data_path("cast2022", "2022_evaluation_topics_tree_v1.0.json"))
+    path.write_text("".join(provenance_run(topics)))
+    return path
+
+
+def test_cast2022_nist_is_trec_eval_c_M1000_l2(cast22_run):
+    qrels = data_path("cast2022", "cast2022.qrel")
+    res = run_cli(["eval", "--protocol", "cast2022-nist", qrels, cast22_run])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == ("ndcg_cut_3            \tall\t0.2614\n"
+                          "ndcg_cut_5            \tall\t0.1935\n"
+                          "ndcg_cut_500          \tall\t0.0642\n"
+                          "map_cut_500           \tall\t0.0275\n")
+    assert res.stderr.rstrip().endswith(
+        "; protocol cast2022-nist (-c -M1000 -l2 -m ndcg_cut.3,5,500 -m map_cut.500)")
+    plain = run_cli(["eval", "-c", "-M1000", "-l2", "-m", "ndcg_cut.3,5,500", "-m",
+                     "map_cut.500", qrels, cast22_run])
+    assert plain.stdout == res.stdout
+    # without -c (the default) and at -l 1 the numbers move: the protocol matters
+    loose = trecqr.evaluate(qrels, cast22_run, ["map_cut.500"]).aggregate()["map_cut_500"]
+    assert round(loose, 4) != 0.0275
+    res = run_cli(["eval", "--protocol", "cast2022-nist", "-c", "-m", "map", qrels, cast22_run])
+    assert res.exit_code == 2
+    assert "--protocol cast2022-nist fixes -m, -c: leave them out" in res.stderr
+    res = run_cli(["eval", "--eval-missing-truth", qrels, cast22_run])
+    assert res.exit_code == 2 and "goes with --protocol scai-qrecc21" in res.stderr
+
+
+def test_cast2021_nist_collapses_passages_to_documents_first(tmp_path):
+    qrels = data_path("cast2021", "qrels-docs.2021.qrel")
+    run = data_path("cast2021", "org_manual_bm25.trec")
+    ev, note = protocol_evaluation("cast2021-nist", qrels, run)
+    got = {c.name: round(float(c.summary), 4) for c in ev.columns}
+    assert got == {"ndcg_cut_3": 0.4069, "ndcg_cut_5": 0.3981, "ndcg_cut_500": 0.4001,
+                   "map_cut_500": 0.2130}
+    # the same as collapsing with trecqr collapse, then trec_eval -c -M1000 -l2
+    res = run_cli(["collapse", run, "-o", tmp_path / "docs.run"])
+    assert res.exit_code == 0, res.output
+    ref = trecqr.evaluate(qrels, tmp_path / "docs.run", ["ndcg_cut.3,5,500", "map_cut.500"],
+                          relevance_level=2, max_docs=1000, complete=True).aggregate()
+    assert {k: round(v, 4) for k, v in ref.items()} == got
+    # scoring the passage run directly against document qrels matches nothing
+    res = run_cli(["eval", "--protocol", "cast2022-nist", qrels, run])
+    assert res.exit_code == 0
+    assert res.stdout.splitlines()[0] == "ndcg_cut_3            \tall\t0.0000"
+
+
+def test_ikat2023_ptkb_on_both_qrels(tmp_path):
+    topics = read_ikat_topics(data_path("ikat", "2023_test_topics.json"))
+    run = tmp_path / "ptkb.run"
+    run.write_text("".join(topics_ptkb_run(topics)))
+    out = {}
+    for who in ("org", "nist"):
+        res = run_cli(["eval", "--protocol", "ikat2023-ptkb", "--format", "json",
+                       data_path("ikat", f"2023_ptkb_qrels_{who}.txt"), run])
+        assert res.exit_code == 0, res.output
+        assert "protocol ikat2023-ptkb (-l1 -m P.3 -m recall.3" in res.stderr
+        out[who] = {k: round(v, 4) for k, v in json.loads(res.stdout)["summary"].items()}
+    assert out["org"] == {"P_3": 0.5238, "recall_3": 0.9875, "ndcg_cut_3": 1.0,
+                          "recip_rank": 1.0, "map": 1.0}
+    assert out["nist"] == {"P_3": 0.3248, "recall_3": 0.5151, "ndcg_cut_3": 0.5921,
+                           "recip_rank": 0.7821, "map": 0.4869}
+
+
+def test_convsearch_r1_setting_is_the_papers_pytrec_eval_call():
+    qrels, run = FIX / "qrels.txt", FIX / "manual_bm25.run"
+    res = run_cli(["eval", "--protocol", "convsearch-r1-qrecc", qrels, run])
+    assert res.exit_code == 0, res.output
+    plain = run_cli(["eval", "-M100", "-m", "recip_rank", "-m", "ndcg_cut.3", "-m",
+                     "recall.10,100", qrels, run])
+    assert res.stdout == plain.stdout
+    assert "protocol convsearch-r1-qrecc (-M100 -l1" in res.stderr
