@@ -37,6 +37,14 @@ Retrieval-based similarities (``--sim-ret --index DIR``, with ``--generated``)
     so the reference is the target alone (sim_ret++ then equals sim_ret); the parameters say
     so. Each value is exactly what the functions of :mod:`.retrieval_sim` return for the pair.
 
+TREC Tasks track query suggestion (FORMAT ``tasks``, ``--qrels DIVERSITY_QRELS``)
+    SESSIONS is then a run of query suggestions per task (TREC run format: ``task Q0 suggestion
+    rank score runid``), scored as the Tasks track scored it: with NIST's ndeval measures
+    against diversity qrels (``task subtask suggestion grade``), by default alpha-nDCG@10,@20
+    and ERR-IA@10,@20 (``--measure`` takes any ir_measures name of the intent-aware family).
+    The values are ``trecqr eval -R diversity``'s (:func:`trecqr.scorer.run_eval.score_diversity`):
+    ir_measures' pyndeval provider's, per task and as its mean over the qrels' tasks.
+
 Every result carries its parameters.
 """
 
@@ -202,6 +210,51 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
     return out
 
 
+TASKS = "tasks"
+TASKS_MEASURES = ("alpha_nDCG@10", "alpha_nDCG@20", "ERR_IA@10", "ERR_IA@20")
+
+
+def suggest_tasks(run_path, qrels, measures=TASKS_MEASURES) -> dict:
+    """TREC Tasks track query suggestion: a run of suggestions per task scored against
+    diversity qrels with ndeval's intent-aware measures (ir_measures names). Returns the dict
+    :func:`suggest` returns (``metrics``, ``direction``, ``counts``, ``parameters``,
+    ``per_instance``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..api import load_run
+    from ..formats.diversity import load_diversity_qrels
+    from ..scorer.options import Options
+    from ..scorer.run_eval import score_diversity
+
+    div = load_diversity_qrels(qrels)
+    run = load_run(run_path)
+    ev = score_diversity(div, run, list(measures), Options())
+    tasks = set(pc.unique(div.qid).to_pylist())
+    ranked = set(pc.unique(run.qid).to_pylist())
+    keys = pc.binary_join_element_wise(run.qid, run.docno, "\x00")
+    judged = pc.unique(pc.binary_join_element_wise(div.qid, div.docno, "\x00"))
+    cols = [c for c in ev.columns if c.name in measures]
+    return {
+        "metrics": {c.name: float(c.summary) for c in cols},
+        "direction": {c.name: "higher" for c in cols},
+        "counts": {"tasks": len(tasks), "tasks_with_suggestions": len(tasks & ranked),
+                   "tasks_without_suggestions": len(tasks - ranked),
+                   "run_tasks_not_in_qrels": len(ranked - tasks), "suggestions": len(run),
+                   "judged_suggestions": int(pc.sum(pc.is_in(keys, value_set=judged)).as_py()
+                                             or 0)},
+        "parameters": {"format": TASKS, "run": str(run_path),
+                       "qrels": str(getattr(div, "source", qrels)),
+                       "measures": ("NIST ndeval's, as ir_measures' pyndeval provider computes "
+                                    "them: suggestions ranked by score, ties by suggestion "
+                                    "ascending; mean over the qrels' tasks (a task without "
+                                    "suggestions counts 0)")},
+        "per_instance": {"tasks": {"ids": list(ev.qids),
+                                   "values": {c.name: [float(v) for v in c.values]
+                                              for c in cols}}},
+    }
+
+
 def _check_some_match(records: dict, instance_ids: set, path) -> None:
     """A model file none of whose ids is an instance id is a wrong file or id scheme: say so
     instead of reporting nan."""
@@ -264,9 +317,10 @@ def _missing(iid, targets, sc) -> bool:
 
 
 def _table(result) -> str:
-    lines = [f"{'metric':<10}{'value':>12}  better"]
+    w = max([10] + [len(m) + 1 for m in result["metrics"]])  # alpha_nDCG@10 is longer
+    lines = [f"{'metric':<{w}}{'value':>12}  better"]
     for m, v in result["metrics"].items():
-        lines.append(f"{m:<10}{v:>12.4f}  {result['direction'][m]}")
+        lines.append(f"{m:<{w}}{v:>12.4f}  {result['direction'][m]}")
     for k, v in result["counts"].items():
         lines.append(f"# {k}: {v}")
     for k, v in result["parameters"].items():
@@ -275,7 +329,7 @@ def _table(result) -> str:
 
 
 @click.command("suggest", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(S.FORMATS))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(S.FORMATS + (TASKS,)))
 @click.argument("sessions_path", metavar="SESSIONS")
 @click.option("--candidates", default=None,
               help="Candidate scores (TSV id/candidate/score or JSONL) for MRR.")
@@ -310,14 +364,35 @@ def _table(result) -> str:
 @click.option("--rrf-k", type=int, default=60, show_default=True, help="sim_ret++: RRF's k")
 @click.option("--fusion-depth", type=int, default=100, show_default=True,
               help="sim_ret++: depth of each fused ranking")
+@click.option("--qrels", "div_qrels", default=None, metavar="FILE",
+              help="tasks: diversity qrels (task subtask suggestion grade); SESSIONS is then "
+                   "the suggestion run (TREC run format).")
+@click.option("--measure", "div_measures", multiple=True, metavar="NAME",
+              help="tasks: an ndeval measure as ir_measures names it (repeatable; default "
+                   "alpha_nDCG@10, alpha_nDCG@20, ERR_IA@10, ERR_IA@20).")
 def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated, gen_field,
             missing, metrics, out_format, per_instance, split, gap, keep_duplicates, tokenizer,
             case_sensitive, embeddings, sim_ret, index_dir, depth, rbo_p, overlap, rm3_fb_docs,
-            rm3_fb_terms, rm3_original_weight, rm3_no_filter, fusion, rrf_k, fusion_depth):
-    """Query suggestion: MRR over candidates and generative metrics of next-query instances."""
+            rm3_fb_terms, rm3_original_weight, rm3_no_filter, fusion, rrf_k, fusion_depth,
+            div_qrels, div_measures):
+    """Query suggestion: MRR over candidates and generative metrics of next-query instances;
+    FORMAT tasks: a TREC Tasks track suggestion run (SESSIONS) scored against diversity
+    qrels (--qrels) with alpha-nDCG@k and ERR-IA@k."""
     from ..cli import _run_guarded
 
     def run():
+        if fmt == TASKS or div_qrels is not None or div_measures:
+            if fmt != TASKS or div_qrels is None:
+                raise UsageError("--qrels and --measure go with FORMAT tasks, which needs "
+                                 "--qrels (diversity qrels)")
+            if candidates or rnk or scores or generated or sim_ret:
+                raise UsageError("FORMAT tasks scores the suggestion run SESSIONS against "
+                                 "--qrels; --candidates, --rnk, --scores, --generated and "
+                                 "--sim-ret are for session formats")
+            result = suggest_tasks(sessions_path, div_qrels, div_measures or TASKS_MEASURES)
+            emit(result, out_format, per_instance, list(result["per_instance"].values()),
+                 _table)
+            return
         result = suggest(fmt, sessions_path, candidates=candidates, rnk=rnk, scores=scores,
                          tgt=tgt, column=column, generated=generated, gen_field=gen_field,
                          missing=missing, metrics=metrics or METRICS, split=split,
