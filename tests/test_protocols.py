@@ -113,3 +113,40 @@ def test_convsearch_r1_setting_is_the_papers_pytrec_eval_call():
                      "recall.10,100", qrels, run])
     assert res.stdout == plain.stdout
     assert "protocol convsearch-r1-qrecc (-M100 -l1" in res.stderr
+
+
+def test_cqr_protocol_scores_every_row_again(tmp_path):
+    demo = FIX.parent / "cast2021-demo"
+    res = run_cli(["cqr", "--qrels", demo / "qrels.txt", "--collection",
+                   demo / "collection.jsonl", "--topics", demo / "topics-raw.tsv", "--topics",
+                   demo / "topics-manual.tsv", "--protocol", "convsearch-r1-qrecc", "--quiet",
+                   "--runs-dir", tmp_path / "runs"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    at = lines.index("protocol convsearch-r1-qrecc (-M100 -l1 -m recip_rank -m ndcg_cut.3 -m "
+                     "recall.10,100; de-duplication: none)")
+    assert lines[at + 1].split() == ["run", "recip_rank", "recall_10", "recall_100",
+                                     "ndcg_cut_3", "evaluated"]
+    # the protocol's numbers are the cqr table's own MRR, R@10, R@100, NDCG@3
+    table = {ln.split()[0]: ln.split() for ln in lines[2:4]}
+    for ln in lines[at + 2:at + 4]:
+        name, rr, r10, r100, ndcg, n = ln.split()
+        assert [rr, ndcg, r10, r100, n] == table[name][2:7]
+    res = run_cli(["cqr", "--qrels", demo / "qrels.txt", "--collection",
+                   demo / "collection.jsonl", "--topics", demo / "topics-raw.tsv",
+                   "--protocol", "scai-qrecc21"])
+    assert res.exit_code == 2 and "scores SCAI files" in res.stderr
+
+
+def test_cqr_dataset_cast_reads_2022_trees():
+    from trecqr.adapters.dataset_topics import dataset_topics
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = data_path("cast2022", "2022_evaluation_topics_tree_v1.0.json")
+        for field in ("raw", "manual", "context"):
+            t = dataset_topics("cast", path, field)
+            assert len(t) == 205 and t.qids[1] == "132_1-3"
+        assert dataset_topics("cast", path, "context")["132_1-3"].count(" [SEP] ") == 2

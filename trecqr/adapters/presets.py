@@ -327,3 +327,24 @@ def preset(name: str) -> Preset:
 
 __all__ = ["Preset", "preset", "preset_names", "MRR_READINGS", "Protocol", "protocol",
            "protocol_names", "protocol_evaluation"]
+
+
+def protocol_table(name: str, qrels, runs: list, compat: str = "9.0.8") -> str:
+    """The protocol's measures for each (row name, run path), as an aligned table under a line
+    naming the protocol (``trecqr cqr --protocol``)."""
+    p = protocol(name)
+    if p.kind != "trec_eval":
+        raise UsageError(f"{name} scores SCAI files: run trecqr eval --protocol {name} on the "
+                         "ground truth and each kept run (--runs-dir)")
+    header, body = None, []
+    for row, path in runs:
+        ev, _ = protocol_evaluation(name, qrels, path, compat=compat)
+        cols = [c for c in ev.columns if c.name != "runid"]
+        header = header or [c.name for c in cols]
+        body.append([row] + [f"{float(c.summary):.4f}" for c in cols] + [str(len(ev.qids))])
+    header = ["run"] + header + ["evaluated"]
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                              for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([f"protocol {p.name} ({p.flags()}; de-duplication: {p.dedup})",
+                      fmt(header)] + [fmt(r) for r in body]) + "\n"

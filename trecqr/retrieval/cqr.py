@@ -296,9 +296,12 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
 @click.option("--threads", type=int, default=1, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
+@click.option("--protocol", default=None, metavar="NAME",
+              help="Also score every row's run under an official protocol (cast2021-nist, "
+                   "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
 def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
             query_fields, topics, rewrites, raw_path, missing, preset, k, runs_dir, names, fmt,
-            output, threads, quiet):
+            output, threads, quiet, protocol):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -319,6 +322,15 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
         if rd is None and output is not None and output != "-":
             out = Path(output)
             rd = str(out.with_name(out.name.split(".")[0] + "-runs"))
+        protocol_dir = None
+        if protocol is not None:
+            from ..adapters.presets import protocol as get_protocol
+
+            if get_protocol(protocol).kind != "trec_eval":
+                raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
+                                 "--protocol on the kept runs")
+            if rd is None:  # the rows' runs must outlive cqr() to be scored again
+                rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-protocol-")
         if collection is not None:
             check_collection(collection)
         if model is not None and backend_name != "dense":
@@ -330,6 +342,13 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                      dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
         text = report.to_json() if fmt == "json" else report.table()
         click.echo(text, nl=False)
+        if protocol is not None:  # trecqr/adapters/presets.py
+            from ..adapters.presets import protocol_table
+
+            click.echo(protocol_table(protocol, qrels, [(r.name, r.run) for r in report.rows]),
+                       nl=False)
+            if protocol_dir is not None:
+                shutil.rmtree(protocol_dir, ignore_errors=True)
         if output is not None and output != "-":
             atomic_write_text(output, text)
         if not quiet:
