@@ -124,6 +124,10 @@ def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: i
 
 def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Results:
     """Evaluate trec_eval-style arguments, then ir_measures-style names (if any)."""
+    if zscores is not None and not hasattr(zscores, "apply"):  # a path, as run_trec_eval takes
+        from .scorer.zscores import read_zscores
+
+        zscores = read_zscores(zscores)
     comments = options.v10
     q = load_qrels(qrels, comments=comments)
     r = load_run(run, comments=comments)

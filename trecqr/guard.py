@@ -171,11 +171,19 @@ class _Transaction:
     def __init__(self):
         self.created: list[str] = []
         self.new_dirs: list[str] = []
+        self.at_end: list = []  # callables run when the command ends, either way
+
+    def _run_at_end(self) -> None:
+        fns, self.at_end = self.at_end, []
+        for fn in fns:
+            with contextlib.suppress(Exception):
+                fn()
 
     def commit(self) -> None:
         for d in self.new_dirs:
             unregister_temp(d)
         self.created, self.new_dirs = [], []
+        self._run_at_end()
 
     def rollback(self) -> None:
         for path in reversed(self.created):
@@ -183,6 +191,36 @@ class _Transaction:
         for d in reversed(self.new_dirs):
             remove_temp(d)
         self.created, self.new_dirs = [], []
+        self._run_at_end()
+
+
+def at_command_end(fn) -> bool:
+    """Run fn when the current command ends (success or failure); False outside a command."""
+    tx = current_transaction()
+    if tx is None:
+        return False
+    tx.at_end.append(fn)
+    return True
+
+
+def remove_new_empty_dirs(home, before: set) -> None:
+    """Remove the empty folders under home (and home) that are not in before, deepest first:
+    what a library made on import and did not use."""
+    home = os.fspath(home)
+    if not os.path.isdir(home):
+        return
+    for dirpath, dirnames, filenames in os.walk(home, topdown=False):
+        if dirpath in before:
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(dirpath)  # fails unless empty
+
+
+def dirs_under(home) -> set:
+    home = os.fspath(home)
+    if not os.path.isdir(home):
+        return set()
+    return {dirpath for dirpath, _, _ in os.walk(home)}
 
 
 _state = threading.local()

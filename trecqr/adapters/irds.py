@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,6 +46,12 @@ class OfflineDownload(RuntimeError):
 
 def _irds():
     os.environ.setdefault("IR_DATASETS_SKIP_DISK_FREE", "true")
+    if "ir_datasets" not in sys.modules:  # its import makes a folder per dataset under its
+        from ..guard import at_command_end, dirs_under, remove_new_empty_dirs  # home: a
+
+        home = os.environ.get("IR_DATASETS_HOME") or os.path.expanduser("~/.ir_datasets")
+        before = dirs_under(home)  # command removes again those it left empty
+        at_command_end(lambda: remove_new_empty_dirs(home, before))
     try:
         import ir_datasets
     except ImportError:

@@ -307,6 +307,12 @@ def id_getter(name: str, record: dict, qid_field=None):
     if qid_field is not None:
         if isinstance(qid_field, str) and "," in qid_field:
             qid_field = tuple(f.strip() for f in qid_field.split(","))
+        if isinstance(qid_field, (tuple, list)) and (
+                len(qid_field) != 2 or not all(qid_field)):
+            raise UsageError(f"id field {','.join(qid_field)!r}: give one field name or two, "
+                             "CONV,TURN")
+        if not qid_field:
+            raise UsageError("id field: empty name")
         if isinstance(qid_field, (tuple, list)):
             conv_f, turn_f = qid_field
             return (lambda r: f"{r[conv_f]}_{r[turn_f]}"), f"{conv_f}_{turn_f}", (conv_f, turn_f)

@@ -135,6 +135,10 @@ def score_with_pytrec_eval(qrels, run, measures, options: Options, zscores=None)
         if measure.name not in ZERO_VALUED:
             for i, qid in enumerate(rankings.qids):
                 per_topic = result[qid]
+                gone = [k for k in keys if k not in per_topic]
+                if gone:  # e.g. P.99999999999999999999: pytrec_eval names its cutoff otherwise
+                    raise UsageError(f"--engine pytrec_eval gives no value for {gone[0]} "
+                                     "(use the native engine)")
                 values[i] = [per_topic[k] for k in keys]
         proxied.append((_FromPytrecEval(measure, values), params))
     return evaluate_rankings(ctx, proxied, zscores)

@@ -294,6 +294,7 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
     try:
         if not os.path.isfile(name) or os.path.getsize(name) == 0:
             return None
+        name.encode("utf-8")  # Arrow takes UTF-8 paths; a name that is not: the Python path
     except (OSError, ValueError):
         return None
     sample, gz = _sample(name)

@@ -20,7 +20,9 @@ def bleu(preds: list[str], refs: list[str], lowercase: bool = False):
     sent = BLEU(lowercase=lowercase, effective_order=True)
     per_inst = [sent.sentence_score(p, [r]).score for p, r in zip(preds, refs)]
     corp = BLEU(lowercase=lowercase)
-    score = corp.corpus_score(list(preds), [list(refs)]).score if preds else float("nan")
+    if not preds:  # nothing to score (e.g. no targets): sacrebleu cannot sign an empty corpus
+        return per_inst, float("nan"), f"sacrebleu BLEU (lowercase={lowercase}; no pairs)"
+    score = corp.corpus_score(list(preds), [list(refs)]).score
     return per_inst, score, str(corp.get_signature())
 
 

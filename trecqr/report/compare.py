@@ -479,11 +479,11 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
 @click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
               show_default=True, help="Test whose adjusted p decides significance.")
 @correction_options
-@click.option("--permutations", type=click.IntRange(1), default=10000, show_default=True,
+@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
               help="Sign flips of the randomization test.")
-@click.option("--bootstrap", type=click.IntRange(1), default=10000, show_default=True,
+@click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
               help="Bootstrap samples of the confidence interval.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
               help="Random seed (randomization test and bootstrap).")
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
 def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,

@@ -276,7 +276,11 @@ def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
 
     from ..cli import main
 
-    result = CliRunner().invoke(main, ["eval", "--quiet", *shlex.split(eval_args), qrels, run],
+    try:
+        args = shlex.split(eval_args)
+    except ValueError as exc:  # an unclosed quote
+        raise UsageError(f"--eval-args {eval_args!r}: {exc}") from None
+    result = CliRunner().invoke(main, ["eval", "--quiet", *args, qrels, run],
                                 catch_exceptions=False)
     if result.exit_code != 0:
         message = (result.stderr or result.output).strip().splitlines()

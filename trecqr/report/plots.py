@@ -58,7 +58,15 @@ def save_figure(fig, path) -> None:
 
     ext = _check_output(path)
     buf = io.BytesIO()
-    fig.savefig(buf, format=FORMATS[ext], dpi=100 if ext == ".png" else None)
+    try:
+        fig.savefig(buf, format=FORMATS[ext], dpi=100 if ext == ".png" else None)
+    except ValueError:  # a title or run name that is not valid mathtext ('$x^$'): print the
+        from matplotlib.text import Text  # dollars as they are
+
+        for t in fig.findobj(Text):
+            t.set_text(t.get_text().replace("\\$", "$").replace("$", "\\$"))
+        buf = io.BytesIO()
+        fig.savefig(buf, format=FORMATS[ext], dpi=100 if ext == ".png" else None)
     atomic_write_bytes(path, [buf.getvalue()])
 
 

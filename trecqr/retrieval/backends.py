@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import UsageError
+from ..errors import TrecqrError, UsageError
 from .indexdir import BACKENDS, read_manifest
 
 MODULES = {"bm25s": "trecqr.retrieval.bm25", "lucene": "trecqr.retrieval.lucene",
@@ -45,7 +45,17 @@ class Index:
     def __init__(self, index_dir, **params):
         self.dir = index_dir
         self.module = backend(read_manifest(index_dir)["backend"])
-        self.handle = self.module.load_index(index_dir, **params)
+        try:
+            self.handle = self.module.load_index(index_dir, **params)
+        except TrecqrError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, OSError, EOFError,
+                UnicodeDecodeError, AttributeError) as exc:
+            # the manifest's files checked out, yet the backend cannot read them (an index
+            # built before manifests listed their files, or a manifest edited by hand)
+            from .indexdir import damaged
+
+            raise damaged(index_dir, f"{type(exc).__name__}: {exc}") from None
         self.manifest = self.handle[-1]  # the backend's, with any defaults it fills in
 
     @classmethod

@@ -113,6 +113,12 @@ def valid_docid(docid) -> bool:
 def _check_id(name, lineno, docid) -> str:
     if not valid_docid(docid):
         raise InputError(name, lineno, f"bad docid {docid!r}: empty or holds white space")
+    if not docid.isascii():
+        try:
+            docid.encode("utf-8")
+        except UnicodeEncodeError:  # JSON's "\ud800": a lone surrogate, not a character
+            raise InputError(name, lineno, f"bad docid {docid!r}: a lone surrogate "
+                                           "(not a Unicode character)") from None
     return docid
 
 
@@ -158,6 +164,8 @@ def _iter_jsonl(name, fh):
             text = rec[tkey]
         if not isinstance(text, str):
             raise InputError(name, lineno, "the text field is not a string")
+        if not text.isascii():
+            text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates -> ?
         title = rec.get("title") if "contents" not in rec else ""
         yield Doc(_check_id(name, lineno, str(rec[key]).strip()),
                   _join(title if isinstance(title, str) else "", text), lineno)

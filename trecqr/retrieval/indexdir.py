@@ -46,21 +46,102 @@ def atomic_index_dir(out_dir):
         raise UsageError(f"{out_dir}: exists and is not a trecqr index; not overwriting it")
     parent = os.path.dirname(out_dir)
     os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".trecqr-index-", dir=parent)
+    from ..guard import register_temp, signals_blocked, unregister_temp
+
+    with signals_blocked():  # a signal removes the half-built folder (trecqr/guard.py)
+        tmp = tempfile.mkdtemp(prefix=".trecqr-index-", dir=parent)
+        register_temp(tmp, folder=True)
     try:
         yield tmp
         if not os.path.exists(os.path.join(tmp, MANIFEST)):
             raise RuntimeError("index build finished without writing its manifest")
+        seal(tmp)
         if os.path.isdir(out_dir):
             old = tempfile.mkdtemp(prefix=".trecqr-old-", dir=parent)
             os.rename(out_dir, os.path.join(old, "x"))
-            os.rename(tmp, out_dir)
+            with signals_blocked():
+                os.rename(tmp, out_dir)
+                unregister_temp(tmp)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            os.rename(tmp, out_dir)
+            with signals_blocked():
+                os.rename(tmp, out_dir)
+                unregister_temp(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        unregister_temp(tmp)
         raise
+
+
+# Every file of an index is listed in its manifest with its size, and its CRC-32 when it is at
+# most CHECKSUM_MAX bytes: a truncated, emptied, missing or altered file is refused as
+# "damaged index: ...; rebuild it" before a backend reads it (Lucene's own segment files carry
+# their own checksums; they are listed by size).
+CHECKSUM_MAX = 256 << 20
+_verified: dict = {}
+
+
+def _file_crc(path) -> int:
+    import zlib
+
+    crc = 0
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(1 << 22)
+            if not block:
+                return crc
+            crc = zlib.crc32(block, crc)
+
+
+def seal(folder) -> dict:
+    """Add the size (and CRC-32) of every file of folder to its manifest."""
+    path = os.path.join(folder, MANIFEST)
+    with open(path, encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    files = {}
+    for dirpath, _, names in os.walk(folder):
+        for name in sorted(names):
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, folder).replace(os.sep, "/")
+            if rel == MANIFEST:
+                continue
+            size = os.path.getsize(full)
+            files[rel] = {"size": size, "crc32": _file_crc(full) if size <= CHECKSUM_MAX
+                          else None}
+    manifest["files"] = dict(sorted(files.items()))
+    write_manifest(folder, manifest)
+    return manifest
+
+
+def damaged(index_dir, what: str) -> InputError:
+    return InputError(os.fspath(index_dir), None, f"damaged index: {what}; rebuild it")
+
+
+def verify_files(index_dir, manifest: dict) -> None:
+    """Check every file the manifest lists (size, then CRC-32); once per process and state."""
+    files = manifest.get("files")
+    if files is None:
+        return  # an index built before manifests listed their files
+    if not isinstance(files, dict):
+        raise damaged(index_dir, "its manifest's file list is not valid")
+    for rel, want in files.items():
+        full = os.path.join(os.fspath(index_dir), *str(rel).split("/"))
+        try:
+            st = os.stat(full)
+        except OSError:
+            raise damaged(index_dir, f"{rel} is missing") from None
+        key = (full, st.st_size, st.st_mtime_ns, st.st_ino)
+        if _verified.get(full) == key:
+            continue
+        if not isinstance(want, dict) or not isinstance(want.get("size"), int):
+            raise damaged(index_dir, f"its manifest's entry for {rel} is not valid")
+        if st.st_size != want["size"]:
+            raise damaged(index_dir, f"{rel} has {st.st_size} bytes, the manifest says "
+                                     f"{want['size']}")
+        crc = want.get("crc32")
+        if crc is not None and _file_crc(full) != crc:
+            raise damaged(index_dir, f"{rel} does not match its checksum")
+        _verified[full] = key
 
 
 def write_manifest(folder, manifest: dict) -> dict:
@@ -84,12 +165,21 @@ def read_manifest(index_dir) -> dict:
     except OSError:
         if os.path.isdir(index_dir) and is_lucene_dir(index_dir):
             return {"backend": "lucene", "foreign": True}
-        raise InputError(index_dir, None, "not a trecqr index (no trecqr-index.json; "
-                                          "an incomplete build?)") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"bad JSON: {exc.msg}") from None
+        if not os.path.isdir(index_dir):
+            raise InputError(index_dir, None, "not a trecqr index: no such folder") from None
+        raise damaged(index_dir, "no trecqr-index.json (an incomplete build, or not a trecqr "
+                                 "index)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise damaged(index_dir, f"trecqr-index.json is not valid JSON "
+                                 f"({getattr(exc, 'msg', None) or type(exc).__name__})") from None
+    if not isinstance(manifest, dict):
+        raise damaged(index_dir, "trecqr-index.json is not a JSON object")
     if "backend" not in manifest:
         manifest["backend"] = _FORMAT_BACKEND.get(manifest.get("format"), "bm25s")
+    if manifest["backend"] not in BACKENDS:
+        raise damaged(index_dir, f"trecqr-index.json names no known backend "
+                                 f"({str(manifest['backend'])[:40]!r})")
+    verify_files(index_dir, manifest)
     return manifest
 
 
@@ -110,14 +200,19 @@ def write_docids(folder, docids) -> int:
 def read_docids(folder) -> pa.Array:
     import pyarrow.csv as pcsv
 
-    table = pcsv.read_csv(
-        os.path.join(folder, DOCIDS),
+    with open(os.path.join(folder, DOCIDS), "rb") as fh:  # a folder name need not be UTF-8
+        table = _read_docids(pcsv, fh)
+    return table.column(0).combine_chunks()
+
+
+def _read_docids(pcsv, fh):
+    return pcsv.read_csv(
+        fh,
         read_options=pcsv.ReadOptions(column_names=["docid"], block_size=1 << 24),
         parse_options=pcsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False),
         convert_options=pcsv.ConvertOptions(column_types={"docid": pa.string()},
                                             strings_can_be_null=False,
                                             quoted_strings_can_be_null=False))
-    return table.column(0).combine_chunks()
 
 
 def check_unique_docids(docids: pa.Array, source) -> None:
