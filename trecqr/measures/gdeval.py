@@ -39,12 +39,17 @@ MAX_JUDGMENT = 4
 
 def _check(measure) -> int:
     import ir_measures
+    from ir_measures.providers.base import NOT_PROVIDED
 
     measure.validate_params()
     if not ir_measures.gdeval.supports(measure):
-        raise UsageError(f"ir_measures measure {measure} is not supported by its provider gdeval "
-                         "(it needs an @cutoff; nDCG needs dcg='exp-log2', no gains, no "
-                         "judged_only)")
+        why = "it needs an @cutoff" if measure.NAME == "ERR" else \
+            "it needs an @cutoff, and nDCG with dcg='exp-log2', no gains, no judged_only"
+        if measure.NAME == "nDCG" and measure["cutoff"] is NOT_PROVIDED:
+            why += ("; without a cutoff only ir_measures' optional ranx provider takes it, and "
+                    "trecqr does not reproduce ranx")
+        raise UsageError(f"ir_measures measure {measure} is not supported by its provider "
+                         f"gdeval ({why})")
     cutoff = int(measure["cutoff"])
     if cutoff < 1:
         raise UsageError(f"{measure}: gdeval needs a cutoff of at least 1 (it divides by zero)")
