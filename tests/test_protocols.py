@@ -150,3 +150,28 @@ def test_cqr_dataset_cast_reads_2022_trees():
             t = dataset_topics("cast", path, field)
             assert len(t) == 205 and t.qids[1] == "132_1-3"
         assert dataset_topics("cast", path, "context")["132_1-3"].count(" [SEP] ") == 2
+
+
+@pytest.mark.parametrize("name", ["ikat2023", "ikat2024"])
+def test_ikat_protocols_are_their_trec_eval_options(tmp_path, name):
+    """No iKAT passage qrels are public: a converted official run (the 2024 sample) against
+    hand-made graded qrels shows each protocol is trec_eval with its fixed options."""
+    run = tmp_path / "sample.run"
+    res = run_cli(["convert", "ikat", "--run", data_path("ikat", "2024_sample_run.json"),
+                   "--run-out", run])
+    assert res.exit_code == 0, res.output
+    lines = run.read_text().splitlines()
+    qrels = tmp_path / "qrels.txt"
+    # grades 0-4 on the first five passages of two turns, one judged turn the run lacks
+    qrels.write_text("".join(f"{ln.split()[0]} 0 {ln.split()[2]} {g}\n"
+                             for ln, g in zip(lines[:5] + lines[10:15], [0, 1, 2, 3, 4] * 2))
+                     + "99_1 0 clueweb22-en0000-00-00000:0 3\n")
+    p = protocol(name)
+    res = run_cli(["eval", "--protocol", name, qrels, run])
+    assert res.exit_code == 0, res.output
+    assert f"protocol {name} ({p.flags()})" in res.stderr
+    args = ["eval", "-c", "-M1000", "-l2"] + [x for m in p.measures for x in ("-m", m)]
+    assert run_cli(args + [qrels, run]).stdout == res.stdout
+    # -c: the judged turn missing from the run counts 0 in every average
+    got = dict(ln.split()[0::2] for ln in res.stdout.splitlines())
+    assert float(got["recip_rank"]) == pytest.approx((1 / 3 + 1 / 3) / 3, abs=1e-4)
