@@ -90,7 +90,7 @@ def main():
               help="Keep the first N documents of each topic (after tie-breaking).")
 @click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
               help="Minimum grade counted relevant.")
-@click.option("-N", "num_docs", type=int, default=None, metavar="N",
+@click.option("-N", "num_docs", type=click.IntRange(0, 2**62), default=None, metavar="N",
               help="Number of documents in the collection (for utility's 4th coefficient).")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
               help="Measure or nickname (official, all_trec, ...), or an ir_measures name "

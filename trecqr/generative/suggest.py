@@ -54,6 +54,8 @@ import math
 
 import click
 
+from ..clicktypes import FiniteFloat
+
 from ..adapters import sessions as S
 from ..errors import InputError, UsageError
 from . import LOWER_IS_BETTER, METRICS
@@ -351,7 +353,7 @@ def _table(result) -> str:
               help="write per-instance values here (JSONL if .jsonl/.json, else TSV)")
 @click.option("--split", type=click.Choice(["time", "mission", "block"]), default="time",
               show_default=True, help="webis: session split.")
-@click.option("--gap", type=float, default=S.DEFAULT_GAP, show_default=True,
+@click.option("--gap", type=FiniteFloat(), default=S.DEFAULT_GAP, show_default=True,
               help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
 @click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
 @text_options
@@ -361,8 +363,9 @@ def _table(result) -> str:
 @ranking_overlap_options
 @click.option("--fusion", type=click.Choice(("rrf", "combsum")), default="rrf",
               show_default=True, help="sim_ret++: fusion of the next-half queries' rankings")
-@click.option("--rrf-k", type=int, default=60, show_default=True, help="sim_ret++: RRF's k")
-@click.option("--fusion-depth", type=int, default=100, show_default=True,
+@click.option("--rrf-k", type=click.IntRange(0), default=60, show_default=True,
+              help="sim_ret++: RRF's k")
+@click.option("--fusion-depth", type=click.IntRange(1, 1_000_000), default=100, show_default=True,
               help="sim_ret++: depth of each fused ranking")
 @click.option("--qrels", "div_qrels", default=None, metavar="FILE",
               help="tasks: diversity qrels (task subtask suggestion grade); SESSIONS is then "

@@ -26,7 +26,7 @@ class Utility(Measure):
                              f"(need 4, got {len(p.values)})")
         p1, p2, p3, p4 = p.values
         ret, rel, relret = b.num_ret, b.num_rel, b.num_rel_ret_judged
-        coll = b.options.num_docs_in_coll
+        coll = np.int64(b.options.num_docs_in_coll)  # trec_eval's long: -N may pass 2**31
         value = (p1 * relret + p2 * (ret - relret) + p3 * (rel - relret)
                  + p4 * (coll + relret - ret - rel))
         if b.options.v10 and p.printable is None:

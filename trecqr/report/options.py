@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from ..clicktypes import FiniteFloat
+
 
 def topic_options(f):
     """-c, -l and --compat, with trec_eval's meaning."""
@@ -19,7 +21,7 @@ def topic_options(f):
 
 def correction_options(f):
     """--correction and --alpha of the multiple-testing correction."""
-    f = click.option("--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+    f = click.option("--alpha", type=FiniteFloat(0, 1), default=0.05, show_default=True,
                      help="Significance level (on adjusted p-values).")(f)
     f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
                      default="holm", show_default=True, help="Multiple-testing correction.")(f)

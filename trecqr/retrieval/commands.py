@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..clicktypes import FiniteFloat
+
 from ..adapters.dataset_topics import DATASETS
 from .collections import COLLECTION_FORMATS, check_collection
 from .indexdir import BACKENDS
@@ -19,13 +21,15 @@ BM25_B = 0.4
 @click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
               show_default=True, help="bm25s (embedded), lucene (Pyserini) or dense "
                                       "(sentence-transformers + faiss).")
-@click.option("--k1", type=float, default=None, help=f"BM25 k1 [default: {BM25_K1}].")
-@click.option("--b", "b", type=float, default=None, help=f"BM25 b [default: {BM25_B}].")
+@click.option("--k1", type=FiniteFloat(0), default=None, help=f"BM25 k1 [default: {BM25_K1}].")
+@click.option("--b", "b", type=FiniteFloat(0, 1), default=None,
+              help=f"BM25 b [default: {BM25_B}].")
 @click.option("--preset", default=None, help="Take k1/b from a dataset preset (qrecc, "
                                              "topiocqa, ...).")
 @click.option("--model", default=None, help="dense: local sentence-transformers model folder "
                                             "(default: the packaged all-MiniLM-L6-v2).")
-@click.option("--batch-size", type=int, default=None, help="dense: encoding batch size.")
+@click.option("--batch-size", type=click.IntRange(1, 1 << 20), default=None,
+              help="dense: encoding batch size.")
 @click.option("--store-docvectors", is_flag=True,
               help="lucene: also store positions, document vectors and raw text (for RM3, "
                    "rerankers; a bigger index).")
@@ -111,8 +115,10 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
               help="Model rewrites matched to the dataset's turns (query field rewrite).")
 @click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
               show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
-@click.option("--k1", type=float, default=None, help="lucene: BM25 k1 (default: the index's).")
-@click.option("--b", "b", type=float, default=None, help="lucene: BM25 b (default: the index's).")
+@click.option("--k1", type=FiniteFloat(0), default=None,
+              help="lucene: BM25 k1 (default: the index's).")
+@click.option("--b", "b", type=FiniteFloat(0, 1), default=None,
+              help="lucene: BM25 b (default: the index's).")
 @click.option("--preset", default=None,
               help="lucene: k1/b of a dataset preset (qrecc-test, topiocqa-dev); for a bm25s "
                    "index, a warning when its build's k1/b differ.")
