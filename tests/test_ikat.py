@@ -210,3 +210,22 @@ def test_validator_rules_one_by_one():
     assert [(p.turn, p.what) for p in validate_run(doc)] == [
         (None, "required field 'run_name' is missing"),
         ("0-1", "turn_id '0-1' is not TOPIC_TURN (e.g. 9-1_1)")]
+
+
+def test_bad_runs_are_one_line_errors(tmp_path):
+    jsonl = tmp_path / "r25.jsonl"
+    jsonl.write_text('{"metadata": {"run_id": "x"}}\n{"metadata": {"run_id": "y"}}\n')
+    res = run_cli(["validate", "ikat", jsonl])
+    assert res.exit_code == 2
+    assert res.stderr == (f"{jsonl}:2: one JSON object per line (iKAT 2025's run format?): "
+                          "trecqr reads the 2023/2024 run format, one JSON object\n")
+    bad = tmp_path / "b.json"
+    bad.write_text('{"run_name": 1, "turns": 5}')
+    res = run_cli(["validate", "ikat", bad])
+    assert res.exit_code == 2
+    assert res.stderr.splitlines() == [f"{bad}: required field 'run_type' is missing",
+                                       f"{bad}: run_name is not a string",
+                                       f"{bad}: turns is not a list"]
+    res = run_cli(["convert", "ikat", "--run", bad, "--run-out", tmp_path / "x.run"])
+    assert res.exit_code == 2 and "(and 2 more problems: trecqr validate ikat)" in res.stderr
+    assert not (tmp_path / "x.run").exists()

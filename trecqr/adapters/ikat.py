@@ -409,7 +409,14 @@ def _check_ptkb(ptkb, label, where, add, topics):
 
 def read_ikat_run(path) -> tuple[dict, str]:
     name = os.fspath(path)
-    return _load_json(name), name
+    try:
+        return _load_json(name), name
+    except InputError as exc:
+        if "Extra data" in str(exc):  # one JSON object per line: the 2025 format
+            raise InputError(name, exc.line, "one JSON object per line (iKAT 2025's run "
+                                             "format?): trecqr reads the 2023/2024 run format, "
+                                             "one JSON object") from None
+        raise
 
 
 def _require_valid(doc, name, topics=None):
