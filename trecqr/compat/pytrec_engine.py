@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import UsageError
 from ..scorer.evaluator import EvalContext, evaluate_rankings
 from ..scorer.options import Options
-from .pytrec import COMPAT, CUTOFF_MEASURES, ZERO_VALUED, supported_measures
+from ..measures.pytrec_values import COMPAT, CUTOFF_MEASURES, ZERO_VALUED, supported_measures
 
 _NATIVE = frozenset({"relstring"})  # shown by trecqr: pytrec_eval returns no value for it
 
@@ -59,7 +59,7 @@ def _check_options(options: Options, selection) -> None:
 
 def _pytrec_argument(measure, params) -> str:
     """The measure string for pytrec_eval, refused when pytrec_eval would alter the parameters."""
-    from .pytrec import normalize_measures
+    from ..measures.pytrec_values import normalize_measures
 
     if params.printable is None:
         return measure.name

@@ -5,12 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from . import _libm
-from .base import MIN_GEO_MEAN, LongCutoffs, Measure, register
+from .base import (MIN_GEO_MEAN, LongCutoffs, Measure, batch_memo, register,
+                   relevant_positions, row_sums)
 
 
-def precision_at_relevant(b) -> np.ndarray:
-    """Precision at the rank of each relevant retrieved document, 0 elsewhere."""
-    return np.where(b.is_rel, b.rel_so_far / b.ranks, 0.0)
+def _precision_terms(b):
+    """(rows, cols, precision) at each relevant retrieved document, in rank order."""
+    def compute():
+        rows, cols = relevant_positions(b)
+        first = np.searchsorted(rows, np.arange(b.n))
+        rel_so_far = np.arange(1, len(rows) + 1) - first[rows]
+        return rows, cols, rel_so_far / (cols + 1.0)
+    return batch_memo(b, "precision_terms", compute)
 
 
 def average_precision(b) -> np.ndarray:
@@ -19,10 +25,8 @@ def average_precision(b) -> np.ndarray:
     Only the relevant documents are visited: bincount adds their terms to their topic's total
     in rank order, as trec_eval's loop does (0.0 + t1 + t2 + ...).
     """
-    rows, cols = np.nonzero(b.is_rel)  # row-major: each topic's relevant docs in rank order
-    first = np.searchsorted(rows, np.arange(b.n))
-    rel_so_far = np.arange(1, len(rows) + 1) - first[rows]
-    total = np.bincount(rows, weights=rel_so_far / (cols + 1.0), minlength=b.n)
+    rows, cols, terms = _precision_terms(b)
+    total = row_sums(rows, terms, b.n)
     return np.divide(total, b.num_rel, out=np.zeros(b.n), where=(b.num_rel_ret > 0))
 
 
@@ -57,6 +61,7 @@ class MapCut(Measure):
     params = LongCutoffs(5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
     def compute(self, b, p):
-        running = np.cumsum(precision_at_relevant(b), axis=1)  # left-to-right partial sums
-        return np.stack([np.divide(b.at(running, k), b.num_rel, out=np.zeros(b.n),
-                                   where=b.num_rel > 0) for k in p.values], axis=1)
+        rows, cols, terms = _precision_terms(b)  # summed left to right over ranks < k
+        return np.stack([np.divide(row_sums(rows[cols < k], terms[cols < k], b.n), b.num_rel,
+                                   out=np.zeros(b.n), where=b.num_rel > 0)
+                         for k in p.values], axis=1)

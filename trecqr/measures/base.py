@@ -24,6 +24,28 @@ from ..errors import UsageError
 
 MIN_GEO_MEAN = 0.00001
 
+
+def row_sums(rows: np.ndarray, terms: np.ndarray, n: int) -> np.ndarray:
+    """Per-topic sums of sparse terms, added in the order given (rank order when rows, cols
+    come from np.nonzero): 0.0 + t1 + t2 + ..., as trec_eval's loops add. bincount adds its
+    weights one by one in input order, so this equals a left-to-right cumsum of the dense
+    row (whose zeros add nothing)."""
+    return np.bincount(rows, weights=terms, minlength=n).astype(np.float64, copy=False)
+
+
+def relevant_positions(b):
+    """(rows, cols) of the relevant retrieved documents, row-major (rank order per topic)."""
+    return batch_memo(b, "relevant_positions", lambda: np.nonzero(b.is_rel))
+
+
+def batch_memo(batch, key, compute):
+    """compute() once per batch and key: measures that share an intermediate (bpref and
+    gm_bpref, the ndcg family's gains, iprec_at_recall and 11pt_avg) read one copy."""
+    memo = batch.__dict__.setdefault("_trecqr_memo", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
 _ATOL = re.compile(r"\s*[+-]?\d+")
 _ATOF = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 

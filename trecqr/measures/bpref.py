@@ -10,21 +10,26 @@ from __future__ import annotations
 import numpy as np
 
 from . import _libm
-from .base import MIN_GEO_MEAN, Measure, register
-from ..scorer.rankings import seqsum
+from .base import MIN_GEO_MEAN, Measure, batch_memo, register, row_sums
 
 
 def bpref(b) -> np.ndarray:
+    return batch_memo(b, "bpref", lambda: _bpref(b))
+
+
+def _bpref(b) -> np.ndarray:
     level = b.relevance_level
     judged_nonrel = (b.rel >= 0) & (b.rel < level)
     judged_rel = (b.rel >= 0) & (b.rel >= level)
     num_nonrel = b.level_counts[:, b.levels < level].sum(axis=1)
     nonrel_above = np.cumsum(judged_nonrel, axis=1)
-    denom = np.minimum(num_nonrel, b.num_rel).astype(np.float64)[:, None]
+    denom = np.minimum(num_nonrel, b.num_rel).astype(np.float64)
+    # terms only where a judged relevant document stands (zeros elsewhere add nothing)
+    rows, cols = np.nonzero(judged_rel)
+    above = nonrel_above[rows, cols]
     with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.minimum(nonrel_above, b.num_rel[:, None]) / denom
-    terms = np.where(judged_rel, np.where(nonrel_above > 0, 1.0 - frac, 1.0), 0.0)
-    total = seqsum(terms)
+        frac = np.minimum(above, b.num_rel[rows]) / denom[rows]
+    total = row_sums(rows, np.where(above > 0, 1.0 - frac, 1.0), b.n)
     return np.divide(total, b.num_rel, out=total.copy(), where=b.num_rel > 0)
 
 

@@ -29,10 +29,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..scorer.rankings import PAD
+from .base import batch_memo
 
 _C_ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
 _VALID_INT = re.compile(r"[+-]?\d+\Z")
@@ -173,6 +175,16 @@ class Graded:
     def n(self) -> int:
         return len(self.rows)
 
+    @cached_property
+    def dcg_prefix(self) -> np.ndarray:
+        """(n, depth+1) running DCG of the ranking (shared by the ndcg family)."""
+        return prefix_sums(discounted(self.gains))
+
+    @cached_property
+    def idcg_prefix(self) -> np.ndarray:
+        """(n, L+1) running DCG of the ideal ranking."""
+        return prefix_sums(discounted(self.ideal))
+
 
 def lookup_gains(rel: np.ndarray, table: GainTable) -> np.ndarray:
     """Gain of each ranked grade (first entry of that grade in sorted order), 0 on padding."""
@@ -207,7 +219,14 @@ def _ideal(counts_desc: np.ndarray, gains_desc: np.ndarray) -> tuple[np.ndarray,
 
 
 def graded_groups(batch, params, *, ideal: bool = True):
-    """Yield a Graded per group of topics of the batch sharing num_rel_levels."""
+    """A Graded per group of topics of the batch sharing num_rel_levels (computed once per
+    batch, gain parameters and compat: the ndcg family and G share them)."""
+    key = ("graded", params.printable, tuple(params.values) if params.values else None,
+           ideal)
+    return batch_memo(batch, key, lambda: list(_graded_groups(batch, params, ideal=ideal)))
+
+
+def _graded_groups(batch, params, *, ideal: bool = True):
     nrl = num_rel_levels(batch)
     v10 = batch.options.v10
     for levels in np.unique(nrl):

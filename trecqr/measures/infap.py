@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scorer.rankings import UNJUDGED, seqsum
-from .base import Measure, register
+from ..scorer.rankings import UNJUDGED
+from .base import Measure, register, row_sums
 
 INFAP_EPSILON = 0.00001
 
@@ -27,15 +27,18 @@ class InfAP(Measure):
         rel_so_far = np.cumsum(judged_rel, axis=1)              # including this document
         nonrel_so_far = np.cumsum(judged_nonrel, axis=1)        # = above it, at relevant docs
         unjudged_so_far = np.cumsum(b.rel == UNJUDGED, axis=1)
-        fj = np.arange(b.depth, dtype=np.float64)[None, :]      # 0-based rank j
-        rel_before = rel_so_far - 1
+        # the term only where a judged relevant document stands (zeros elsewhere add nothing)
+        rows, cols = np.nonzero(judged_rel)
+        fj = cols.astype(np.float64)                             # 0-based rank j
+        rel_before = rel_so_far[rows, cols] - 1
+        nonrel = nonrel_so_far[rows, cols]
+        unjudged = unjudged_so_far[rows, cols]
         with np.errstate(divide="ignore", invalid="ignore"):
             # the expression exactly as trec_eval evaluates it, operation by operation
             term = (1.0 / (fj + 1.0)
                     + (fj / (fj + 1.0))
-                    * ((rel_before + nonrel_so_far + unjudged_so_far) / fj)
+                    * ((rel_before + nonrel + unjudged) / fj)
                     * ((rel_before + INFAP_EPSILON)
-                       / ((rel_before + nonrel_so_far) + 2 * INFAP_EPSILON)))
-        term = np.where(fj == 0, 1.0, term)
-        total = seqsum(np.where(judged_rel, term, 0.0))
+                       / ((rel_before + nonrel) + 2 * INFAP_EPSILON)))
+        total = row_sums(rows, np.where(fj == 0, 1.0, term), b.n)
         return np.divide(total, b.num_rel, out=total.copy(), where=b.num_rel > 0)[:, None]

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..scorer.rankings import seqsum
-from .base import DoubleCutoffs, DoubleParams, Measure, register
+from .base import (DoubleCutoffs, DoubleParams, Measure, batch_memo, register,
+                   relevant_positions)
 
 
 def lround(x: np.ndarray) -> np.ndarray:
@@ -35,7 +36,13 @@ def recall_cutoffs(percent: float, num_rel: np.ndarray, v10: bool) -> np.ndarray
 
 
 def interpolated_at_cutoffs(b, percents) -> np.ndarray:
-    """(n, len(percents)) interpolated precision values as trec_eval leaves them."""
+    """(n, len(percents)) interpolated precision values as trec_eval leaves them (computed
+    once per batch and parameters: iprec_at_recall and 11pt_avg share them)."""
+    return batch_memo(b, ("interpolated", tuple(percents)),
+                      lambda: _interpolated_at_cutoffs(b, percents))
+
+
+def _interpolated_at_cutoffs(b, percents) -> np.ndarray:
     n, k = b.n, len(percents)
     vals = np.zeros((n, k))
     if k == 0:
@@ -51,10 +58,22 @@ def interpolated_at_cutoffs(b, percents) -> np.ndarray:
         at_end = num_rel_ret / b.num_ret.astype(np.float64)
     best_below = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1] if b.depth else prec
 
+    if b.options.relevance_level >= 0:  # rank of the c-th relevant document, directly
+        rows, cols = relevant_positions(b)
+        first = np.searchsorted(rows, np.arange(n))
+        count = b.num_rel_ret
+
+    def position(c):
+        if b.options.relevance_level < 0:
+            return np.count_nonzero(rel_so_far < c[:, None], axis=1)
+        found = (c >= 1) & (c <= count)
+        at = first + np.clip(c, 1, np.maximum(count, 1)) - 1
+        return np.where(found, cols[np.minimum(at, max(len(cols) - 1, 0))] if len(cols)
+                        else b.depth, np.where(c < 1, 0, b.depth))
+
     def interp(c):
         """Best precision at or after the c-th relevant document (1 <= c <= num_rel_ret)."""
-        pos = np.count_nonzero(rel_so_far < c[:, None], axis=1)
-        pos = np.minimum(pos, max(b.depth - 1, 0))
+        pos = np.minimum(position(c), max(b.depth - 1, 0))
         return np.take_along_axis(best_below, pos[:, None], axis=1)[:, 0] if b.depth else at_end
 
     # after the walk, int_precis is the best precision from the first relevant document on

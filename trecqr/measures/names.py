@@ -6,7 +6,7 @@ ir_measures' default pipeline computes it:
 * measures its pytrec_eval provider supports become a trec_eval measure plus the options it
   passes (``P(rel=2)@5`` is ``P.5`` at relevance level 2, ``nDCG(judged_only=True)`` is ``ndcg``
   under -J, ``nDCG(gains=...)`` maps the grades first, ``SetF(beta=b)`` is ``set_F.b``), scored
-  through :mod:`trecqr.compat.pytrec`, the pytrec_eval drop-in;
+  through :mod:`trecqr.measures.pytrec_values`, the pytrec_eval drop-in's rules;
 * ``RR@k`` (msmarco provider) and ``Judged@k`` (judged provider) rank in Python's order
   (float64 score descending, docno ascending): :mod:`._irm_ranked`.
 
@@ -187,7 +187,7 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names):
     to the name as the caller wrote it."""
     import ir_measures
 
-    from ..compat.pytrec import _c_int, normalize_measures, pytrec_values, select_measures
+    from .pytrec_values import c_int, normalize_measures, pytrec_values, select_measures
     from ..scorer.evaluator import Column
     from ._irm_ranked import judged_at_cutoff, rr_at_cutoff
 
@@ -230,7 +230,7 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names):
             raise UsageError(f"ir_measures measure {caller!r} is not supported by trecqr")
 
     for (rel, _, gains, judged_only), items in groups.items():
-        level = _c_int(rel)
+        level = c_int(rel)
         if level < 1:
             raise UsageError(f"{items[0][0]!r}: pytrec_eval needs rel >= 1 for this measure")
         q = qrels if gains is None else _map_gains(qrels, gains)

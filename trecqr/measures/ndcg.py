@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import LongCutoffs, Measure, ParamPairs, register
+from .base import LongCutoffs, Measure, ParamPairs, register, row_sums
 from .gain import discounted, graded_groups, log2_int, prefix_sums
 
 _GAINS_HELP = (" Gains default to the grade; override with level=gain pairs, e.g. "
@@ -25,8 +25,8 @@ def _per_group(batch, params, fn, k: int = 1) -> np.ndarray:
 
 def _dcg_idcg(grp):
     """Full DCG of the ranking and of the ideal ranking (which may be longer)."""
-    dcg = prefix_sums(discounted(grp.gains))[:, -1]
-    idcg = prefix_sums(discounted(grp.ideal))[:, -1]
+    dcg = grp.dcg_prefix[:, -1]
+    idcg = grp.idcg_prefix[:, -1]
     return dcg, idcg
 
 
@@ -78,17 +78,16 @@ class NDCGRel(Measure):
     def compute(self, b, p):
         def ndcg_rel(grp):
             depth = grp.gains.shape[1]
-            dcg = prefix_sums(discounted(grp.gains))            # (n, depth+1)
-            idcg = prefix_sums(discounted(grp.ideal))           # (n, L+1)
+            dcg = grp.dcg_prefix                                # (n, depth+1)
+            idcg = grp.idcg_prefix                              # (n, L+1)
             length = grp.ideal_len
-            rows = np.arange(grp.n)[:, None]
-            at = np.minimum(np.arange(1, depth + 1)[None, :], length[:, None])
-            counted = grp.gains > 0.0
+            # terms only at the documents with a gain (zeros elsewhere add nothing)
+            rows, cols = np.nonzero(grp.gains > 0.0)
+            at = np.minimum(cols + 1, length[rows])
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = dcg[:, 1:] / idcg[rows, at]
-                total = np.cumsum(np.where(counted, ratio, 0.0), axis=1)[:, -1] if depth \
-                    else np.zeros(grp.n)
-                found = counted.sum(axis=1)
+                ratio = dcg[rows, cols + 1] / idcg[rows, at]
+                total = row_sums(rows, ratio, grp.n)
+                found = np.bincount(rows, minlength=grp.n)
                 full_dcg = dcg[:, -1]
                 full_idcg = idcg[np.arange(grp.n), length]
                 total = total + (length - found).astype(float) * full_dcg / full_idcg
@@ -107,8 +106,8 @@ class RNDCG(Measure):
     def compute(self, b, p):
         def rndcg(grp):
             depth = grp.gains.shape[1]
-            dcg = prefix_sums(discounted(grp.gains))            # (n, depth+1)
-            idcg = prefix_sums(discounted(grp.ideal))           # (n, L+1)
+            dcg = grp.dcg_prefix                                # (n, depth+1)
+            idcg = grp.idcg_prefix                              # (n, L+1)
             length = grp.ideal_len
             width = grp.ideal.shape[1]
             n = grp.n

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, ParamPairs, register
+from .base import Measure, ParamPairs, register, relevant_positions, row_sums
 from .gain import graded_groups, libm_log2, log2_int, prefix_sums
 
 
@@ -20,11 +20,10 @@ class BinG(Measure):
                    "documents retrieved before it); unretrieved ones count 0.")
 
     def compute(self, b, p):
-        rel_so_far = b.rel_so_far
-        arg = 2 + np.arange(1, b.depth + 1)[None, :] - rel_so_far  # 3 + i - rel_so_far
+        rows, cols = relevant_positions(b)
+        arg = 2 + (cols + 1) - b.rel_so_far[rows, cols]  # 3 + i - rel_so_far
         logs = log2_int(b.depth + 3)
-        terms = np.where(b.is_rel, 1.0 / logs[np.where(b.is_rel, arg, 2)], 0.0)
-        total = prefix_sums(terms)[:, -1]
+        total = row_sums(rows, 1.0 / logs[arg], b.n)
         return np.divide(total, b.num_rel, out=np.zeros(b.n),
                          where=b.num_rel_ret > 0)[:, None]
 
@@ -47,11 +46,12 @@ class G(Measure):
             cost = np.where(ideal >= 1.0, ideal, 1.0)
             sum_cost = np.cumsum(cost, axis=1)
             sum_results = np.cumsum(grp.gains, axis=1)
-            scored = grp.gains != 0.0
-            arg = np.where(scored, (2.0 + sum_cost) - sum_results, 1.0)
+            # terms only where a document has a gain (zeros elsewhere add nothing)
+            rows, cols = np.nonzero(grp.gains != 0.0)
+            gains = grp.gains[rows, cols]
+            arg = (2.0 + sum_cost[rows, cols]) - sum_results[rows, cols]
             with np.errstate(divide="ignore", invalid="ignore"):  # log2(1) = 0: inf, as in C
-                terms = np.divide(grp.gains, libm_log2(arg), out=np.zeros_like(arg), where=scored)
-            total = prefix_sums(terms)[:, -1]
+                total = row_sums(rows, gains / libm_log2(arg), grp.n)
             ideal_total = prefix_sums(grp.ideal)[:, -1]
             out[grp.rows, 0] = np.divide(total, ideal_total, out=np.zeros(grp.n),
                                          where=ideal_total > 0.0)

@@ -1,0 +1,282 @@
+/* pytrec_eval-style dicts to trec_eval rankings, in one pass over the dicts.
+ *
+ * rank_run(run, qrels, float32, judged_only, max_docs, wide)
+ *   run:   {qid: {docno: score}}  (score: float, int, or any number with __float__)
+ *   qrels: {qid: {docno: grade}}  (already validated; only topics with judgments)
+ * returns (topics, offsets, rel):
+ *   topics:  the run's qids that are in qrels, in the run dict's order
+ *   offsets: bytearray of int64, len(topics) + 1, into rel
+ *   rel:     bytearray of int32 (int64 when wide) grades in trec_eval's ranked order:
+ *            -1 (NONPOOL) for a document not in the topic's qrels, -2 (UNJUDGED) for a
+ *            negative grade
+ *
+ * The order is trec_eval's: score descending (rounded to a C float when float32, as
+ * trec_eval 9.0.8 stores it), ties broken by docno descending (strcmp); the first max_docs
+ * documents are kept (-M), then unjudged ones are dropped when judged_only (-J).
+ *
+ * Every topic of the run is validated as pytrec_eval validates it, judged or not: keys must be
+ * str, values dicts of str to numbers; anything else raises TypeError("Unable to extract
+ * query/object scores."). A NaN score raises ValueError (its rank would be undefined).
+ *
+ * Grades are found from the smaller side: a topic with fewer judgments than retrieved
+ * documents looks each judged docno up in the run's dict and binary-searches its rank; a topic
+ * with more looks each retrieved docno up in the qrels' dict.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+#define NONPOOL (-1)
+#define UNJUDGED (-2)
+
+typedef struct {
+    uint64_t key;      /* ascending key == trec_eval's order of scores */
+    PyObject *doc;     /* borrowed: the run dict holds it */
+} Entry;
+
+static const char *doc_utf8(PyObject *doc) {
+    return PyUnicode_AsUTF8(doc);  /* cached in the str object; ASCII: its data */
+}
+
+static inline uint64_t order_key(double s) {
+    uint64_t bits;
+    if (s == 0.0) s = 0.0;  /* -0.0 ties with 0.0, as C's comparisons have it */
+    memcpy(&bits, &s, sizeof bits);
+    bits = (bits & 0x8000000000000000ULL) ? ~bits : (bits | 0x8000000000000000ULL);
+    return ~bits;  /* descending scores */
+}
+
+static inline int entry_cmp(const Entry *a, const Entry *b) {
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    /* docno descending */
+    return -strcmp(doc_utf8(a->doc), doc_utf8(b->doc));
+}
+
+/* Docno descending within runs of equal keys (ties are rare: a small insertion sort). */
+static void sort_ties(Entry *v, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t j = i + 1;
+        while (j < n && v[j].key == v[i].key) j++;
+        if (j - i > 1) {
+            for (Py_ssize_t a = i + 1; a < j; a++) {
+                Entry x = v[a];
+                Py_ssize_t b = a - 1;
+                while (b >= i && entry_cmp(&x, &v[b]) < 0) {
+                    v[b + 1] = v[b];
+                    b--;
+                }
+                v[b + 1] = x;
+            }
+        }
+        i = j;
+    }
+}
+
+/* LSD radix sort on the 64-bit keys, 8 bits a pass; passes where every key has the same
+ * byte are skipped (scores of one topic share their high bytes, float32 scores their low
+ * ones). Stable, so equal keys keep their order until sort_ties. */
+static void sort_entries(Entry *v, Entry *tmp, Py_ssize_t n) {
+    if (n < 2) return;
+    if (n <= 32) {  /* small: insertion sort on the full comparison */
+        for (Py_ssize_t i = 1; i < n; i++) {
+            Entry x = v[i];
+            Py_ssize_t j = i - 1;
+            while (j >= 0 && entry_cmp(&x, &v[j]) < 0) { v[j + 1] = v[j]; j--; }
+            v[j + 1] = x;
+        }
+        return;
+    }
+    uint64_t diff = 0;
+    for (Py_ssize_t i = 1; i < n; i++) diff |= v[i].key ^ v[0].key;
+    Entry *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((diff >> shift) & 0xFF) == 0) continue;
+        Py_ssize_t count[257] = {0};
+        for (Py_ssize_t i = 0; i < n; i++) count[((src[i].key >> shift) & 0xFF) + 1]++;
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (Py_ssize_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 0xFF]++] = src[i];
+        Entry *t = src; src = dst; dst = t;
+    }
+    if (src != v) memcpy(v, src, n * sizeof(Entry));
+    sort_ties(v, n);
+}
+
+static int score_of(PyObject *value, double *out) {
+    if (PyFloat_CheckExact(value) || PyFloat_Check(value)) {
+        *out = PyFloat_AS_DOUBLE(value);
+        return 0;
+    }
+    if (PyLong_Check(value)) {
+        *out = PyLong_AsDouble(value);
+        return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+    }
+    PyNumberMethods *nb = Py_TYPE(value)->tp_as_number;
+    if (nb != NULL && nb->nb_float != NULL && !PyUnicode_Check(value)) {  /* numpy scalars */
+        *out = PyFloat_AsDouble(value);
+        return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+    }
+    return -1;
+}
+
+static PyObject *bad_run(void) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, "Unable to extract query/object scores.");
+    return NULL;
+}
+
+static inline double rounded(double s, int float32) {
+    return float32 ? (double)(float)s : s;
+}
+
+/* A growable byte buffer (rel grades, offsets). */
+typedef struct { char *data; size_t len, cap; } Buf;
+
+static int buf_reserve(Buf *b, size_t more) {
+    if (b->len + more <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more) cap *= 2;
+    char *d = PyMem_Realloc(b->data, cap);
+    if (d == NULL) return -1;
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static int grade_at(PyObject *grade, int64_t *out) {
+    long g = PyLong_AsLong(grade);
+    if (g == -1 && PyErr_Occurred()) return -1;
+    *out = g < 0 ? UNJUDGED : g;
+    return 0;
+}
+
+static PyObject *rank_run(PyObject *self, PyObject *args) {
+    PyObject *run, *qrels;
+    int float32, judged_only, wide;
+    long long max_docs;
+    if (!PyArg_ParseTuple(args, "O!O!ppLp", &PyDict_Type, &run, &PyDict_Type, &qrels,
+                          &float32, &judged_only, &max_docs, &wide))
+        return NULL;
+    if (max_docs < 0) max_docs = 0;
+    size_t item = wide ? sizeof(int64_t) : sizeof(int32_t);
+
+    PyObject *topics = PyList_New(0);
+    Buf rel = {0}, off = {0};
+    Entry *entries = NULL, *tmp = NULL;
+    int64_t *grades = NULL;
+    Py_ssize_t cap = 0;
+    int64_t written = 0;
+    if (topics == NULL || buf_reserve(&off, sizeof(int64_t)) < 0) goto nomem;
+    ((int64_t *)off.data)[0] = 0;
+    off.len = sizeof(int64_t);
+
+    Py_ssize_t pos = 0;
+    PyObject *qid, *docs;
+    while (PyDict_Next(run, &pos, &qid, &docs)) {
+        if (!PyUnicode_Check(qid) || !PyDict_Check(docs)) { bad_run(); goto fail; }
+        PyObject *judged = PyDict_GetItemWithError(qrels, qid);
+        if (judged == NULL && PyErr_Occurred()) goto fail;
+        Py_ssize_t n = PyDict_GET_SIZE(docs);
+        if (judged != NULL && n > cap) {
+            cap = n;
+            PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades);
+            entries = PyMem_Malloc(cap * sizeof(Entry));
+            tmp = PyMem_Malloc(cap * sizeof(Entry));
+            grades = PyMem_Malloc(cap * sizeof(int64_t));
+            if (!entries || !tmp || !grades) goto nomem;
+        }
+        /* validate every document; keep them when the topic is judged */
+        Py_ssize_t ipos = 0, i = 0;
+        PyObject *doc, *value;
+        double s;
+        while (PyDict_Next(docs, &ipos, &doc, &value)) {
+            if (!PyUnicode_Check(doc) || score_of(value, &s) < 0) { bad_run(); goto fail; }
+            if (isnan(s)) {
+                PyErr_Format(PyExc_ValueError,
+                             "query %R doc %R: score is NaN (pytrec_eval's ranking of NaN "
+                             "scores is undefined)", qid, doc);
+                goto fail;
+            }
+            if (judged != NULL) {
+                entries[i].key = order_key(rounded(s, float32));
+                entries[i].doc = doc;
+                i++;
+            }
+        }
+        if (judged == NULL) continue;
+        if (PyList_Append(topics, qid) < 0) goto fail;
+        sort_entries(entries, tmp, n);
+        Py_ssize_t keep = n < max_docs ? n : (Py_ssize_t)max_docs;
+        for (Py_ssize_t r = 0; r < keep; r++) grades[r] = NONPOOL;
+        if (PyDict_GET_SIZE(judged) < keep) {
+            /* few judgments: find each judged docno's rank by binary search */
+            Py_ssize_t jpos = 0;
+            PyObject *jdoc, *grade;
+            while (PyDict_Next(judged, &jpos, &jdoc, &grade)) {
+                PyObject *v = PyDict_GetItemWithError(docs, jdoc);
+                if (v == NULL) {
+                    if (PyErr_Occurred()) goto fail;
+                    continue;
+                }
+                score_of(v, &s);
+                Entry probe = {order_key(rounded(s, float32)), jdoc};
+                Py_ssize_t lo = 0, hi = n;  /* the entry equal to probe */
+                while (lo < hi) {
+                    Py_ssize_t m = (lo + hi) / 2;
+                    if (entry_cmp(&entries[m], &probe) < 0) lo = m + 1; else hi = m;
+                }
+                if (lo < keep && grade_at(grade, &grades[lo]) < 0) goto fail;
+            }
+        } else {
+            for (Py_ssize_t r = 0; r < keep; r++) {
+                PyObject *grade = PyDict_GetItemWithError(judged, entries[r].doc);
+                if (grade == NULL) {
+                    if (PyErr_Occurred()) goto fail;
+                    continue;
+                }
+                if (grade_at(grade, &grades[r]) < 0) goto fail;
+            }
+        }
+        if (buf_reserve(&rel, keep * item) < 0 || buf_reserve(&off, sizeof(int64_t)) < 0)
+            goto nomem;
+        for (Py_ssize_t r = 0; r < keep; r++) {
+            if (judged_only && grades[r] < 0) continue;
+            if (wide) ((int64_t *)rel.data)[written] = grades[r];
+            else ((int32_t *)rel.data)[written] = (int32_t)grades[r];
+            written++;
+        }
+        rel.len = written * item;
+        ((int64_t *)off.data)[off.len / sizeof(int64_t)] = written;
+        off.len += sizeof(int64_t);
+    }
+    PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades);
+    PyObject *offsets = PyByteArray_FromStringAndSize(off.data, off.len);
+    PyObject *ranked = PyByteArray_FromStringAndSize(rel.data, rel.len);
+    PyMem_Free(off.data); PyMem_Free(rel.data);
+    if (offsets == NULL || ranked == NULL) {
+        Py_XDECREF(offsets); Py_XDECREF(ranked); Py_DECREF(topics);
+        return NULL;
+    }
+    return Py_BuildValue("(NNN)", topics, offsets, ranked);
+
+nomem:
+    PyErr_NoMemory();
+fail:
+    PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades);
+    PyMem_Free(off.data); PyMem_Free(rel.data);
+    Py_XDECREF(topics);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"rank_run", rank_run, METH_VARARGS,
+     "rank_run(run, qrels, float32, judged_only, max_docs, wide) -> (topics, offsets, rel)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dicts",
+                                    "pytrec_eval-style dicts to trec_eval rankings", -1, methods};
+
+PyMODINIT_FUNC PyInit__dicts(void) { return PyModule_Create(&module); }
