@@ -95,6 +95,12 @@ def test_provenance_run_scores_against_the_official_qrels(tmp_path):
     assert agg == {"recip_rank": 0.529293, "ndcg_cut_3": 0.261366, "ndcg_cut_5": 0.193477,
                    "ndcg_cut_500": 0.064234, "map_cut_500": 0.027484}
     assert len(got.per_query()) == 155  # 165 judged turns; 10 of them have no provenance
+    res = run_cli(["convert", "cast", "--topics", data_path(C22, TREE), "--meta-out",
+                   tmp_path / "meta.jsonl"])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((tmp_path / "meta.jsonl").read_text().splitlines()[0])
+    assert meta == {"qid": "132_1-1", "conversation": "132", "turn": "1-1", "provenance": [
+        "MARCO_26_222804180-1", "MARCO_26_222804180-2", "MARCO_33_1621342262-1"]}
 
 
 def test_flattened_provenance_differs_from_the_tree_in_two_turns():

@@ -84,6 +84,8 @@ class CastTurn:
             meta["canonical_document_id"] = self.canonical_document_id
         if self.canonical_source is not None:
             meta["canonical_source"] = self.canonical_source
+        if self.provenance is not None:  # 2022: the system responses' passages, in order
+            meta["provenance"] = list(self.provenance)
         return meta
 
 
