@@ -56,9 +56,9 @@ def _check(measure) -> None:
         raise UsageError(f"{measure}: min_rel must be less than max_rel (cwl_eval provider)")
 
 
-def gain_matrix(run, qrels, topics: list, measure) -> np.ndarray:
-    """(len(topics), MAX_N) gains of each topic's ranking, as the provider's handler maps
-    grades; unjudged and padding positions are 0."""
+def ranked_gains(run, qrels, topics: list, measure):
+    """Each topic's ranked gains (its first MAX_N rows), as the provider's handler maps grades,
+    unjudged 0: (flat gains, start of each topic in them)."""
     grade = np.maximum(np.asarray(qrels.grade, dtype=np.int64), 0)
     if measure.NAME == "RBP":
         gain = (grade >= _param(measure, "rel")).astype(np.float64)
@@ -66,12 +66,18 @@ def gain_matrix(run, qrels, topics: list, measure) -> np.ndarray:
         lo, hi = _param(measure, "min_rel"), _param(measure, "max_rel")
         gain = (np.minimum(np.maximum(grade, lo), hi) - lo) / (hi - lo)
     rows, topic, starts = ranking(run, topics, "input")
-    rank = np.arange(len(rows)) - starts[topic]
-    keep = rank < MAX_N
-    where = lookup(run, rows[keep], qrels)
-    out = np.zeros((len(topics), MAX_N))
-    out[topic[keep], rank[keep]] = np.where(where >= 0, gain[np.maximum(where, 0)], 0.0)
-    return out
+    keep = np.arange(len(rows)) - starts[topic] < MAX_N
+    rows, topic = rows[keep], topic[keep]
+    where = lookup(run, rows, qrels)
+    flat = np.where(where >= 0, gain[np.maximum(where, 0)], 0.0)
+    return flat, np.searchsorted(topic, np.arange(len(topics) + 1))
+
+
+def _padded(flat: np.ndarray, start: int, end: int) -> np.ndarray:
+    """A topic's gain vector cut or padded with zeros to MAX_N (cwl's get_gain_vector)."""
+    gains = np.zeros(MAX_N)
+    gains[:end - start] = flat[start:end]
+    return gains
 
 
 # --- continuation vectors (cwl/ruler/measures/*.py, c_vector with worse_case=True) ---
@@ -170,6 +176,9 @@ def cwl_measure(run, qrels, topics: list, measure) -> np.ndarray:
     """Per-topic values of a cwl_eval measure (the ``NATIVE`` signature)."""
     _check(measure)
     c_vector = _C_VECTOR[measure.NAME]
-    gains = gain_matrix(run, qrels, topics, measure)
-    return np.array([expected_utility(c_vector(g, measure), g) for g in gains],
-                    dtype=np.float64).reshape(len(topics))
+    flat, starts = ranked_gains(run, qrels, topics, measure)
+    out = np.empty(len(topics))
+    for t in range(len(topics)):
+        gains = _padded(flat, starts[t], starts[t + 1])
+        out[t] = expected_utility(c_vector(gains, measure), gains)
+    return out
