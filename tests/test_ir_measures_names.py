@@ -93,8 +93,8 @@ def test_mixed_names_and_refusals():
         trecqr.evaluate(qrels, run, ["nDCG@3"], relevance_level=2)
     with pytest.raises(UsageError, match="ir_measures measure 'R'"):
         trecqr.evaluate(qrels, run, ["R"])  # "P" alone is trec_eval's P
-    with pytest.raises(UsageError, match="not supported"):
-        trecqr.evaluate(qrels, run, ["ERR@10"])
+    with pytest.raises(UsageError, match="not supported"):  # no provider takes gains here
+        trecqr.evaluate(qrels, run, ['nDCG(dcg="exp-log2",gains={0:1,1:3})@5'])
 
 
 def test_cli_accepts_ir_measures_names(tmp_path):
