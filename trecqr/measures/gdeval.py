@@ -56,14 +56,30 @@ def _check(measure) -> int:
     return cutoff
 
 
-def _rows_matrix(values: np.ndarray, topic: np.ndarray, starts: np.ndarray, n_topics: int,
-                 width: int) -> np.ndarray:
-    """(n_topics, width) matrix of each topic's first ``width`` values in order, 0-padded."""
-    rank = np.arange(len(topic)) - starts[topic]
-    keep = rank < width
-    out = np.zeros((n_topics, width))
-    out[topic[keep], rank[keep]] = values[keep]
-    return out
+CHUNK = 2048  # topics per (topics, depth) matrix
+
+
+def _by_topic(values: np.ndarray, starts: np.ndarray, width: int, fn) -> np.ndarray:
+    """``fn`` of the (topics, width) matrix of each topic's values (``values[starts[t]:
+    starts[t+1]]``, at most ``width`` of them), 0-padded; computed CHUNK topics at a time."""
+    n = len(starts) - 1
+    if width == 0:
+        return np.zeros(n)
+    out = []
+    for lo in range(0, n, CHUNK):
+        hi = min(n, lo + CHUNK)
+        topic = np.repeat(np.arange(hi - lo), np.diff(starts[lo:hi + 1]))
+        rank = np.arange(starts[lo], starts[hi]) - starts[lo:hi][topic]
+        matrix = np.zeros((hi - lo, width))
+        matrix[topic, rank] = values[starts[lo]:starts[hi]]
+        out.append(fn(matrix))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def _first(topic: np.ndarray, starts: np.ndarray, width: int):
+    """Mask of rows ranked within ``width`` of their topic, and the kept rows' starts."""
+    keep = np.arange(len(topic)) - starts[topic] < width
+    return keep, np.searchsorted(topic[keep], np.arange(len(starts)))
 
 
 def _discount(width: int) -> np.ndarray:
@@ -92,28 +108,29 @@ def gdeval_values(run, qrels, topics: list, cutoff: int):
     seen[pos_topic] = True
     pstarts = np.searchsorted(pos_topic, np.arange(n + 1))
     iwidth = int(min(cutoff, np.diff(pstarts).max(initial=0)))
-    ideal_gain = _rows_matrix(2.0 ** grade[pos_rows] - 1, pos_topic, pstarts, n, iwidth)
-    ideal = np.cumsum(ideal_gain / _discount(iwidth), axis=1)[:, -1] if iwidth \
-        else np.zeros(n)
+    ikeep, istarts = _first(pos_topic, pstarts, iwidth)
+    idisc = _discount(iwidth)
+    ideal = _by_topic(2.0 ** grade[pos_rows[ikeep]] - 1, istarts, iwidth,
+                      lambda m: np.cumsum(m / idisc, axis=1)[:, -1])
 
     # the run: each row's gain is the last-assigned (lowest) positive grade of its docno
     rows, topic, starts = ranking(run, topics, "docno_desc")
     width = int(min(cutoff, np.diff(starts).max(initial=0)))
-    rank = np.arange(len(rows)) - starts[topic]
-    keep = rank < width
-    rows, topic = rows[keep], topic[keep]
-    kstarts = np.searchsorted(topic, np.arange(n + 1))
-    where = lookup(run, rows, qrels, pos_rows[np.argsort(-grade[pos_rows], kind="stable")],
-                   last=True)
-    g = np.where(where >= 0, grade[np.maximum(where, 0)], 0)
-    gain = _rows_matrix(2.0 ** g - 1, topic, kstarts, n, width)
-    if width:
-        dcg = np.cumsum(gain / _discount(width), axis=1)[:, -1]
-        r = gain / 2.0 ** MAX_JUDGMENT
-        decay = np.cumprod(np.concatenate([np.ones((n, 1)), 1 - r[:, :-1]], axis=1), axis=1)
-        err = np.cumsum(r * decay / np.arange(1.0, width + 1.0), axis=1)[:, -1]
-    else:
-        dcg = err = np.zeros(n)
+    keep, kstarts = _first(topic, starts, width)
+    where = lookup(run, rows[keep], qrels,
+                   pos_rows[np.argsort(-grade[pos_rows], kind="stable")], last=True)
+    gain = 2.0 ** np.where(where >= 0, grade[np.maximum(where, 0)], 0) - 1
+    disc = _discount(width)
+    steps = np.arange(1.0, width + 1.0)
+    dcg = _by_topic(gain, kstarts, width, lambda m: np.cumsum(m / disc, axis=1)[:, -1])
+
+    def err_of(m):
+        r = m / 2.0 ** MAX_JUDGMENT
+        decay = np.cumprod(np.concatenate([np.ones((len(m), 1)), 1 - r[:, :-1]], axis=1),
+                           axis=1)
+        return np.cumsum(r * decay / steps, axis=1)[:, -1]
+
+    err = _by_topic(gain, kstarts, width, err_of)
     with np.errstate(invalid="ignore", divide="ignore"):
         ndcg = np.where(seen, dcg / np.where(seen, ideal, 1.0), 0.0)
     err = np.where(seen, err, 0.0)
