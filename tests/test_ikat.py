@@ -173,6 +173,10 @@ def test_validate_accepts_the_sample_and_rejects_the_invalid_one(tmp_path):
     assert lines[0] == f"{data_path(IK, SAMPLE)}: turn 0_1: not a turn of the topics"
     assert lines[-1] == (f"{data_path(IK, SAMPLE)}: 332 turns of the topics are not in the run "
                          "(e.g. 9-1_1)")
+    # the rejected sample gives each 2023 turn once per response: with the topics, a problem
+    res = run_cli(["validate", "ikat", bad, "--topics", data_path(IK, "2023_test_topics.json")])
+    assert res.exit_code == 2
+    assert f"{bad}: turn 9-1_2: given 3 times (each turn of the topics once)" in res.stderr
 
 
 def test_validator_rules_one_by_one():

@@ -252,7 +252,8 @@ def validate_run(doc, topics: IkatTopics | None = None) -> list:
     (``clueweb22-en0004-67-08978:7``), a numeric ``score``, not above the score before it, and a
     boolean ``used``; PTKB provenance is statement numbers (2024) or statement objects with id,
     text and score (2023). With topics: every turn id is a turn of the topics, every topic turn
-    is in the run, PTKB statement numbers exist in the turn's topic (2023: with the same text).
+    is in the run, once, PTKB statement numbers exist in the turn's topic (2023: with the same
+    text).
 
     warnings (the validator's, which do not reject a run): an empty run_name, a run_type not in
     automatic/manual/only_response, an empty response text, no passage marked ``used``, no PTKB
@@ -362,7 +363,12 @@ def validate_run(doc, topics: IkatTopics | None = None) -> list:
             elif len(passages) > 1000:
                 add(label, f"{where}: {len(passages)} passages (more than 1000)", True)
             _check_ptkb(resp.get("ptkb_provenance", []), label, where, add, topics)
-    if known is not None:
+    if known is not None:  # the validator counts each topic's turns against the topics
+        from collections import Counter
+
+        for tid, n in Counter(seen_turns).items():
+            if n > 1 and tid in known:
+                add(tid, f"given {n} times (each turn of the topics once)")
         missing = [q for q in topics.qids if q not in set(seen_turns)]
         if missing:
             add(None, f"{len(missing)} turns of the topics are not in the run (e.g. {missing[0]})")
