@@ -23,7 +23,7 @@ standard qrels: a (topic, docno) that repeats with different values in the secon
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +49,9 @@ class DiversityQrels:
     source: str = "<diversity qrels>"
     rel_format: str = "diversity"
     qrels_kind: str = "diversity"
+    # what the measures derive from these judgments, per (topics, rel, ...): kept while the
+    # object lives, so that several measures on one qrels prepare it once
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.grade)

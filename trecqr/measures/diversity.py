@@ -65,6 +65,7 @@ class Judged:
     rel: np.ndarray            # bool [docs x S]: relevant to local subtopic s
     nrel_sub: np.ndarray       # int [topics x S]: documents relevant to subtopic s
     actual: np.ndarray         # int [topics]: subtopics with a relevant document
+    key: tuple = ()            # (topics, rel) it was made for
 
 
 def _key(qid: pa.Array, docno: pa.Array) -> pa.Array:
@@ -304,9 +305,23 @@ def _prepare(run, qrels, topics, measure):
     if getattr(qrels, "qrels_kind", None) != "diversity":
         raise UsageError(f"{measure} needs diversity qrels (topic subtopic docno grade)")
     rel = int(_param(measure, "rel", 1))
-    judged = _judged(qrels, topics, rel)
+    base = (tuple(topics), rel)
+    judged = _memo(qrels, ("judged",) + base, lambda: _judged(qrels, topics, rel))
     ranked = _ranked(run, judged, topics, bool(_param(measure, "judged_only", False)))
+    judged.key = base
     return judged, ranked
+
+
+def _memo(qrels, key, compute):
+    """compute(), kept in the qrels object's memo (several measures, one preparation)."""
+    memo = getattr(qrels, "memo", None)
+    if memo is None:
+        return compute()
+    if key not in memo:
+        while len(memo) >= 16:
+            memo.pop(next(iter(memo)))
+        memo[key] = compute()
+    return memo[key]
 
 
 def _finish(values: np.ndarray, ranked: Ranked) -> np.ndarray:
@@ -328,7 +343,9 @@ def _dcg_err(run, qrels, topics, measure, kind: str, normalise: bool, alpha=None
     value = _normalised(_dense(ranked.topic, ranked.pos, gains, T, depth), judged.actual,
                         alpha, kind)
     if normalise:
-        ideal = _normalised(_ideal_gains(judged, T, alpha, depth), judged.actual, alpha, kind)
+        gains_ideal = _memo(qrels, ("ideal",) + judged.key + (alpha, depth),
+                            lambda: _ideal_gains(judged, T, alpha, depth))
+        ideal = _normalised(gains_ideal, judged.actual, alpha, kind)
         with np.errstate(divide="ignore", invalid="ignore"):
             value = np.where(value != 0.0, value / np.where(value != 0.0, ideal, 1.0), 0.0)
     return _finish(_at(value, k), ranked)
@@ -367,7 +384,8 @@ def _nrbp(run, qrels, topics, measure, normalise: bool) -> np.ndarray:
         if T else np.zeros(0)
     value = np.where(actual > 0, total * factor, 0.0)
     if normalise:
-        ideal = _ideal_gains(judged, T, alpha, None)
+        ideal = _memo(qrels, ("ideal",) + judged.key + (alpha, None),
+                      lambda: _ideal_gains(judged, T, alpha, None))
         idecay = _powers(beta, ideal.shape[1])[:ideal.shape[1]]
         itotal = np.cumsum(ideal * idecay, axis=1)[:, -1]
         ivalue = np.where(actual > 0, itotal * factor, 0.0)
