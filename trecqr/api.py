@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 import pyarrow.compute as pc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
                       run_from_dict, run_from_frame)
@@ -49,8 +49,9 @@ def load_qrels(qrels, *, comments: bool = True) -> Qrels:
 
 
 def score_trec(qrels, run, measures=None, options: Options | None = None, *,
-               zscores=None) -> Evaluation:
-    """trec_eval's computation: parsed inputs and ``-m`` style measure arguments."""
+               zscores=None, check: bool = True) -> Evaluation:
+    """trec_eval's computation: parsed inputs and ``-m`` style measure arguments. check=False
+    leaves out trec_eval's refusal of inputs with no topic in common."""
     options = options or Options()
     comments = options.v10
     if isinstance(measures, str):
@@ -60,7 +61,8 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
     r = load_run(run, comments=comments, judged=pc.unique(q.docno),
                  float32=options.float32_scores)
     rankings = build_rankings(r, q, options)
-    rankings.check_coverage(r.source, q.source)
+    if check:
+        rankings.check_coverage(r.source, q.source)
     run_arg = r if r is run else None  # a run read here is not needed past this point
     del r
     return evaluate_rankings(EvalContext(rankings, options, run_arg, q), selection, zscores)
@@ -72,6 +74,7 @@ class Results:
 
     evaluation: Evaluation
     names: dict  # output name -> name as the caller wrote it
+    defaults: dict = field(default_factory=dict)  # ir_measures: {qid: {name: DEFAULT}}
 
     def aggregate(self) -> dict:
         """{measure name: summary value} over the evaluated topics (``all`` in trec_eval)."""
@@ -90,6 +93,8 @@ class Results:
         for i, qid in enumerate(self.evaluation.qids):
             result[qid] = {self.names.get(c.name, c.name): _py(c.values[i]) for c in cols
                            if c.measure.name != "runid"}
+        for qid, values in self.defaults.items():  # qrels topics the run lacks (ir_measures)
+            result.setdefault(qid, {}).update(values)
         return result
 
     def to_dataframe(self):
@@ -112,6 +117,11 @@ def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: i
 
     Options are trec_eval's: relevance_level (-l), max_docs (-M), judged_only (-J),
     complete (-c), compat ("9.0.8" default, or "10.0").
+
+    ir_measures names follow ir_measures: a qrels topic missing from the run, or with no
+    judgments (``{"b": {}}``), gets the measure's default (0) and counts in the mean; qrels and
+    run with no topic in common give those defaults with a warning (trec_eval names, and the
+    command line, refuse them as trec_eval does).
     """
     from .measures.names import split_measures
 
@@ -119,11 +129,13 @@ def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: i
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
     trec_args, irm = split_measures(measures)
-    return split_and_score(qrels, run, trec_args, irm, options, zscores)
+    return split_and_score(qrels, run, trec_args, irm, options, zscores, irm_semantics=True)
 
 
-def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Results:
-    """Evaluate trec_eval-style arguments, then ir_measures-style names (if any)."""
+def split_and_score(qrels, run, trec_args, irm, options, zscores=None, *,
+                    irm_semantics: bool = False) -> Results:
+    """Evaluate trec_eval-style arguments, then ir_measures-style names (if any).
+    irm_semantics: the API's ir_measures rules for topics (see :func:`evaluate`)."""
     if zscores is not None and not hasattr(zscores, "apply"):  # a path, as run_trec_eval takes
         from .scorer.zscores import read_zscores
 
@@ -132,10 +144,14 @@ def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Result
     q = load_qrels(qrels, comments=comments)
     r = load_run(run, comments=comments)
     names: dict = {}
+    only_irm = bool(irm) and not trec_args
     ev = score_trec(q, r, trec_args if trec_args or not irm else ["runid"], options,
-                    zscores=zscores)
+                    zscores=zscores, check=not (only_irm and irm_semantics))
+    defaults: dict = {}
     if irm:
         from .measures.names import score_ir_measures
 
-        score_ir_measures(q, r, irm, options, ev, names)
-    return Results(ev, names)
+        empty = [t for t, d in qrels.items() if not d] \
+            if irm_semantics and isinstance(qrels, dict) else []
+        defaults = score_ir_measures(q, r, irm, options, ev, names, empty)
+    return Results(ev, names, defaults)

@@ -182,9 +182,17 @@ def _aggregate(m, values: np.ndarray, n_qrels_topics: int):
     raise UsageError(f"ir_measures measure {m}: aggregator {type(agg).__name__} not supported")
 
 
-def score_ir_measures(qrels, run, names, options, evaluation, out_names):
+def score_ir_measures(qrels, run, names, options, evaluation, out_names,
+                      empty_topics=()) -> dict:
     """Add one column per ir_measures name to ``evaluation``; ``out_names`` maps column name
-    to the name as the caller wrote it."""
+    to the name as the caller wrote it.
+
+    ir_measures' semantics: a qrels topic absent from the run, or with no judgments at all
+    (``empty_topics``: ``{"b": {}}`` in a qrels dict), gets the measure's DEFAULT and counts in
+    the mean. Returns those values, ``{qid: {name: DEFAULT}}``, for the per-topic results.
+    """
+    import warnings
+
     import ir_measures
 
     from .pytrec_values import c_int, normalize_measures, pytrec_values, select_measures
@@ -194,6 +202,11 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names):
     _check_options(options)
     qrels_topics = set(pc.unique(qrels.qid).to_pylist())
     topics = [q for q in pc.unique(run.qid).to_pylist() if q in qrels_topics]  # run order
+    all_topics = qrels_topics | set(empty_topics)
+    if not topics:
+        warnings.warn(f"no topic in common: none of the {len(pc.unique(run.qid))} topics of "
+                      f"the run has judgments among the {len(all_topics)} qrels topics; "
+                      "ir_measures names score every qrels topic with their default (0)")
 
     per_name = {}  # caller name -> (measure, values aligned with topics)
     groups: dict = {}
@@ -242,12 +255,17 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names):
 
     position = {q: i for i, q in enumerate(topics)}
     take = np.array([position.get(q, -1) for q in evaluation.qids], dtype=np.int64)
+    missing = sorted(all_topics - set(topics))
+    defaults: dict = {q: {} for q in missing}
     for caller, _ in names:
         if caller not in per_name or caller in out_names:
             continue
         m, values = per_name[caller]
-        summary, integer = _aggregate(m, values, len(qrels_topics))
+        for q in missing:
+            defaults[q][caller] = float(m.DEFAULT)
+        summary, integer = _aggregate(m, values, len(all_topics))
         aligned = np.where(take >= 0, values[np.maximum(take, 0)] if len(values) else 0.0, 0.0)
         evaluation.columns.append(Column(caller, IrMeasuresColumn(caller, integer), aligned,
                                          summary))
         out_names[caller] = caller
+    return defaults
