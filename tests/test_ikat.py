@@ -79,7 +79,7 @@ def test_sample_run_to_trec_run(tmp_path):
 
 def _repaired_2023_run(tmp_path):
     """The validator's rejected sample (2023 format: PTKB objects with scores, a turn id given
-    once per response) with its two 'abcdef' scores replaced by 1.0."""
+    three responses per turn) with its two 'abcdef' scores replaced by 1.0."""
     doc = json.loads(data_path(IK, INVALID).read_text())
     first = doc["turns"][0]["responses"][0]
     assert first["passage_provenance"][0]["score"] == "abcdef"
@@ -93,7 +93,7 @@ def _repaired_2023_run(tmp_path):
 def test_duplicates_kept_once_at_best_score_with_trec_eval_ties(tmp_path):
     doc, _ = _repaired_2023_run(tmp_path)
     run, counts = passage_run(doc, "x")
-    # 18 turn entries for 6 turns, 10 passages each; repeats within a turn dropped
+    # 6 turns of 3 responses, 10 passages each; repeats within a turn dropped
     assert (counts.turns, counts.responses, counts.provenances) == (6, 18, 180)
     assert counts.passages + counts.duplicates == 180
     # a hand-made run: a passage cited twice (best score kept), and a tie broken by docno
@@ -173,10 +173,15 @@ def test_validate_accepts_the_sample_and_rejects_the_invalid_one(tmp_path):
     assert lines[0] == f"{data_path(IK, SAMPLE)}: turn 0_1: not a turn of the topics"
     assert lines[-1] == (f"{data_path(IK, SAMPLE)}: 332 turns of the topics are not in the run "
                          "(e.g. 9-1_1)")
-    # the rejected sample gives each 2023 turn once per response: with the topics, a problem
-    res = run_cli(["validate", "ikat", bad, "--topics", data_path(IK, "2023_test_topics.json")])
+    # a turn given twice: with the topics, a problem (the validator counts each topic's turns)
+    doc = json.loads(data_path(IK, SAMPLE).read_text())
+    doc["turns"].append(doc["turns"][0])
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(doc))
+    res = run_cli(["validate", "ikat", twice, "--topics", data_path(IK, "2024_test_topics.json")])
     assert res.exit_code == 2
-    assert f"{bad}: turn 9-1_2: given 3 times (each turn of the topics once)" in res.stderr
+    assert res.stderr == f"{twice}: turn 0_1: given 2 times (each turn of the topics once)\n"
+    assert run_cli(["validate", "ikat", twice]).exit_code == 0
 
 
 def test_validator_rules_one_by_one():
