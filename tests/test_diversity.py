@@ -377,3 +377,21 @@ def test_suggest_tasks():
     assert res.exit_code == 0 and "nNRBP" in res.stdout
     res = run_cli(["suggest", "tasks", str(RUNS["QS"])])
     assert res.exit_code == 2 and "--qrels" in res.stderr
+
+
+def test_eval_json_equals_the_provider(tasks):
+    """The whole family through ``trecqr eval -R diversity`` (the ir_measures-name path: per
+    topic and ir_measures' mean over the qrels topics) equals the provider, both runs."""
+    import json
+
+    provider = tasks[4]
+    args = [a for name in FAMILY for a in ("-m", name)]
+    for key in RUNS:
+        res = run_cli(["eval", "-q", "-R", "diversity", "--format", "json", *args, str(QRELS),
+                       str(RUNS[key])])
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.stdout)
+        for name in FAMILY:
+            ref, agg = provider[key][name]
+            assert {q: v[name] for q, v in out["per_query"].items()} == ref, name
+            assert out["summary"][name] == agg, name
