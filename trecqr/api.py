@@ -51,11 +51,24 @@ def load_qrels(qrels, *, comments: bool = True) -> Qrels:
 def score_trec(qrels, run, measures=None, options: Options | None = None, *,
                zscores=None, check: bool = True) -> Evaluation:
     """trec_eval's computation: parsed inputs and ``-m`` style measure arguments. check=False
-    leaves out trec_eval's refusal of inputs with no topic in common."""
+    leaves out trec_eval's refusal of inputs with no topic in common.
+
+    ir_measures names (``RR@3``, ``nDCG@3``) are scored too, with their semantics, so every
+    command built on this (compare, breakdown, plot, diff) takes the same vocabulary as eval.
+    """
     options = options or Options()
     comments = options.v10
     if isinstance(measures, str):
         measures = [measures]
+    if any(not isinstance(m, str) or "@" in m or "(" in m for m in measures or []):
+        from .measures.names import split_measures
+
+        trec_args, irm = split_measures(list(measures))
+        if irm:
+            ev = split_and_score(qrels, run, trec_args, irm, options, zscores).evaluation
+            if not trec_args:  # "runid" stood in for the trec_eval part
+                ev.columns = [c for c in ev.columns if c.name != "runid"]
+            return ev
     selection = select(list(measures or []), options.compat)
     q = load_qrels(qrels, comments=comments)
     r = load_run(run, comments=comments, judged=pc.unique(q.docno),
