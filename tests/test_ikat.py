@@ -78,8 +78,8 @@ def test_sample_run_to_trec_run(tmp_path):
 
 
 def _repaired_2023_run(tmp_path):
-    """The validator's rejected sample (2023 format: PTKB objects with scores, a turn id given
-    three responses per turn) with its two 'abcdef' scores replaced by 1.0."""
+    """The validator's rejected sample (2023 format: PTKB objects with scores, three
+    responses per turn) with its two 'abcdef' scores replaced by 1.0."""
     doc = json.loads(data_path(IK, INVALID).read_text())
     first = doc["turns"][0]["responses"][0]
     assert first["passage_provenance"][0]["score"] == "abcdef"
