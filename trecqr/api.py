@@ -20,6 +20,7 @@ from .measures.selection import select
 from .scorer.evaluator import EvalContext, Evaluation, evaluate_rankings
 from .scorer.options import Options
 from .scorer.rankings import build_rankings
+from .scorer.stream import Fallback, score_stream, wants_stream
 
 
 def _is_frame(obj) -> bool:
@@ -71,6 +72,11 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
             return ev
     selection = select(list(measures or []), options.compat)
     q = load_qrels(qrels, comments=comments)
+    if wants_stream(run, options):  # a large or compressed run file: piece by piece
+        try:
+            return score_stream(q, run, selection, options, zscores)
+        except Fallback:  # the whole-file readers report its errors
+            pass
     r = load_run(run, comments=comments, judged=pc.unique(q.docno),
                  float32=options.float32_scores)
     rankings = build_rankings(r, q, options)
@@ -155,7 +161,8 @@ def split_and_score(qrels, run, trec_args, irm, options, zscores=None, *,
         zscores = read_zscores(zscores)
     comments = options.v10
     q = load_qrels(qrels, comments=comments)
-    r = load_run(run, comments=comments)
+    # ir_measures names need the run itself; trec_eval's alone may stream it (score_trec)
+    r = run if not irm and wants_stream(run, options) else load_run(run, comments=comments)
     names: dict = {}
     only_irm = bool(irm) and not trec_args
     ev = score_trec(q, r, trec_args if trec_args or not irm else ["runid"], options,

@@ -780,7 +780,9 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
     const char *path;
     int comments, full = 1, float32 = 1;
     PyObject *judged_list = Py_None;
-    if (!PyArg_ParseTuple(args, "sp|Opp", &path, &comments, &judged_list, &full, &float32))
+    long long start = 0, stop = -1; /* a byte range of the file (stop -1: its end) */
+    if (!PyArg_ParseTuple(args, "sp|OppLL", &path, &comments, &judged_list, &full, &float32,
+                          &start, &stop))
         return NULL;
     if (judged_list != Py_None && !PyList_Check(judged_list)) {
         PyErr_SetString(PyExc_TypeError, "judged must be a list of str");
@@ -788,13 +790,17 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
     }
     int fd = open(path, O_RDONLY);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
-        (size_t)st.st_size >= (1ULL << 31) - 16) { /* docno offsets are int32 */
+    if (fd >= 0 && fstat(fd, &st) == 0 && (stop < 0 || stop > (long long)st.st_size))
+        stop = (long long)st.st_size;
+    /* rows and docno offsets are int32 within a range: ranges stay under 2 GiB (the stream
+       reader cuts larger files into ranges); offsets into the file are 64-bit */
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || start < 0 || stop <= start ||
+        (size_t)(stop - start) >= (1ULL << 31) - 16) {
         if (fd >= 0) close(fd);
         Py_RETURN_NONE;
     }
-    size_t size = (size_t)st.st_size;
-    size_t max_rows = size / 12 + 8; /* a data line has >= 6 one-byte fields: >= 12 bytes */
+    size_t from = (size_t)start, size = (size_t)stop;
+    size_t max_rows = (size - from) / 12 + 8; /* a data line has >= 6 one-byte fields */
 
     scan_t S, S2;
     int two = 0; /* a second thread scans the second half (block mode, large files) */
@@ -804,15 +810,15 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
     PyObject *qcode_b = NULL, *doff_b = NULL, *ddata_b = NULL;
     int ok = score_b != NULL && scan_state_init(&S, comments, full, float32) == 0;
     c_locale(); /* created once, with the GIL held */
-    if (ok && !full && size >= (8u << 20)) { /* worth a second thread */
-        split = topic_boundary(fd, size / 2, size);
+    if (ok && !full && size - from >= (8u << 20)) { /* worth a second thread */
+        split = topic_boundary(fd, from + (size - from) / 2, size);
         two = split > 0;
         if (two) ok = scan_state_init(&S2, comments, full, float32) == 0;
     }
     if (ok && full) {
         qcode_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(max_rows * 4));
         doff_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((max_rows + 1) * 4));
-        ddata_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+        ddata_b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(size - from));
         ok = qcode_b && doff_b && ddata_b;
         if (ok) {
             S.qcode = (int32_t *)PyBytes_AS_STRING(qcode_b);
@@ -838,28 +844,28 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
         if (full) {
             want_huge_pages(S.qcode, max_rows * 4);
             want_huge_pages(S.doff, (max_rows + 1) * 4);
-            want_huge_pages(S.ddata, size);
+            want_huge_pages(S.ddata, size - from);
         }
     }
     int status = 2;
     if (ok && two) {
-        S2.score = S.score + (split / 12 + 2); /* rows of the second half, moved down after */
+        S2.score = S.score + ((split - from) / 12 + 2); /* rows of the second half, moved after */
         job_t job = {&S2, fd, 0, split, size};
         pthread_t th;
         Py_BEGIN_ALLOW_THREADS
         if (pthread_create(&th, NULL, run_job, &job) == 0) {
-            status = scan_file(&S, fd, 0, split);
+            status = scan_file(&S, fd, from, split);
             pthread_join(th, NULL);
             if (!status) status = job.status;
             if (!status) status = merge_halves(&S, &S2);
         } else {
-            status = scan_file(&S, fd, 0, size);
+            status = scan_file(&S, fd, from, size);
             two = 0;
         }
         Py_END_ALLOW_THREADS
     } else if (ok) {
         Py_BEGIN_ALLOW_THREADS
-        status = scan_file(&S, fd, 0, size);
+        status = scan_file(&S, fd, from, size);
         Py_END_ALLOW_THREADS
     }
     if (two) {
@@ -938,6 +944,154 @@ static PyObject *scan_run(PyObject *self, PyObject *args) {
                          "hit_row", hits_r, "hit_index", hits_i, "threads", two ? 2 : 1);
 }
 
+/* ------------------------------------------------------------------ topic partitions */
+/* split_topics(path, start, stop, comments, fds) -> (lines, last data line) or None.
+   Appends every data line of bytes [start, stop) of the file to fds[hash(topic) % len(fds)]
+   (blank lines and, with comments, '#' lines are left out; a last line without its newline
+   gets one), so that each output file holds whole topics: the external pass for runs whose
+   topics are interleaved. None: a line longer than a block, or an I/O error. */
+#define SPLIT_BLOCK (4u << 20)
+#define SPLIT_BUF (256u << 10)
+
+typedef struct {
+    unsigned char *v;
+    size_t n;
+} obuf_t;
+
+static int obuf_flush(obuf_t *b, int fd) {
+    size_t off = 0;
+    while (off < b->n) {
+        ssize_t w = write(fd, b->v + off, b->n - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    b->n = 0;
+    return 0;
+}
+
+static int split_range(int in, long long start, long long stop, int comments, const int *fds,
+                       obuf_t *bufs, size_t nb, long long *lines, unsigned char *last,
+                       size_t *last_len) {
+    unsigned char *buf = (unsigned char *)malloc(SPLIT_BLOCK + 1);
+    if (!buf) return 2;
+    size_t have = 0;
+    long long pos = start;
+    int eof = 0, status = 0;
+    while (!status) {
+        if (!eof) {
+            size_t want = SPLIT_BLOCK - have;
+            if ((long long)want > stop - pos) want = (size_t)(stop - pos);
+            ssize_t got = want ? pread(in, buf + have, want, (off_t)pos) : 0;
+            if (got < 0) { status = 1; break; }
+            if (got == 0) eof = 1;
+            pos += got;
+            have += (size_t)got;
+        }
+        if (have == 0 && eof) break;
+        unsigned char *end = buf + have;
+        unsigned char *last_nl = (unsigned char *)memrchr(buf, '\n', have);
+        unsigned char *limit;
+        if (eof && (!last_nl || last_nl + 1 < end)) {
+            buf[have] = '\n';
+            limit = end + 1;
+        } else if (last_nl) {
+            limit = last_nl + 1;
+        } else {
+            status = 1;
+            break;
+        }
+        unsigned char *p = buf;
+        while (p < limit) {
+            unsigned char *line = p;
+            unsigned char *nl = (unsigned char *)memchr(p, '\n', (size_t)(limit - p));
+            while (is_blank(*p)) p++;
+            if (*p == '\n' || (comments && *p == '#')) {
+                p = nl + 1;
+                continue;
+            }
+            unsigned char *t = p;
+            while (p < nl && !is_blank(*p)) p++;
+            size_t b = (size_t)(hash_bytes(t, (size_t)(p - t)) % nb);
+            size_t len = (size_t)(nl + 1 - line);
+            if (bufs[b].n + len > SPLIT_BUF && obuf_flush(&bufs[b], fds[b]) < 0) { status = 1; break; }
+            if (len > SPLIT_BUF) {
+                ssize_t w = write(fds[b], line, len);
+                if (w < 0 || (size_t)w != len) { status = 1; break; }
+            } else {
+                memcpy(bufs[b].v + bufs[b].n, line, len);
+                bufs[b].n += len;
+            }
+            size_t keep = len - 1 < 4096 ? len - 1 : 4096;
+            memcpy(last, line, keep);
+            *last_len = keep;
+            (*lines)++;
+            p = nl + 1;
+        }
+        if (status) break;
+        if (limit > end) {
+            have = 0;
+        } else {
+            have = (size_t)(end - limit);
+            memmove(buf, limit, have);
+        }
+        if (eof && have == 0) break;
+    }
+    free(buf);
+    return status;
+}
+
+static PyObject *split_topics(PyObject *self, PyObject *args) {
+    const char *path;
+    long long start, stop;
+    int comments;
+    PyObject *fd_list;
+    if (!PyArg_ParseTuple(args, "sLLpO!", &path, &start, &stop, &comments, &PyList_Type, &fd_list))
+        return NULL;
+    size_t nb = (size_t)PyList_GET_SIZE(fd_list);
+    if (nb == 0) {
+        PyErr_SetString(PyExc_ValueError, "no output files");
+        return NULL;
+    }
+    int *fds = (int *)malloc(nb * sizeof(int));
+    obuf_t *bufs = (obuf_t *)calloc(nb, sizeof(obuf_t));
+    unsigned char *last = (unsigned char *)malloc(4097);
+    int status = (!fds || !bufs || !last) ? 2 : 0;
+    for (size_t i = 0; !status && i < nb; i++) {
+        fds[i] = (int)PyLong_AsLong(PyList_GET_ITEM(fd_list, (Py_ssize_t)i));
+        bufs[i].v = (unsigned char *)malloc(SPLIT_BUF);
+        if (!bufs[i].v) status = 2;
+    }
+    if (PyErr_Occurred()) status = 3;
+    long long lines = 0;
+    size_t last_len = 0;
+    int in = status ? -1 : open(path, O_RDONLY);
+    if (!status && in < 0) status = 1;
+    if (!status) {
+        struct stat st;
+        if (fstat(in, &st) == 0 && (stop < 0 || stop > (long long)st.st_size)) stop = st.st_size;
+        Py_BEGIN_ALLOW_THREADS
+        status = split_range(in, start, stop, comments, fds, bufs, nb, &lines, last, &last_len);
+        for (size_t i = 0; !status && i < nb; i++)
+            if (obuf_flush(&bufs[i], fds[i]) < 0) status = 1;
+        Py_END_ALLOW_THREADS
+    }
+    if (in >= 0) close(in);
+    for (size_t i = 0; bufs && i < nb; i++) free(bufs[i].v);
+    free(bufs);
+    free(fds);
+    PyObject *res = NULL;
+    if (status == 0)
+        res = Py_BuildValue("(Ly#)", lines, (const char *)last, (Py_ssize_t)last_len);
+    free(last);
+    if (status == 3) return NULL;
+    if (status == 2) return PyErr_NoMemory();
+    if (status == 1) Py_RETURN_NONE;
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"scan_run", scan_run, METH_VARARGS,
      "scan_run(path, comments, judged=None, full=True, float32=True) -> dict, 'full' or None.\n"
@@ -948,7 +1102,12 @@ static PyMethodDef methods[] = {
      "descending order, for float32 or double scores) instead. Always: score, runid, topics, "
      "duplicate_row (-1 none, -2 not checked, else a row repeating an earlier docno of its "
      "topic), order32/order64 (0 a sort is needed, 1 non-increasing with ties to reorder, 2 in "
-     "trec_eval's order), hit_row/hit_index (lines whose docno is in `judged`, and which)."},
+     "trec_eval's order), hit_row/hit_index (lines whose docno is in `judged`, and which). "
+     "start, stop: scan only that byte range of the file (64-bit offsets; the range itself "
+     "must stay under 2 GiB)."},
+    {"split_topics", split_topics, METH_VARARGS,
+     "split_topics(path, start, stop, comments, fds) -> (lines, last data line) or None: "
+     "append every data line of bytes [start, stop) to fds[hash(topic) % len(fds)]."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan",

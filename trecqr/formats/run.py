@@ -104,7 +104,8 @@ class ScannedRun(Run):
     @property
     def docno(self):
         if self._docno is None:
-            res = _scanner.scan_run(self.source, self.comments, None, True, True)
+            span = getattr(self, "span", None) or (0, -1)
+            res = _scanner.scan_run(self.source, self.comments, None, True, True, *span)
             if not isinstance(res, dict) or res["n"] != len(self):
                 raise InputError(self.source, None, "file changed while it was being read")
             self._docno = _docno_array(res)
@@ -124,13 +125,16 @@ def _docno_array(res: dict) -> pa.Array:
                                                          pa.py_buffer(res["docno_data"])])
 
 
-def _scan(path, comments: bool, judged=None, float32: bool | None = None) -> Run | None:
+def _scan(path, comments: bool, judged=None, float32: bool | None = None,
+          span: tuple | None = None) -> Run | None:
     """Read with the C scanner (trecqr.formats._scan) when it is built and the file is plain.
 
     judged: an Arrow string array of the qrels' docnos; the scanner then also finds, in the
     same pass, the lines whose docno is judged. float32 (True for trec_eval 9.0.8, False for
     10.0, None if unknown): lets it return topic blocks and tie fix-ups in that precision
     instead of per-line columns, when the file is grouped by topic with non-increasing scores.
+    span: (start, stop) byte offsets, to read only that part of the file (whole lines, under
+    2 GiB; the stream reader's pieces).
     """
     if _scanner is None or hasattr(path, "read") or str(path) == "-":
         return None
@@ -138,11 +142,12 @@ def _scan(path, comments: bool, judged=None, float32: bool | None = None) -> Run
     if not os.path.isfile(name):  # a FIFO or device: the scanner may read it twice
         return None
     judged_list = None if judged is None else judged.to_pylist()
+    where = span or (0, -1)
     try:
         res = "full" if float32 is None else \
-            _scanner.scan_run(name, comments, judged_list, False, float32)
+            _scanner.scan_run(name, comments, judged_list, False, float32, *where)
         if res == "full":
-            res = _scanner.scan_run(name, comments, judged_list, True, True)
+            res = _scanner.scan_run(name, comments, judged_list, True, True, *where)
     except (TypeError, ValueError, UnicodeEncodeError, OSError):
         return None
     if res is None:
@@ -154,9 +159,11 @@ def _scan(path, comments: bool, judged=None, float32: bool | None = None) -> Run
                      _array(res["block_topic"], np.int32), _array(res["block_start"], np.int32),
                      _array(res["tie_dst"], np.int32), _array(res["tie_src"], np.int32),
                      float32 if blocks else None)
-    return ScannedRun(None, None if blocks else _docno_array(res),
-                      np.frombuffer(res["score"], np.float64), res["runid"], name, None,
-                      comments, codes)
+    run = ScannedRun(None, None if blocks else _docno_array(res),
+                     np.frombuffer(res["score"], np.float64), res["runid"], name, None,
+                     comments, codes)
+    run.span = span
+    return run
 
 
 def parse_score(text: str) -> float | None:

@@ -45,6 +45,27 @@ _OTHER_COMPRESSION = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zi
                       b"\x28\xb5\x2f\xfd": "zstd"}
 
 
+def _decompress(name: str, raw: bytes, kind: str) -> bytes:
+    """bzip2, xz or zstd data decompressed (zip archives are not read)."""
+    import bz2
+    import lzma
+
+    try:
+        if kind == "bzip2":
+            return bz2.decompress(raw)
+        if kind == "xz":
+            return lzma.decompress(raw)
+        if kind == "zstd":
+            import pyarrow as pa
+
+            stream = pa.CompressedInputStream(pa.BufferReader(raw), "zstd")
+            return stream.read()
+    except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
+        raise InputError(name, None, f"corrupt {kind} data ({exc})") from None
+    raise InputError(name, None, f"{kind}-compressed data; only gzip, bzip2, xz and zstd are "
+                                 "read")
+
+
 @dataclass
 class Source:
     """The bytes of one input and the name to report in errors."""
@@ -113,7 +134,7 @@ def read_source(path) -> Source:
             raise InputError(name, None, f"corrupt gzip data ({exc})") from None
     for magic, kind in _OTHER_COMPRESSION.items():
         if raw.startswith(magic):
-            raise InputError(name, None, f"{kind}-compressed data; only gzip is read")
+            raw = _decompress(name, raw, kind)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(name, None, "UTF-16 text; trecqr reads UTF-8 or ASCII (re-save as UTF-8)")
     if raw.startswith(BOM):

@@ -89,13 +89,19 @@ def compute_values(measure: Measure, params: Params, ctx: EvalContext) -> np.nda
 
 def evaluate_rankings(ctx: EvalContext, selection, zscores=None) -> Evaluation:
     """Compute every selected measure; apply z-scores (-Z) before summarising, as trec_eval."""
-    rk, options = ctx.rankings, ctx.options
-    per_measure = []
-    for measure, params in selection:
-        values = compute_values(measure, params, ctx)
+    per_measure = [(measure, params, compute_values(measure, params, ctx))
+                   for measure, params in selection]
+    return finish_evaluation(ctx.rankings, ctx.options, per_measure, zscores)
+
+
+def finish_evaluation(rk: Rankings, options: Options, per_measure, zscores=None) -> Evaluation:
+    """From per-topic values [(measure, params, values)] to the Evaluation: bogus topics'
+    zeros (10.0 -c), z-scores (-Z), summaries. rk needs only its topic-level fields (qids,
+    bogus, num_qrels_topics, num_rel_all, runid): the streaming path passes rankings without
+    documents."""
+    for measure, params, values in per_measure:
         if measure.bogus_zero and options.v10 and rk.bogus.any():
             values[rk.bogus] = 0
-        per_measure.append((measure, params, values))
     missing = []
     if zscores is not None:
         missing = zscores.apply(rk.qids, per_measure)

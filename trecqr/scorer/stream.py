@@ -1,0 +1,144 @@
+"""Scoring a run of any length in bounded memory: piece by piece, whole topics at a time.
+
+Memory is O(qrels + one piece (about ``PIECE_BYTES`` of run text, and at least the largest
+topic) + per-topic values), not O(run). Each piece (formats/runstream.py) is ranked and
+measured as trec_eval would rank and measure those topics; the per-topic values of all pieces
+are then put in trec_eval's topic order and summarised once (finish_evaluation), so every
+measure, -q, -c, -M, -J, -Z and both trec_eval versions give the output of the whole-file path,
+byte for byte. A run whose topics are interleaved is spilled to temporary files by topic first
+(one extra pass). A piece the fast scanner cannot read, or any input error, sends the run to
+the whole-file readers, which name the file and line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from ..formats import runstream
+from .evaluator import EvalContext, compute_values, finish_evaluation
+from .options import Options
+from .rankings import Rankings, build_rankings
+
+# plain files from this size on are streamed (below it, the whole-file path is as lean)
+STREAM_BYTES = 2 * runstream.PIECE_BYTES
+# compressed files from this size on (all but gzip: only this path reads them)
+STREAM_COMPRESSED_BYTES = runstream.PIECE_BYTES // 8
+
+
+class Fallback(Exception):
+    """The whole-file path must score this run."""
+
+
+def wants_stream(run, options: Options) -> bool:
+    """Stream a run given as a path: when it is large, or compressed with a codec the
+    whole-file readers lack (bzip2, xz, zstd)."""
+    from ..formats.run import _scanner
+
+    if _scanner is None or not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-":
+        return False
+    name = os.fspath(run)
+    try:
+        if not os.path.isfile(name):
+            return False
+        size = os.path.getsize(name)
+        kind = runstream.compression(name)
+    except OSError:
+        return False
+    if kind is None:
+        return size >= STREAM_BYTES
+    return kind != "gzip" or size >= STREAM_COMPRESSED_BYTES
+
+
+def score_stream(qrels, path, selection, options: Options, zscores=None, *,
+                 piece_bytes: int | None = None):
+    """The Evaluation of the run at path, read piece by piece. Raises Fallback when the
+    whole-file path must score it (input errors are reported from there)."""
+    piece_bytes = piece_bytes or runstream.PIECE_BYTES
+    judged = pc.unique(qrels.docno)
+    kw = dict(comments=options.v10, judged=judged, float32=options.float32_scores,
+              piece_bytes=piece_bytes)
+    try:
+        try:
+            parts, runid = _score_pieces(runstream.topic_pieces(path, **kw), qrels, selection,
+                                         options)
+        except runstream.Interleaved:
+            parts, runid = _score_pieces(runstream.partitioned_pieces(path, **kw), qrels,
+                                         selection, options)
+    except (runstream.NeedsWholeFile, runstream.Interleaved, InputError):
+        raise Fallback(path) from None
+    return _join(parts, runid, qrels, selection, options, zscores, os.fspath(path))
+
+
+def _score_pieces(pieces, qrels, selection, options: Options):
+    """[(evaluated topics, run topics, [values per measure])] of every piece, and the runid of
+    the last one. Raises runstream.Interleaved when a topic is in two pieces."""
+    piece_options = dataclasses.replace(options, complete=False)  # -c: joined at the end
+    seen: set = set()
+    parts, runid = [], None
+    for run in pieces:
+        topics = run.codes.topics
+        if not seen.isdisjoint(topics):
+            pieces.close()
+            raise runstream.Interleaved()
+        seen.update(topics)
+        rk = build_rankings(run, qrels, piece_options)
+        rk.options = options  # what the measures read (the evaluated set is the piece's)
+        ctx = EvalContext(rk, options, None, qrels)
+        values = [compute_values(m, p, ctx) for m, p in selection]
+        parts.append((list(rk.qids), topics, values))
+        runid = run.runid
+        del run, rk, ctx
+    return parts, runid
+
+
+def _bogus_values(qrels, topics, selection, options: Options):
+    """trec_eval 10.0 -c: the judged topics without results, scored on its one-document
+    bogus ranking (build_rankings makes it: a run with no judged topic)."""
+    from ..formats.run import Run
+
+    fake = Run(pa.array(["\x00none"], pa.string()), pa.array(["\x00none"], pa.string()),
+               np.zeros(1), "bogus")
+    rk = build_rankings(fake, qrels, options)
+    keep = np.array([q in topics for q in rk.qids], dtype=bool)
+    ctx = EvalContext(rk, options, None, qrels)
+    values = [compute_values(m, p, ctx)[keep] for m, p in selection]
+    return [q for q, k in zip(rk.qids, keep) if k], values
+
+
+def _join(parts, runid, qrels, selection, options: Options, zscores, source: str):
+    q_topics = set(pc.unique(qrels.qid).to_pylist())
+    r_topics: set = set()
+    for _, topics, _ in parts:
+        r_topics.update(topics)
+    qids = [q for part in parts for q in part[0]]
+    columns = [[part[2][j] for part in parts] for j in range(len(selection))]
+    bogus_topics = sorted(q_topics - r_topics) if options.complete and options.v10 else []
+    if bogus_topics:
+        bq, bvalues = _bogus_values(qrels, set(bogus_topics), selection, options)
+        qids += bq
+        for j, v in enumerate(bvalues):
+            columns[j].append(v)
+    order = sorted(range(len(qids)), key=qids.__getitem__)
+    per_measure = []
+    for (measure, params), arrays in zip(selection, columns):
+        arrays = [a for a in arrays if a is not None]
+        k = len(measure.value_names(params))
+        values = np.concatenate(arrays) if arrays else np.zeros((0, k))
+        per_measure.append((measure, params, values[order] if len(order) else values))
+    qids = [qids[i] for i in order]
+    bogus_set = set(bogus_topics)
+    empty = np.zeros(0, np.int64)
+    rk = Rankings(qids=qids, offsets=np.zeros(len(qids) + 1, np.int64), rel=empty,
+                  num_rel=empty, levels=empty, level_counts=np.zeros((0, 0), np.int64),
+                  bogus=np.array([q in bogus_set for q in qids], dtype=bool), options=options,
+                  runid=runid or "trecqr", num_qrels_topics=len(q_topics),
+                  num_rel_all=int(np.count_nonzero(qrels.grade > 0)),
+                  qrels_only=sorted(q_topics - r_topics), run_only=sorted(r_topics - q_topics))
+    rk.check_coverage(source, qrels.source)
+    return finish_evaluation(rk, options, per_measure, zscores)
