@@ -395,3 +395,18 @@ def test_eval_json_equals_the_provider(tasks):
             ref, agg = provider[key][name]
             assert {q: v[name] for q, v in out["per_query"].items()} == ref, name
             assert out["summary"][name] == agg, name
+
+
+def test_ir_measures_own_pyndeval_case():
+    """The case of ir_measures 0.4.3's tests/test_pyndeval.py: ERR_IA@20 per topic and mean."""
+    qrels = diversity_from_records([
+        ("0", "0", "D0", 0), ("0", "0", "D1", 1), ("0", "0", "D2", 1), ("0", "1", "D2", 1),
+        ("0", "1", "D3", 2), ("0", "0", "D4", 0), ("1", "0", "D0", 1), ("1", "0", "D3", 2),
+        ("1", "1", "D5", 2)])
+    rows = [("0", "D0", 0.8), ("0", "D2", 0.7), ("0", "D1", 0.3), ("0", "D3", 0.4),
+            ("0", "D4", 0.1), ("1", "D1", 0.8), ("1", "D3", 0.7), ("1", "D4", 0.3),
+            ("1", "D2", 0.4)]
+    run = Run(pa.array([r[0] for r in rows]), pa.array([r[1] for r in rows]),
+              np.array([r[2] for r in rows]))
+    got = _native("ERR_IA@20", run, qrels, ["0", "1"])
+    assert got.round(4).tolist() == [0.4659, 0.1803] and round(got.mean(), 4) == 0.3231
