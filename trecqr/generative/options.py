@@ -7,8 +7,6 @@ import json
 
 import click
 
-from ..clicktypes import FiniteFloat
-
 
 def _stack(*options):
     def apply(f):
@@ -32,17 +30,15 @@ ranking_overlap_options = _stack(
                  help="trecqr index (bm25s, lucene or dense) for the retrieval-based "
                       "similarities (sim_ret+ needs bm25s, or lucene built with "
                       "--store-docvectors)"),
-    click.option("--depth", type=click.IntRange(1, 1_000_000), default=10, show_default=True,
-                 help="sim_ret cut-off k"),
-    click.option("--rbo-p", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.9,
-                 show_default=True, help="RBO persistence"),
+    click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k"),
+    click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence"),
     click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
                  show_default=True, help="sim_ret ranking-overlap measure"),
     click.option("--rm3-fb-docs", type=int, default=10, show_default=True,
                  help="sim_ret+: RM3 feedback passages (Anserini's first stage is 50 deep)"),
     click.option("--rm3-fb-terms", type=int, default=10, show_default=True,
                  help="sim_ret+: RM3 feedback terms"),
-    click.option("--rm3-original-weight", type=FiniteFloat(0, 1), default=0.5, show_default=True,
+    click.option("--rm3-original-weight", type=float, default=0.5, show_default=True,
                  help="sim_ret+: weight of the original query in RM3"),
     click.option("--rm3-no-filter", is_flag=True,
                  help="sim_ret+: keep feedback terms that are not [a-z0-9]+ (Anserini's "

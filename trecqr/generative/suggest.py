@@ -363,9 +363,8 @@ def _table(result) -> str:
 @ranking_overlap_options
 @click.option("--fusion", type=click.Choice(("rrf", "combsum")), default="rrf",
               show_default=True, help="sim_ret++: fusion of the next-half queries' rankings")
-@click.option("--rrf-k", type=click.IntRange(0), default=60, show_default=True,
-              help="sim_ret++: RRF's k")
-@click.option("--fusion-depth", type=click.IntRange(1, 1_000_000), default=100, show_default=True,
+@click.option("--rrf-k", type=int, default=60, show_default=True, help="sim_ret++: RRF's k")
+@click.option("--fusion-depth", type=int, default=100, show_default=True,
               help="sim_ret++: depth of each fused ranking")
 @click.option("--qrels", "div_qrels", default=None, metavar="FILE",
               help="tasks: diversity qrels (task subtask suggestion grade); SESSIONS is then "
