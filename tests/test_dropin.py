@@ -1,0 +1,150 @@
+"""trecqr where pipelines call pytrec_eval or ir_measures: the behaviours issue 11 found missing.
+
+Each test failed before the fix it names: the empty measure set, the top-level pytrec_eval
+surface ir_measures reads (supported_nicknames, __version__), ir_measures' averaging over
+topics without judgments, runs and qrels with no topic in common, ir_measures names in
+compare, and the dict fast path (formats/_dicts.c) against the columnar path, bit for bit.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import trecqr
+from conftest import data_path as shared_data
+from trecqr.compat.pytrec import RelevanceEvaluator
+
+
+def _dicts(qrels_path, run_path):
+    import pytrec_eval
+
+    with open(qrels_path) as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    with open(run_path) as f:
+        run = pytrec_eval.parse_run(f)
+    return qrels, run
+
+
+QREL = {"q1": {"d1": 0, "d2": 1, "d3": 0}, "q2": {"d2": 1, "d3": 1}}
+RUN = {"q1": {"d1": 1.0, "d2": 0.0, "d3": 1.5}, "q2": {}}
+
+
+def test_empty_measure_set_gives_empty_dicts():
+    # before: the 30 'official' measures (trec_eval's CLI default) came back
+    assert RelevanceEvaluator(QREL, set()).evaluate(RUN) == {"q1": {}, "q2": {}}
+    assert RelevanceEvaluator({}, set()).evaluate(RUN) == {}
+    assert RelevanceEvaluator(QREL, set()).evaluate({}) == {}
+
+
+def test_top_level_has_pytrec_eval_surface():
+    import pytrec_eval
+
+    for name in ("RelevanceEvaluator", "supported_measures", "supported_nicknames",
+                 "parse_run", "parse_qrel", "compute_aggregated_measure", "__version__"):
+        assert hasattr(trecqr, name), name
+    assert trecqr.supported_nicknames == pytrec_eval.supported_nicknames
+    assert trecqr.supported_measures == pytrec_eval.supported_measures
+
+
+def test_ir_measures_accepts_trecqr_as_pytrec_eval(monkeypatch):
+    """ir_measures' pytrec_eval provider and parse_trec_measure run on trecqr as pytrec_eval
+    (before: no supported_nicknames, and no __version__, so the provider refused it)."""
+    import ir_measures
+    from ir_measures.providers.pytrec_eval_provider import PytrecEvalProvider
+
+    qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
+                        shared_data("cast2021", "docrun_org_manual_bm25.run"))
+    measures = [ir_measures.AP, ir_measures.nDCG @ 3, ir_measures.P(rel=2) @ 5,
+                ir_measures.R @ 100, ir_measures.SetF(beta=0.5)]
+    real = PytrecEvalProvider().calc_aggregate(measures, qrels, run)
+    nicknamed = [str(m) for m in ir_measures.util.parse_trec_measure("official")]
+    monkeypatch.setitem(sys.modules, "pytrec_eval", trecqr)
+    provider = PytrecEvalProvider()
+    assert provider.is_available()
+    assert provider.pytrec_eval is trecqr
+    assert provider.calc_aggregate(measures, qrels, run) == real  # bit for bit
+    assert [str(m) for m in ir_measures.util.parse_trec_measure("official")] == nicknamed
+    assert len(nicknamed) == 28
+
+
+def test_evaluate_averages_topics_without_judgments_as_ir_measures():
+    import ir_measures
+
+    q = {"a": {"d1": 1}, "b": {}}
+    r = {"a": {"d1": 1.0}}
+    res = trecqr.evaluate(q, r, ["P@5"])
+    assert res.aggregate() == {"P@5": 0.1}  # before: 0.2 (b was dropped)
+    assert ir_measures.calc_aggregate([ir_measures.P @ 5], q, r)[ir_measures.P @ 5] == 0.1
+    assert res.per_query() == {"a": {"P@5": 0.2}, "b": {"P@5": 0.0}}
+
+
+def test_evaluate_with_no_topic_in_common_returns_defaults_with_a_warning():
+    import ir_measures
+
+    q, r = {"a": {"d1": 1}}, {"x": {"d1": 1.0}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = trecqr.evaluate(q, r, ["P@5", "nDCG@3"])  # before: InputError
+    assert res.aggregate() == {"P@5": 0.0, "nDCG@3": 0.0}
+    agg = ir_measures.calc_aggregate([ir_measures.P @ 5, ir_measures.nDCG @ 3], q, r)
+    assert agg == {ir_measures.P @ 5: 0.0, ir_measures.nDCG @ 3: 0.0}
+    assert any("no topic in common" in str(w.message) for w in caught)
+    with pytest.raises(trecqr.InputError):  # trec_eval names keep trec_eval's refusal
+        trecqr.evaluate(q, r, ["map"])
+
+
+def test_compare_takes_ir_measures_names_with_their_values():
+    import ir_measures
+
+    qrels = shared_data("cast2021", "qrels-docs.2021.qrel")
+    runs = [shared_data("cast2021", "docrun_org_manual_bm25.run"),
+            shared_data("cast2021", "docrun_org_manual_ance.run")]
+    report = trecqr.compare(qrels, runs, ["RR@3", "nDCG@3"], permutations=100)
+    for run, row in zip(runs, report.means.values()):
+        expect = ir_measures.calc_aggregate(
+            [ir_measures.RR @ 3, ir_measures.nDCG @ 3],
+            list(ir_measures.read_trec_qrels(str(qrels))), list(ir_measures.read_trec_run(str(run))))
+        # compare averages over the topics both runs have (158 judged of 239 here), which are
+        # the qrels topics: ir_measures' mean over qrels topics is the same number
+        assert row["RR@3"] == pytest.approx(expect[ir_measures.RR @ 3], abs=1e-12)
+        assert row["nDCG@3"] == pytest.approx(expect[ir_measures.nDCG @ 3], abs=1e-12)
+
+
+@pytest.mark.parametrize("level,judged", [(1, False), (2, False), (1, True), (3, True)])
+def test_dict_fast_path_equals_columnar_path(level, judged):
+    """formats/_dicts.c ranks run dicts itself: same values, bit for bit, as the columnar
+    path (run columns, build_rankings) on the real CAsT 2021 passage runs, every measure."""
+    from trecqr.measures import pytrec_values as pv
+
+    qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
+                        shared_data("cast2021", "docrun_org_convdr.run"))
+    run["no-such-topic"] = {"d": 1.0}
+    run[next(iter(qrels))] = {}  # an empty ranking of a judged topic
+    selection = pv.select_measures(pv.normalize_measures({"all_trec"}))
+    dq = pv.DictQrels(qrels)
+    fast = pv.dict_values(dq, run, selection, relevance_level=level, judged_only=judged)
+    slow = pv.pytrec_values(dq.columns(), pv.dict_run_columns(run), selection,
+                            relevance_level=level, judged_only=judged, topic_order=list(run))
+    assert fast.qids == slow.qids and len(fast.qids) == 158
+    assert fast.values.keys() == slow.values.keys()
+    for key in fast.values:
+        np.testing.assert_array_equal(fast.values[key], slow.values[key], err_msg=key)
+
+
+def test_dict_fast_path_ties_and_scores():
+    """trec_eval 9.0.8 ties: scores equal as C floats tie, broken by docno descending; ints,
+    floats and numpy scalars are scores; a str score or a NaN is refused."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 2}}
+    near = 1.0 + 1e-9  # the same C float as 1.0
+    ev = RelevanceEvaluator(qrels, {"recip_rank", "P.1"})
+    assert ev.evaluate({"q": {"a": 1.0, "c": near}}) == {"q": {"recip_rank": 1.0, "P_1": 1.0}}
+    assert ev.evaluate({"q": {"b": 2, "c": np.float32(1.0), "a": np.float64(0.5)}}) == \
+        {"q": {"recip_rank": 0.5, "P_1": 0.0}}
+    with pytest.raises(TypeError, match="Unable to extract"):
+        ev.evaluate({"q": {"a": "1.0"}})
+    with pytest.raises(ValueError, match="NaN"):
+        ev.evaluate({"q": {"a": float("nan")}})
