@@ -278,8 +278,8 @@ def test_cli_sessions_hredqs_ses(tmp_path, cli):
 
 
 def test_session_readers_import_order():
-    """session_readers imports sessions; sessions forwards its names lazily: either module
-    may be imported first."""
+    """sessions imports session_readers (both build on session_model, neither imports the
+    other back): either module may be imported first, and the readers are the same objects."""
     import subprocess
     import sys
 

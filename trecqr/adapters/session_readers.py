@@ -1,9 +1,9 @@
 """Two more session sources for :mod:`trecqr.adapters.sessions`: HRED-qs ``.ses`` files and
 ir_datasets' ``aol-ia`` query logs.
 
-Kept apart from :mod:`.sessions` only for size; the public names are importable from
-:mod:`trecqr.adapters.sessions` too (its module ``__getattr__`` forwards them), and both
-readers follow its session, duplicate and instance rules exactly.
+Kept apart from :mod:`.sessions` only for size; :mod:`.sessions` imports them (they are
+importable from there too), and both readers follow the session, duplicate and instance rules
+of :mod:`.session_model` exactly.
 
 ``read_hredqs_sessions(path)``
     The HRED-qs session file (``data.ses`` in sordonia/hred-qs): one session per line, its
@@ -47,7 +47,9 @@ from pathlib import Path
 
 from ..errors import UsageError
 from . import irds
-from .sessions import DEFAULT_GAP, Session, _dedup, _read_text
+from .session_model import DEFAULT_GAP, Session
+from .session_model import dedup_queries as _dedup
+from .session_model import read_session_text as _read_text
 
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_UTC = _EPOCH.replace(tzinfo=timezone.utc)

@@ -31,7 +31,8 @@ Readers (each returns a list of :class:`Session`):
     HRED-qs ``.ses`` session files (one session per line, queries tab-separated; ids
     ``hredqs-<line>``) and ir_datasets' ``aol-ia`` query-log records (sessions identical to
     :func:`read_aol`'s on the same rows), read locally without downloading: see
-    :mod:`.session_readers`, where they live (importable from here).
+    :mod:`.session_readers`, where they live (importable from here too). The records and the
+    duplicate rule are in :mod:`.session_model`.
 
 Sessions and the duplicate rule
     Sessions split where the time since the previous row of the same user is greater than
@@ -96,13 +97,10 @@ last).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
-import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -110,80 +108,26 @@ import pyarrow as pa
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels
 from ..formats.run import Run
-from ..formats.textio import read_source
-
-DEFAULT_GAP = 1800.0
-CONTEXT_SEP = " ||| "
-MISSING_ZERO = "zero"
-MISSING_LAST = "last"
-_WS = re.compile(r"\s+")
-
-
-@dataclass
-class Session:
-    sid: str
-    queries: list
-    times: list | None = None  # seconds since the epoch (float) per query, or None
-    user: str | None = None
-    meta: dict = field(default_factory=dict)
-
-
-@dataclass
-class Instance:
-    iid: str
-    context: tuple
-    target: str | None
-    session: str | None = None
-    candidates: tuple | None = None
-
-
-def collapse_ws(text: str) -> str:
-    return _WS.sub(" ", text).strip()
-
-
-def query_key(text: str) -> str:
-    """The duplicate/candidate-id key: lowercase, white-space runs -> one space, stripped."""
-    return collapse_ws(text).lower()
-
-
-def candidate_id(text: str) -> str:
-    return "q" + hashlib.md5(query_key(text).encode("utf-8")).hexdigest()[:16]
-
-
-def aolia_query_id(query: str) -> str:
-    """The query id ir_datasets' ``aol-ia`` computes: MD5 of the ws_tok-normalised query, 14 hex.
-
-    ws_tok: every character outside ``[A-Za-z0-9 ]`` becomes a space, then split on white
-    space and join with one space (case kept)."""
-    norm = " ".join(re.sub("[^A-Za-z0-9 ]", " ", query).split())
-    return hashlib.md5(norm.encode()).hexdigest()[:14]
-
-
-def _dedup(queries, times, dedup: bool):
-    out_q, out_t, last = [], [], None
-    for i, q in enumerate(queries):
-        q = collapse_ws(q)
-        if not q:
-            continue
-        k = q.lower()
-        if dedup and k == last:
-            continue
-        last = k
-        out_q.append(q)
-        out_t.append(None if times is None else times[i])
-    return out_q, (None if times is None else out_t)
-
-
-def _read_text(path) -> tuple[str, str]:
-    """(name, text) of a session file: read as every trecqr input is (gzip, BOM, missing, empty,
-    binary and corrupt files are one-line errors), decoded as UTF-8, or Latin-1 where it is not
-    (old query logs)."""
-    src = read_source(path)
-    try:
-        return src.name, src.data.decode("utf-8")
-    except UnicodeDecodeError:
-        return src.name, src.data.decode("latin-1")
-
+from .session_model import (
+    CONTEXT_SEP,
+    DEFAULT_GAP,
+    MISSING_LAST,
+    MISSING_ZERO,
+    Instance,
+    Session,
+    aolia_query_id,
+    candidate_id,
+    collapse_ws,
+    query_key,
+)
+from .session_model import dedup_queries as _dedup
+from .session_model import read_session_text as _read_text
+from .session_readers import (  # the readers of HRED-qs .ses files and aol-ia, public here too
+    iter_qlogs,
+    load_aolia_sessions,
+    read_aolia_qlogs,
+    read_hredqs_sessions,
+)
 
 def _split_times(users: list, secs: np.ndarray, gap) -> np.ndarray:
     """Boolean per row: True where a new session starts (new user, or gap exceeded)."""
@@ -578,20 +522,6 @@ def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
 # ---------------------------------------------------------------- files and CLI
 
 FORMATS = ("aol", "aol-ia", "webis", "trec-session", "marco", "hredqs", "hredqs-ses")
-# readers kept in .session_readers, importable from here (see __getattr__ below)
-_FORWARDED = ("read_hredqs_sessions", "read_aolia_qlogs", "load_aolia_sessions", "iter_qlogs")
-
-
-def __getattr__(name):
-    # PEP 562: forward the readers of .session_readers without importing it (it imports this
-    # module) until one is asked for.
-    if name in _FORWARDED:
-        from . import session_readers
-
-        return getattr(session_readers, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def load_sessions(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
                   dedup: bool = True) -> list:
     """Sessions from a session source of format fmt (every format of FORMATS except
@@ -600,8 +530,6 @@ def load_sessions(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
     if fmt == "aol":
         return read_aol(path, gap=gap, dedup=dedup)
     if fmt == "aol-ia":
-        from .session_readers import load_aolia_sessions
-
         return load_aolia_sessions(str(path), gap=gap, dedup=dedup)
     if fmt == "webis":
         return read_webis_smc(path, split=split, gap=gap, dedup=dedup)
@@ -610,8 +538,6 @@ def load_sessions(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
     if fmt == "marco":
         return read_marco_sessions(path, dedup=dedup)
     if fmt == "hredqs-ses":
-        from .session_readers import read_hredqs_sessions
-
         return read_hredqs_sessions(path, dedup=dedup)
     if fmt == "hredqs":
         raise UsageError("hredqs ctx/rnk files hold instances, not sessions")
@@ -678,7 +604,7 @@ import click
               show_default=True, help="Target missing from the candidates: zero (trec_eval) or "
                                       "last (HRED-qs: 1/len).")
 @click.option("--sep", default=CONTEXT_SEP, show_default=True, help="Context separator in topics.")
-@click.option("--runid", default="trecqr", show_default=True)
+@click.option("--runid", default="trecqr", show_default=True, help="Run id written in the --run file.")
 @click.option("--results-out", default=None,
               help="trec-session: write the shown results (title + snippet per ClueWeb id) as a "
                    "JSONL collection, to index for sim_ret.")
