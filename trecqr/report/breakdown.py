@@ -35,13 +35,13 @@ from ..errors import InputError, UsageError
 from .compare import (
     _fmt,
     _fmt_p,
-    _json_num,
     _run_names,
     _table,
     adjust,
     t_test,
     trec_mean,
 )
+from .comparison import _json_num, plural
 from .options import (correction_options, qrels_runs_measures, table_output_options,
                       topic_options)
 
@@ -314,9 +314,9 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
         r.p_t_adj = float(p)
         r.significant = bool(p <= alpha)
     n_runs = len(names) - 1
-    family = (f"{len(groups)} groups x {n_runs} run{'s' if n_runs != 1 else ''} vs baseline "
-              f"{names[b]} x {len(table.measures)} measure"
-              f"{'s' if len(table.measures) != 1 else ''} = {len(tested)} t-tests")
+    family = (f"{plural(len(groups), 'group')} x {plural(n_runs, 'run')} vs baseline "
+              f"{names[b]} x {plural(len(table.measures), 'measure')} = "
+              f"{plural(len(tested), 't-test')}")
     extra = {"max_depth": max_depth} if by == "depth" else {}
     return Breakdown(by, groups, names, table.measures, names[b], rows, counts, unlabelled,
                      "complete" if table.complete else "intersection", correction, alpha,

@@ -26,12 +26,13 @@ import json
 import math
 import os
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 import click
 import numpy as np
 
 from ..errors import UsageError
+from .comparison import Comparison, PairResult, plural, topics_line
 from .options import (correction_options, qrels_runs_measures, table_output_options,
                       topic_options)
 
@@ -151,56 +152,6 @@ def trec_mean(values) -> float:
 
 # ---------------------------------------------------------------------------------------------
 # comparison
-
-
-@dataclass
-class PairResult:
-    baseline: str
-    run: str
-    measure: str
-    n: int
-    mean_baseline: float
-    mean_run: float
-    diff: float
-    ci_low: float
-    ci_high: float
-    effect_dz: float
-    t: float
-    p_t: float
-    p_rand: float
-    p_t_adj: float = math.nan
-    p_rand_adj: float = math.nan
-    significant: bool = False
-
-
-@dataclass
-class Comparison:
-    runs: list                      # run names, in the order given
-    measures: list                  # output measure names (ndcg_cut_3, ...)
-    means: dict                     # {run: {measure: mean over the run's compared topics}}
-    num_topics: dict                # {run: number of topics its mean is over}
-    pairs: list                     # PairResult, pair by pair, measure by measure
-    topics: str                     # "intersection" or "complete"
-    test: str                       # p-value behind `significant`: "t" or "randomization"
-    correction: str
-    alpha: float
-    permutations: int
-    bootstrap: int
-    seed: int
-    family: str = ""
-    extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["pairs"] = [{k: _json_num(v) for k, v in asdict(p).items()} for p in self.pairs]
-        d["means"] = {r: {m: _json_num(v) for m, v in ms.items()} for r, ms in self.means.items()}
-        return d
-
-
-def _json_num(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
 
 
 def _run_names(runs, names):
@@ -341,11 +292,12 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
         use = at if test == "t" else ar
         p.significant = bool(use <= alpha)
 
-    test_name = "t-tests" if test == "t" else "randomization tests"
-    pair_desc = (f"{len(pair_idx)} pairs (all pairs of {len(runs)} runs)" if all_pairs
-                 else f"{len(pair_idx)} runs vs baseline {names[pair_idx[0][0]]}")
-    family = (f"{pair_desc} x {len(cols)} measure{'s' if len(cols) != 1 else ''} = "
-              f"{len(pairs)} {test_name}")
+    test_name = "t-test" if test == "t" else "randomization test"
+    pair_desc = (f"{plural(len(pair_idx), 'pair')} (all pairs of {plural(len(runs), 'run')})"
+                 if all_pairs else
+                 f"{plural(len(pair_idx), 'run')} vs baseline {names[pair_idx[0][0]]}")
+    family = (f"{pair_desc} x {plural(len(cols), 'measure')} = "
+              f"{plural(len(pairs), test_name)}")
     return Comparison(names, cols, means, num_topics, pairs,
                       "complete" if complete else "intersection", test, correction, alpha,
                       permutations, bootstrap, seed, family, {"all_pairs": all_pairs})
@@ -378,14 +330,6 @@ def _table(rows, header, left=1):
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return lines
-
-
-def topics_line(cmp: Comparison) -> str:
-    counts = sorted({p.n for p in cmp.pairs})
-    n = ", ".join(str(c) for c in counts)
-    if cmp.topics == "complete":
-        return (f"topics: all {n} qrels topics (-c: a topic missing from a run counts 0)")
-    return f"topics: per pair, the qrels topics both runs are evaluated on ({n})"
 
 
 def render_text(cmp: Comparison, places: int = 4) -> str:

@@ -1,0 +1,71 @@
+"""The result of a system comparison (:class:`Comparison`, one :class:`PairResult` per pair and
+measure) and the words that describe it, shared by :mod:`.compare` (which computes and prints it)
+and :mod:`.tables` (paper tables)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 run``, ``2 runs``; nouns: an irregular plural."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+@dataclass
+class PairResult:
+    baseline: str
+    run: str
+    measure: str
+    n: int
+    mean_baseline: float
+    mean_run: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    effect_dz: float
+    t: float
+    p_t: float
+    p_rand: float
+    p_t_adj: float = math.nan
+    p_rand_adj: float = math.nan
+    significant: bool = False
+
+
+@dataclass
+class Comparison:
+    runs: list                      # run names, in the order given
+    measures: list                  # output measure names (ndcg_cut_3, ...)
+    means: dict                     # {run: {measure: mean over the run's compared topics}}
+    num_topics: dict                # {run: number of topics its mean is over}
+    pairs: list                     # PairResult, pair by pair, measure by measure
+    topics: str                     # "intersection" or "complete"
+    test: str                       # p-value behind `significant`: "t" or "randomization"
+    correction: str
+    alpha: float
+    permutations: int
+    bootstrap: int
+    seed: int
+    family: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["pairs"] = [{k: _json_num(v) for k, v in asdict(p).items()} for p in self.pairs]
+        d["means"] = {r: {m: _json_num(v) for m, v in ms.items()} for r, ms in self.means.items()}
+        return d
+
+
+def _json_num(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def topics_line(cmp: Comparison) -> str:
+    counts = sorted({p.n for p in cmp.pairs})
+    n = ", ".join(str(c) for c in counts)
+    if cmp.topics == "complete":
+        return (f"topics: all {n} qrels topics (-c: a topic missing from a run counts 0)")
+    return f"topics: per pair, the qrels topics both runs are evaluated on ({n})"
