@@ -407,8 +407,10 @@ import click
 @click.option("--to", "out_format", type=click.Choice(FORMATS),
               help="output format (default: from OUT's extension)")
 @click.option("--qid-style", default=None,
-              help="rewrite turn ids: canonical (31_4), dash (31-4), topiocqa-dev, TopiOCQA-Dev, "
-                   "QReCC-Test, dev-dash (dev-31-4), any PREFIX or WORD-dash")
+              help="rewrite turn ids to a style, named here with the id it gives turn 31_4: "
+                   "canonical (31_4), dash (31-4), QReCC-Test (QReCC-Test_31_4), topiocqa-dev "
+                   "(topiocqa-dev_31_4), TopiOCQA-Dev (TopiOCQA-Dev_31_4), dev-dash (dev-31-4); "
+                   "or any PREFIX (PREFIX_31_4) or WORD-dash (WORD-31-4)")
 @click.option("--qid-field", default=None, help="JSONL input: id field (or CONV,TURN fields)")
 @click.option("--query-field", default=None, help="JSONL input: query field")
 def topics_command(input_path, output_path, in_format, out_format, qid_style, qid_field,
@@ -421,5 +423,7 @@ def topics_command(input_path, output_path, in_format, out_format, qid_style, qi
         if qid_style is not None:
             topics = topics.restyle(qid_style)
         write_topics(topics, output_path, out_format)
+        return topics
 
-    _run_guarded(run)
+    topics = _run_guarded(run)
+    click.echo(f"trecqr: {len(topics)} topics written to {output_path}", err=True)

@@ -214,15 +214,16 @@ def _common(f):
     return f
 
 
-def _go(fn):
+def _go(fn, output):
     from ..cli import _run_guarded
 
     _run_guarded(fn)
+    click.echo(f"trecqr: plot written to {output}", err=True)
 
 
 @click.group("plot", context_settings=_CTX)
 def command():
-    """Plots (PNG/SVG): measure by turn depth, per-topic differences, distributions."""
+    """Plots (PNG, SVG or PDF, from -o's extension): measure by turn depth, per-topic differences, distributions."""
 
 
 @command.command("depth", context_settings=_CTX)
@@ -235,7 +236,7 @@ def depth_cmd(qrels, runs, measure, complete, level, compat, title, output, max_
     """Mean measure per turn depth, one line per run, 95% t confidence bands."""
     _go(lambda: plot_depth(qrels, list(runs), measure, output=output, max_depth=max_depth,
                            title=title, complete=complete, relevance_level=level,
-                           compat=compat))
+                           compat=compat), output)
 
 
 @command.command("diff", context_settings=_CTX)
@@ -246,7 +247,7 @@ def depth_cmd(qrels, runs, measure, complete, level, compat, title, output, max_
 def diff_cmd(qrels, run_a, run_b, measure, complete, level, compat, title, output):
     """Per-topic difference RUN_B - RUN_A, sorted."""
     _go(lambda: plot_diff(qrels, run_a, run_b, measure, output=output, title=title,
-                          complete=complete, relevance_level=level, compat=compat))
+                          complete=complete, relevance_level=level, compat=compat), output)
 
 
 @command.command("dist", context_settings=_CTX)
@@ -258,7 +259,7 @@ def dist_cmd(qrels, runs, measure, complete, level, compat, title, output, violi
     """Distribution of the per-topic measure per run."""
     _go(lambda: plot_dist(qrels, list(runs), measure, output=output, title=title,
                           violin=violin, complete=complete, relevance_level=level,
-                          compat=compat))
+                          compat=compat), output)
 
 
 plot_command = command

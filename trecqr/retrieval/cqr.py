@@ -72,7 +72,7 @@ class CqrReport:
     k1: float | None
     b: float | None
     depth: int
-    runs_dir: str
+    runs_dir: str | None  # None: the runs were in a temporary folder, removed
     qrels: str
     preset: str | None = None
     rel_threshold: int = 1
@@ -110,7 +110,8 @@ class CqrReport:
         out.append("RR@3 is a true cutoff at 3; MRR is trec_eval's recip_rank over the whole run "
                    "(the papers' \"MRR\")" + (f"; relevant = grade >= {self.rel_threshold}"
                                               if self.rel_threshold != 1 else ""))
-        out.append(f"runs kept in {self.runs_dir}")
+        out.append(f"runs kept in {self.runs_dir}" if self.runs_dir else
+                   "runs not kept (give a runs folder to keep them)")
         for r in self.rows:
             if r.rewrites is not None:
                 out.append(f"{r.name}: {r.rewrites['summary']}")
@@ -135,8 +136,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
     folder to build it into with ``backend`` (kept); collection alone: built into a temporary
     folder, removed afterwards. preset: k1/b for a BM25 build, the depth (unless k is given) and
-    the relevance threshold. runs_dir: where the runs are kept (default: a new temporary folder,
-    left in place). dataset + dataset_file: read topics from the dataset (one row per query field
+    the relevance threshold. runs_dir: where the runs are kept; without it they are written to a
+    temporary folder removed before returning (each row's ``run`` and the report's ``runs_dir``
+    are then None). dataset + dataset_file: read topics from the dataset (one row per query field
     in query_fields, and rewrites are matched to the dataset's turns, falling back on its raw
     questions); raw: a raw-question topics file playing that part without a dataset.
     """
@@ -184,7 +186,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     else:
         raw_topics = read_topics(raw) if raw is not None else None
 
-    tmp_index = None
+    tmp_index = tmp_runs = None
     built = False
     try:
         if collection is not None:
@@ -202,7 +204,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         search_kw = loaded.preset_search_params(p)
         manifest = dict(loaded.manifest, **search_kw)  # the k1/b the runs are searched with
         if runs_dir is None:
-            runs_dir = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
+            runs_dir = tmp_runs = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
         os.makedirs(runs_dir, exist_ok=True)
         q = load_qrels(qrels)
         qrels_qids = set(pc.unique(q.qid).to_pylist())
@@ -247,20 +249,23 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                            "extra": len(report.extra), "policy": report.policy,
                            "filled_raw": report.filled_raw, "dropped": report.dropped,
                            "summary": report.summary()}
-            rows.append(CqrRow(name, os.fspath(path), kind, os.path.abspath(run_path), scores,
+            rows.append(CqrRow(name, os.fspath(path), kind,
+                               None if tmp_runs else os.path.abspath(run_path), scores,
                                coverage, rw_info))
         measures = dict(trec_names, **{"RR@3": rr3})
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
-                         os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
+                         None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
                          manifest["backend"], loaded.describe(manifest))
     finally:
-        if tmp_index is not None:
-            shutil.rmtree(tmp_index, ignore_errors=True)
+        for tmp in (tmp_index, tmp_runs):
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 @click.command("cqr")
-@click.option("--qrels", required=True)
+@click.option("--qrels", required=True, metavar="FILE",
+              help="Qrels to score every row against (TREC qrels, JSON dict, .gz).")
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
               help="BM25 index folder (with --collection: build it here and keep it).")
 @click.option("--collection", default=None,
@@ -287,14 +292,15 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
 @click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
 @click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
-              help="Where runs are kept (default: <OUTPUT stem>-runs beside -o, else a "
-                   "temporary folder).")
+              help="Keep each row's run here as <name>.run (default: a temporary folder, "
+                   "removed at exit).")
 @click.option("--name", "names", multiple=True,
               help="Row names, in input order (topics first, then rewrites); default file stems.")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
-              show_default=True)
+              show_default=True, help="Report as an aligned table or as JSON.")
 @click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
-@click.option("--threads", type=int, default=1, show_default=True)
+@click.option("--threads", type=int, default=1, show_default=True,
+              help="Search threads.")
 @click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
 @click.option("--protocol", default=None, metavar="NAME",
               help="Also score every row's run under an official protocol (cast2021-nist, "
@@ -305,7 +311,7 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
-    format. Each row's run is kept in --runs-dir.
+    format. Each row's run is kept in --runs-dir when it is given, else removed at exit.
     """
     from ..cli import _run_guarded
     from ..formats.writer import atomic_write_text
@@ -319,9 +325,6 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
         if index_dir is None and collection is None:
             raise UsageError("give --index DIR or --collection FILE")
         rd = runs_dir
-        if rd is None and output is not None and output != "-":
-            out = Path(output)
-            rd = str(out.with_name(out.name.split(".")[0] + "-runs"))
         protocol_dir = None
         if protocol is not None:
             from ..adapters.presets import protocol as get_protocol
@@ -351,7 +354,7 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                 shutil.rmtree(protocol_dir, ignore_errors=True)
         if output is not None and output != "-":
             atomic_write_text(output, text)
-        if not quiet:
+        if not quiet and report.runs_dir:
             click.echo(f"trecqr: runs kept in {report.runs_dir}", err=True)
 
     _run_guarded(job)

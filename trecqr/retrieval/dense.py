@@ -46,7 +46,7 @@ from .indexdir import (
     check_unique_docids,
     hits_to_run,
     order_hits,
-    progress,
+    progress_bar,
     read_docids,
     read_manifest,
     write_manifest,
@@ -253,16 +253,16 @@ def _dimension(model) -> int:
     return int(get())
 
 
-def _encode(model, texts, batch_size: int, normalize: bool, show_progress: bool = False,
-            queries: bool = False):
-    """float32 C-contiguous embeddings of texts (one row each)."""
+def _encode(model, texts, batch_size: int, normalize: bool, queries: bool = False):
+    """float32 C-contiguous embeddings of texts (one row each). The encoder's own progress bar
+    stays off: the callers count what is encoded on one labelled bar."""
     try:
         if queries and hasattr(model, "encode_queries"):
             emb = model.encode_queries(list(texts), batch_size=batch_size,
                                        normalize_embeddings=normalize)
         else:
             emb = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                               normalize_embeddings=normalize, show_progress_bar=show_progress)
+                               normalize_embeddings=normalize, show_progress_bar=False)
     except (RuntimeError, IndexError, ValueError) as exc:  # a model/config mismatch in torch
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"the encoder failed: {first} (is it the right kind of model? "
@@ -309,12 +309,15 @@ def build_index(collection, out_dir, *, format: str | None = None, show_progress
             load_model(path, max_seq_length)
         dim = _dimension(encoder)
         index = faiss.IndexFlatIP(dim)
-        docs = progress(iter_collection(collection, format), show_progress, desc="encoding",
-                        unit=" docs", mininterval=0.5)
-        with open(os.path.join(tmp, "docids.txt"), "w", encoding="utf-8", newline="\n") as fh:
+        docs = iter_collection(collection, format)
+        # the bar counts passages once they are encoded (reading them takes no time)
+        with open(os.path.join(tmp, "docids.txt"), "w", encoding="utf-8", newline="\n") as fh, \
+                progress_bar(show_progress, desc="encoding passages", unit=" passages",
+                             mininterval=0.5) as bar:
             for chunk in _chunks(docs, chunk_size):
                 index.add(_encode(encoder, [d.text for d in chunk], batch_size, normalize))
                 fh.writelines(d.docid + "\n" for d in chunk)
+                bar.update(len(chunk))
         n = int(index.ntotal)
         if n == 0:
             raise InputError(os.fspath(collection), None, "the collection holds no passages")
@@ -408,8 +411,15 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
     results = {}
     with _threads(n_threads):
         if len(topics):
-            q = _encode(encoder, topics.queries, batch_size, bool(manifest["normalize"]),
-                        show_progress=show_progress, queries=True)
+            queries, step = list(topics.queries), batch_size * CHUNK_BATCHES
+            parts = []
+            with progress_bar(show_progress, total=len(queries), desc="encoding queries",
+                              unit=" queries", mininterval=0.5) as bar:
+                for start in range(0, len(queries), step):
+                    parts.append(_encode(encoder, queries[start:start + step], batch_size,
+                                         bool(manifest["normalize"]), queries=True))
+                    bar.update(len(parts[-1]))
+            q = parts[0] if len(parts) == 1 else np.concatenate(parts)
             want = min(n_docs, k + 10)
             scores, rows = faiss_index.search(q, want)
             for i in range(len(topics)):

@@ -274,11 +274,43 @@ def thread_count(n) -> int:
 
 
 def progress(iterable, show: bool, **kw):
-    """tqdm over iterable when show (and tqdm is installed), else iterable itself."""
+    """tqdm over iterable when show (and tqdm is installed), else iterable itself. As tqdm's
+    conventions go, the bar is silent when stderr is not a terminal."""
     if show:
         try:
-            from tqdm.auto import tqdm
+            from tqdm import tqdm
         except ImportError:
             return iterable
+        kw.setdefault("disable", None)  # None: off when the output is not a terminal
         return tqdm(iterable, **kw)
     return iterable
+
+
+class _NoBar:
+    n = 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def progress_bar(show: bool, **kw):
+    """A tqdm bar to advance by hand (``bar.update(n)``, a context manager), for steps whose
+    units are counted as they are done (passages encoded, not read); silent unless show and
+    stderr is a terminal. Without tqdm, a counter that prints nothing."""
+    if show:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return _NoBar()
+        kw.setdefault("disable", None)
+        return tqdm(**kw)
+    return _NoBar()
