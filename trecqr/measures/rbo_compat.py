@@ -35,6 +35,8 @@ def _last_rows(qid, docno, rows: np.ndarray) -> np.ndarray:
     keys = pc.binary_join_element_wise(qid.take(pa.array(rows)).cast(pa.string()),
                                        docno.take(pa.array(rows)).cast(pa.string()), "\x00")
     uniq = pc.unique(keys)
+    if len(uniq) == len(rows):  # no repeated key
+        return rows, rows
     k = pc.index_in(keys, value_set=uniq).to_numpy(zero_copy_only=False).astype(np.int64)
     first = np.full(len(uniq), len(rows))
     np.minimum.at(first, k, np.arange(len(rows)))
