@@ -153,3 +153,32 @@ def test_help_names_what_the_options_do():
     cqr = " ".join(run_cli(["cqr", "-h"]).stdout.split())
     assert "--qrels FILE Qrels to score every row against" in cqr
     assert "(default: a temporary folder, removed at exit)" in cqr
+
+
+def _fake_python(bin_dir: Path) -> None:
+    """python3 that makes a 'virtual environment' (an activate script putting bin_dir first) and
+    python that fails, as a failed pip install would: .ci/run stops at its first install."""
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(
+        "#!/usr/bin/env bash\n"
+        '[ "$1 $2" = "-m venv" ] || exit 1\n'
+        f'mkdir -p "$3/bin" && echo \'PATH="{bin_dir}:$PATH"\' > "$3/bin/activate"\n')
+    (bin_dir / "python").write_text("#!/usr/bin/env bash\necho 'pip: no network' >&2; exit 1\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_ci_script_removes_its_venv_unless_asked_to_keep_it(tmp_path, keep):
+    _fake_python(tmp_path / "bin")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", TMPDIR=str(tmp))
+    env.pop("TRECQR_CI_VENV", None)
+    if keep:
+        env["TRECQR_CI_VENV"] = str(tmp_path / "kept")
+    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1 and "pip: no network" in proc.stderr
+    assert list(tmp.iterdir()) == []
+    assert (tmp_path / "kept" / "bin" / "activate").is_file() == keep
