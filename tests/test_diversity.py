@@ -358,6 +358,11 @@ def test_eval_R_diversity():
                    str(QRELS), str(RUNS["WD"])])
     assert res.exit_code == 0, res.output
     assert str(PINNED["WD"]["alpha_nDCG@10"])[:12] in res.stdout
+    both = run_cli(["eval", "-R", "diversity", "-m", "ERR_IA@10", "-j", "1", str(QRELS),
+                    str(RUNS["QS"]), str(RUNS["WD"])])  # several runs: the qrels read once
+    assert both.exit_code == 0, both.output
+    assert [ln.split()[2] for ln in both.stdout.splitlines()] == \
+        [f"{PINNED[k]['ERR_IA@10']:.4f}" for k in ("QS", "WD")]
     bad = run_cli(["eval", "-R", "diversity", "-m", "map", str(QRELS), str(RUNS["QS"])])
     assert bad.exit_code == 2 and "-R diversity computes the intent-aware measures" in bad.stderr
 
