@@ -165,3 +165,15 @@ def test_the_published_sample_files_carry_no_passages_or_rewrites(tmp_path):
     res = run_cli(["convert", "qrecc", "--scai-run", bad, "--run-out", tmp_path / "x.run"])
     assert res.exit_code == 2 and "turn 1_1: invalid passage id ''" in res.stderr
     assert not (tmp_path / "x.run").exists()
+
+
+def test_qrecc_json_qrels_serve_as_ground_truth(files):
+    """qrels_dev.json ({turn: {passage: 1}}, {"": 1} without gold) gives the same MRR as the
+    ground truth written from the 2,000 turns, with and without --eval-missing-truth."""
+    d, _, gt, run = files
+    for missing in (False, True):
+        args = ["eval", "--protocol", "scai-qrecc21", "--format", "json",
+                data_path("qrecc", "qrels_dev.json"), d / "run.json"]
+        res = run_cli(args + (["--eval-missing-truth"] if missing else []))
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.stdout)["summary"]["recip_rank"] == reference_mrr(gt, run, missing)[0]

@@ -6,7 +6,8 @@ Source: scai-conf/SCAI-QReCC-21 ``code/evaluation-script/scai-qrecc21-evaluator.
 
 ground truth
     ``Truth_rewrite``, ``Truth_passages`` (a list of passage ids; empty when the turn has no
-    gold passage), ``Truth_answer``.
+    gold passage), ``Truth_answer``. QReCC's JSON qrels (``qrels_test.json``: ``{turn:
+    {passage: 1}}``, ``{"": 1}`` for a turn without gold) are read as ground truth too (for MRR).
 run
     ``Model_rewrite``, ``Model_passages`` (``{passage id: score}``), ``Model_answer``; each
     optional.
@@ -75,11 +76,46 @@ def _load(path, what: str) -> tuple[list, str]:
     return doc, name
 
 
+def _load_any(path):
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            return json.load(fh), name
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(name, getattr(exc, "lineno", None),
+                         f"not a JSON file: {getattr(exc, 'msg', exc)}") from None
+
+
+def _qrels_as_ground_truth(doc: dict, name: str) -> list:
+    from .turn_ids import split_id
+
+    out = []
+    for qid, rel in doc.items():
+        try:
+            conv, turn, _ = split_id(str(qid))
+        except UsageError:
+            raise InputError(name, None, f"turn id {qid!r} is not <conv>_<turn>") from None
+        if not isinstance(rel, dict):
+            raise InputError(name, None, f"turn {qid}: not an object {{passage: grade}}")
+        passages = [p for p, g in rel.items() if p != "" and isinstance(g, (int, float))
+                    and not isinstance(g, bool) and g > 0]
+        out.append({"Conversation_no": int(conv), "Turn_no": int(turn), "Truth_rewrite": "",
+                    "Truth_passages": passages})
+    return out
+
+
 def turn_id(rec: dict) -> str:
     return "%d_%d" % (rec["Conversation_no"], rec["Turn_no"])
 
 
 def read_ground_truth(path) -> tuple[list, str]:
+    """SCAI ground truth records; QReCC's JSON qrels (``{turn: {passage: 1}}``, ``{"": 1}`` for a
+    gold-less turn: qrels_test.json, qrels_dev.json) are read as ground truth without rewrites."""
+    doc, name = _load_any(path)
+    if isinstance(doc, dict):
+        return _qrels_as_ground_truth(doc, name), name
     doc, name = _load(path, "ground-truth")
     for i, rec in enumerate(doc):
         tp = rec.get("Truth_passages", [])
