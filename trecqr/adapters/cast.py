@@ -501,7 +501,7 @@ def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out,
                  qrels_path, qrels_out):
     """TREC CAsT topic JSON to TREC topics with turn ids CONV_TURN (106_1, 2022: 132_1-3), as in
     the qrels."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
     def job():
         if (qrels_path is None) != (qrels_out is None):
@@ -544,7 +544,7 @@ def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out,
                        f"{c.turns_judged} turns; {c.turns_unjudged} turns without judgments; "
                        f"wrote {qrels_out}", err=True)
 
-    _run_guarded(job)
+    run_guarded(job)
 
 
 command = cast_command

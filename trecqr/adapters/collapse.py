@@ -95,13 +95,13 @@ def counts_line(counts: CollapseCounts, out) -> str:
 def collapse_command(run, output, runid):
     """Collapse a passage run (DOC-N ids) to a document run: each document's best passage,
     ranks renumbered, scores and runid kept (TREC CAsT 2021/2022 document judgments)."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
     def job():
         counts = collapse_file(run, output, runid=runid)
         click.echo(counts_line(counts, output), err=True)
 
-    _run_guarded(job)
+    run_guarded(job)
 
 
 command = collapse_command

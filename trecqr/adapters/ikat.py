@@ -522,7 +522,7 @@ def ptkb_run(doc, name: str, run_name: str | None = None) -> list:
                    "relevant statements), for the PTKB qrels.")
 def command(topics_path, query_field, topics_out, meta_out, run_path, run_out, ptkb_run_out):
     """TREC iKAT topics (PTKB as metadata) and official JSON runs to TREC files."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from .cast import write_topics
 
     def job():
@@ -576,7 +576,7 @@ def command(topics_path, query_field, topics_out, meta_out, run_path, run_out, p
             click.echo(f"ikat: PTKB run: {len(ptkb_lines)} statements for {nt} turns; wrote "
                        f"{ptkb_run_out}", err=True)
 
-    _run_guarded(job)
+    run_guarded(job)
 
 
 @click.command("ikat", context_settings={"help_option_names": ["-h", "--help"]})
@@ -588,7 +588,7 @@ def validate_command(run_path, topics_path):
     ('file: turn T: what'), exit status 2 if any (warnings do not fail)."""
     import sys
 
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
     def job():
         topics = read_ikat_topics(topics_path) if topics_path is not None else None
@@ -608,6 +608,6 @@ def validate_command(run_path, topics_path):
                    err=True)
         return 0
 
-    code = _run_guarded(job)
+    code = run_guarded(job)
     if code:
         sys.exit(code)

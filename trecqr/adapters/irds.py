@@ -335,9 +335,9 @@ import click  # noqa: E402
               help="topics format (default: from the --topics-out extension)")
 def command(dataset_id, topics_out, qrels_out, query_field, qid_style, topics_format):
     """Convert an ir_datasets dataset's queries and qrels to TREC files (no downloads)."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
-    r = _run_guarded(lambda: convert(dataset_id, topics_out=topics_out, qrels_out=qrels_out,
+    r = run_guarded(lambda: convert(dataset_id, topics_out=topics_out, qrels_out=qrels_out,
                                      query_field=query_field, qid_style=qid_style,
                                      topics_format=topics_format))
     if r.topics is not None:

@@ -310,14 +310,14 @@ def make_convert_command(name: str, reader, note=None) -> click.Command:
     @click.option("--qrels-out", "qrels_out", required=True, metavar="OUT",
                   help="Write TREC qrels with canonical conv_turn ids here (atomically).")
     def convert(qrels_in, qrels_out):
-        from ..cli import _run_guarded
+        from ..guard import run_guarded
 
         def job():
             qrels, counts = reader(qrels_in)
             write_turn_qrels(qrels, qrels_out)
             return qrels, counts
 
-        qrels, counts = _run_guarded(job)
+        qrels, counts = run_guarded(job)
         click.echo(counts.summary(name), err=True)
         if note is not None:
             message = note(qrels)
@@ -578,7 +578,7 @@ def _qrecc_command():
 
         Turns without gold are left out of the qrels and counted (on stderr).
         """
-        from ..cli import _run_guarded
+        from ..guard import run_guarded
         from .topics import write_topics
         from .turn_ids import check_style, restyle
 
@@ -587,7 +587,7 @@ def _qrecc_command():
         if scai_run is not None:
             from .scai import convert_scai_run
 
-            turns, pairs, empty = _run_guarded(lambda: convert_scai_run(scai_run, run_out))
+            turns, pairs, empty = run_guarded(lambda: convert_scai_run(scai_run, run_out))
             click.echo(f"qrecc: SCAI run: {pairs} (turn, passage) pairs for {turns} turns"
                        + (f"; {empty} turns with empty Model_passages (the SCAI evaluator "
                           "counts them 0; a TREC run cannot hold them)" if empty else "")
@@ -638,7 +638,7 @@ def _qrecc_command():
                 write_turn_qrels(qrels, qrels_out)
             return out
 
-        out = _run_guarded(job)
+        out = run_guarded(job)
         if "tcounts" in out:
             click.echo(out["tcounts"].summary("qrecc"), err=True)
         elif "turns" in out:

@@ -284,7 +284,7 @@ import click
 def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_format, id_field,
                      rewrite_field, qid_style):
     """Model rewrites (JSONL/TSV) to a topics file; counts are printed on stderr."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from .topics import read_topics, write_topics
 
     def run():
@@ -295,4 +295,4 @@ def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_
         write_topics(result.topics, output_path, out_format)
         click.echo(result.report.summary(), err=True)
 
-    _run_guarded(run)
+    run_guarded(run)

@@ -614,7 +614,7 @@ def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_ou
 
     IN is the session file; for hredqs the ctx file (with --rnk); for aol-ia the ir_datasets
     dataset id (aol-ia), read from local files only, never downloaded."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
     def run():
         if results_out is not None and fmt != "trec-session":
@@ -633,4 +633,4 @@ def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_ou
                                   runid=runid)
         click.echo(" ".join(f"{k}={v}" for k, v in counts.items()), err=True)
 
-    _run_guarded(run)
+    run_guarded(run)

@@ -416,7 +416,7 @@ import click
 def topics_command(input_path, output_path, in_format, out_format, qid_style, qid_field,
                    query_field):
     """Convert a topics file between TREC, TSV and JSONL, optionally restyling turn ids."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
     def run():
         topics = read_topics(input_path, in_format, qid_field=qid_field, query_field=query_field)
@@ -425,5 +425,5 @@ def topics_command(input_path, output_path, in_format, out_format, qid_style, qi
         write_topics(topics, output_path, out_format)
         return topics
 
-    topics = _run_guarded(run)
+    topics = run_guarded(run)
     click.echo(f"trecqr: {len(topics)} topics written to {output_path}", err=True)

@@ -377,7 +377,7 @@ def command(qrels_in, qrels_out, turns_in, topics_out, topics_format, query_fiel
             rewrites_in, missing, types_in, qid_style):
     """TopiOCQA gold qrels, conversations and rewrites to TREC qrels and topics with canonical
     conv_turn ids; counts are printed on stderr."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from .topics import write_topics
     from .turn_ids import check_style, restyle
 
@@ -438,5 +438,5 @@ def command(qrels_in, qrels_out, turns_in, topics_out, topics_format, query_fiel
             lines.append(f"topiocqa: {len(topics)} topics written (query: {how})")
         return lines
 
-    for line in _run_guarded(job):
+    for line in run_guarded(job):
         click.echo(line, err=True)

@@ -262,12 +262,12 @@ def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, 
             overlap, rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter, protocol,
             eval_missing_truth, eval_turn_one_rewrites, bootstrap_seed):
     """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
     if protocol is not None:  # trecqr/adapters/scai.py
         from ..adapters.scai import qr_from_files, qr_table
 
-        result = _run_guarded(lambda: qr_from_files(
+        result = run_guarded(lambda: qr_from_files(
             pred_path, ref_path, eval_missing_truth=eval_missing_truth,
             eval_turn_one_rewrites=eval_turn_one_rewrites, bootstrap_seed=bootstrap_seed))
         click.echo(qr_table(result, eval_missing_truth, eval_turn_one_rewrites), nl=False)
@@ -286,4 +286,4 @@ def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, 
             rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter))
         emit(result, out_format, per_instance, [result["per_instance"]], _table)
 
-    _run_guarded(run)
+    run_guarded(run)

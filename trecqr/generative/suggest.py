@@ -380,7 +380,7 @@ def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated,
     """Query suggestion: MRR over candidates and generative metrics of next-query instances;
     FORMAT tasks: a TREC Tasks track suggestion run (SESSIONS) scored against diversity
     qrels (--qrels) with alpha-nDCG@k and ERR-IA@k."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
     def run():
         if fmt == TASKS or div_qrels is not None or div_measures:
@@ -407,4 +407,4 @@ def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated,
                                         rm3_no_filter))
         emit(result, out_format, per_instance, list(result["per_instance"].values()), _table)
 
-    _run_guarded(run)
+    run_guarded(run)

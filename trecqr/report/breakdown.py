@@ -409,7 +409,7 @@ def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
 def command(qrels, runs, measures, by, labels, max_depth, baseline, complete, level, compat,
             correction, alpha, fmt, places, output):
     """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from ..formats.writer import atomic_write_text
 
     def job():
@@ -421,7 +421,7 @@ def command(qrels, runs, measures, by, labels, max_depth, baseline, complete, le
                        compat=compat)
         atomic_write_text(output, render(bd, fmt, places))
 
-    _run_guarded(job)
+    run_guarded(job)
 
 
 breakdown_command = command

@@ -433,7 +433,7 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
 def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,
             compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from ..formats.writer import atomic_write_text
 
     def job():
@@ -446,7 +446,7 @@ def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_doc
                       compat=compat)
         atomic_write_text(output, render(cmp, fmt, places))
 
-    _run_guarded(job)
+    run_guarded(job)
 
 
 compare_command = command

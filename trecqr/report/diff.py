@@ -244,7 +244,7 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
     side only, then a summary. Exit status 0 when they agree, 1 when they differ, 2 on bad
     input.
     """
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from ..formats.writer import atomic_write_text
 
     def job():
@@ -264,7 +264,7 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
         atomic_write_text(output, text)
         return res
 
-    res = _run_guarded(job)
+    res = run_guarded(job)
     sys.exit(0 if res.agree else 1)
 
 

@@ -215,9 +215,9 @@ def _common(f):
 
 
 def _go(fn, output):
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
 
-    _run_guarded(fn)
+    run_guarded(fn)
     click.echo(f"trecqr: plot written to {output}", err=True)
 
 

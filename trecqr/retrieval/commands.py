@@ -50,7 +50,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
                   store_docvectors, encoder, query_max_length, max_seq_length, no_normalize,
                   threads, fmt, quiet):
     """Build a retrieval index of a TSV/JSONL collection or irds:<dataset id>."""
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from ..errors import UsageError
     from .backends import build_index
 
@@ -93,7 +93,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
         click.echo(f"indexed {m['documents']} passages into {out_dir}: "
                    f"{backend(backend_name).describe(m)}", err=True)
 
-    _run_guarded(job)
+    run_guarded(job)
 
 
 @click.command("search")
@@ -135,7 +135,7 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 
     Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).
     """
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from ..errors import UsageError
     from ..formats.run import write_run
     from .backends import load_index
@@ -175,4 +175,4 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
             kw["pyserini_scores"] = True
         write_run(index.search(queries, k, **kw), out_path)
 
-    _run_guarded(job)
+    run_guarded(job)

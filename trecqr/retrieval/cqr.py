@@ -313,7 +313,7 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
     format. Each row's run is kept in --runs-dir when it is given, else removed at exit.
     """
-    from ..cli import _run_guarded
+    from ..guard import run_guarded
     from ..formats.writer import atomic_write_text
 
     def job():
@@ -357,4 +357,4 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
         if not quiet and report.runs_dir:
             click.echo(f"trecqr: runs kept in {report.runs_dir}", err=True)
 
-    _run_guarded(job)
+    run_guarded(job)
