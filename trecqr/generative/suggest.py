@@ -114,7 +114,7 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
     sim_ret/index: add sim_ret, sim_ret+ (via :func:`.gen.score_pairs`, with its ``depth``,
     ``overlap`` and ``rbo_p``) and sim_ret++ (fusion, rrf_k, fusion_depth) to the generated
     side."""
-    import trecqr
+    from ..api import evaluate
 
     if missing not in (S.MISSING_ZERO, S.MISSING_LAST):
         raise UsageError(f"missing must be {S.MISSING_ZERO!r} or {S.MISSING_LAST!r}")
@@ -151,7 +151,7 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         targets = {i.iid: i.target for i in insts}
         qrels = S.to_qrels(insts)
         run = S.to_run(insts, sc, missing=missing)
-        res = trecqr.evaluate(qrels, run, ["recip_rank"])
+        res = evaluate(qrels, run, ["recip_rank"])
         per = res.per_query()
         ids = sorted(per)
         mrr = float(res.aggregate()["recip_rank"]) if ids else math.nan
