@@ -338,18 +338,25 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
-        report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
-                     index=index_dir, collection=collection, preset=preset, k=k, runs_dir=rd,
-                     names=names, n_threads=threads, show_progress=not quiet,
-                     backend=backend_name, index_params={"model": model} if model else None,
-                     dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
-        text = report.to_json() if fmt == "json" else report.table()
-        click.echo(text, nl=False)
-        if protocol is not None:  # trecqr/adapters/presets.py
-            from ..adapters.presets import protocol_table
+        try:
+            report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
+                         index=index_dir, collection=collection, preset=preset, k=k,
+                         runs_dir=rd, names=names, n_threads=threads, show_progress=not quiet,
+                         backend=backend_name,
+                         index_params={"model": model} if model else None,
+                         dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
+            run_paths = [(r.name, r.run) for r in report.rows]
+            if protocol_dir is not None:  # runs kept only for the protocol table
+                report.runs_dir = None
+                for r in report.rows:
+                    r.run = None
+            text = report.to_json() if fmt == "json" else report.table()
+            click.echo(text, nl=False)
+            if protocol is not None:  # trecqr/adapters/presets.py
+                from ..adapters.presets import protocol_table
 
-            click.echo(protocol_table(protocol, qrels, [(r.name, r.run) for r in report.rows]),
-                       nl=False)
+                click.echo(protocol_table(protocol, qrels, run_paths), nl=False)
+        finally:
             if protocol_dir is not None:
                 shutil.rmtree(protocol_dir, ignore_errors=True)
         if output is not None and output != "-":
