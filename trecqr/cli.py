@@ -11,6 +11,7 @@ import sys
 import click
 
 from .errors import InputError, TrecqrError, UsageError
+from .guard import run_guarded
 
 
 def _fail(message: str) -> None:
@@ -18,14 +19,6 @@ def _fail(message: str) -> None:
 
     echo_line(message)
     sys.exit(2)
-
-
-def _run_guarded(fn):
-    """Run fn on the one error path (trecqr/guard.py): every failure is one stderr line and exit
-    status 2 (130 for Ctrl-C), files written appear only on success."""
-    from .guard import run_guarded
-
-    return run_guarded(fn)
 
 
 def _lean_arrow_memory() -> None:
@@ -166,7 +159,7 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
             for line in lines:
                 click.echo(line, err=True)
 
-    _run_guarded(job)
+    run_guarded(job)
 
 
 def _eval_one(qrels, run, measures, options, rel_format, zscores, engine):
@@ -235,13 +228,6 @@ def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_
 })
 def convert():
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""
-
-
-def coverage_line(ev) -> str:
-    """Kept for callers of the old location; the text is built in report/outputs.py."""
-    from .report.outputs import coverage_line as line
-
-    return line(ev)
 
 
 if __name__ == "__main__":  # pragma: no cover
