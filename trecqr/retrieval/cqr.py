@@ -205,7 +205,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         manifest = dict(loaded.manifest, **search_kw)  # the k1/b the runs are searched with
         if runs_dir is None:
             runs_dir = tmp_runs = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
-        os.makedirs(runs_dir, exist_ok=True)
+        from ..guard import new_output_dir
+
+        new_output_dir(runs_dir)  # made here: removed again if the command fails
         q = load_qrels(qrels)
         qrels_qids = set(pc.unique(q.qid).to_pylist())
         trec_names = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut.3", "R@10": "recall.10",
