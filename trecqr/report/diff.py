@@ -254,7 +254,9 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
             if b is not None:
                 raise UsageError("give either B or --qrels/--run, not both")
             theirs = read_trec_output(a)
-            ours = parse_trec_output(evaluation_text(qrels, run, eval_args), f"trecqr eval {run}")
+            root = click.get_current_context().find_root().command
+            ours = parse_trec_output(evaluation_text(qrels, run, eval_args, root),
+                                     f"trecqr eval {run}")
             res = diff_outputs(theirs, ours, tol, ignore)
         elif b is None:
             raise UsageError("missing B (or --qrels QRELS --run RUN)")
@@ -268,19 +270,19 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
     sys.exit(0 if res.agree else 1)
 
 
-def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
-    """What ``trecqr eval [eval_args] QRELS RUN`` prints, computed in this process."""
+def evaluation_text(qrels: str, run: str, eval_args: str, root) -> str:
+    """What ``trecqr eval [eval_args] QRELS RUN`` prints, computed in this process; root: the
+    command group this command runs in, whose ``eval`` is run (so this module does not import
+    the command line, the layer above it)."""
     import shlex
 
     from click.testing import CliRunner
-
-    from ..cli import main
 
     try:
         args = shlex.split(eval_args)
     except ValueError as exc:  # an unclosed quote
         raise UsageError(f"--eval-args {eval_args!r}: {exc}") from None
-    result = CliRunner().invoke(main, ["eval", "--quiet", *args, qrels, run],
+    result = CliRunner().invoke(root, ["eval", "--quiet", *args, qrels, run],
                                 catch_exceptions=False)
     if result.exit_code != 0:
         message = (result.stderr or result.output).strip().splitlines()
