@@ -27,12 +27,21 @@ RUNS = {"QS": data_path("sessions", "tasks2016-run-QS.txt"),
         "WD": data_path("sessions", "tasks2016-run-WD.txt")}
 
 # TREC Tasks 2016 suggestion runs as the track scored them (ndeval), pinned; ir_measures'
-# pyndeval provider gives these same numbers (test_provider_values_on_tasks2016)
+# pyndeval provider gives these same numbers (test_provider_values_on_tasks2016). RANK_ORDER:
+# the same runs ranked by their rank column, as the ndeval program ranks without -traditional
+# (their tied scores are ranked otherwise than pyndeval's docno-ascending rule)
 PINNED = {
     "QS": {"alpha_nDCG@10": 0.5188593785076385, "alpha_nDCG@20": 0.534352243510435,
            "ERR_IA@10": 0.41172884407583704, "ERR_IA@20": 0.41804371967955795},
     "WD": {"alpha_nDCG@10": 0.27257996722840777, "alpha_nDCG@20": 0.289212420649085,
            "ERR_IA@10": 0.23041829835948507, "ERR_IA@20": 0.23535742433574125},
+}
+
+RANK_ORDER = {
+    "QS": {"alpha_nDCG@10": 0.5137, "alpha_nDCG@20": 0.5281, "ERR_IA@10": 0.4056,
+           "ERR_IA@20": 0.4112},
+    "WD": {"alpha_nDCG@10": 0.2732, "alpha_nDCG@20": 0.2882, "ERR_IA@10": 0.2294,
+           "ERR_IA@20": 0.2338},
 }
 
 FAMILY = ["alpha_nDCG@10", "alpha_nDCG@5", "alpha_nDCG@20", "alpha_nDCG@1", "α_nDCG@3",
@@ -415,3 +424,41 @@ def test_ir_measures_own_pyndeval_case():
               np.array([r[2] for r in rows]))
     got = _native("ERR_IA@20", run, qrels, ["0", "1"])
     assert got.round(4).tolist() == [0.4659, 0.1803] and round(got.mean(), 4) == 0.3231
+
+
+def test_suggest_tasks_in_rank_order(tasks):
+    """--order rank: ndeval's default ranking (the rank column) equals the provider given the
+    same runs with minus the rank as score."""
+    import json
+
+    from trecqr.formats.diversity import run_in_rank_order
+
+    qrels, _, dq, _, _ = tasks
+    for key, values in RANK_ORDER.items():
+        res = run_cli(["suggest", "tasks", str(RUNS[key]), "--qrels", str(QRELS), "--order",
+                       "rank", "--format", "json"])
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.stdout)
+        by_rank = [ir_measures.ScoredDoc(ln.split()[0], ln.split()[2], -float(ln.split()[3]))
+                   for ln in open(RUNS[key])]
+        provider = _provider_values(list(values), qrels, {key: by_rank})[key]
+        for name, value in values.items():
+            assert out["metrics"][name] == provider[name][1]
+            assert round(out["metrics"][name], 4) == value
+        assert out["parameters"]["order"] == "rank"
+    run = run_in_rank_order(RUNS["QS"])
+    assert run.score[:3].tolist() == [-1.0, -2.0, -3.0] and len(run) == 1000
+
+
+def test_rank_order_errors(tmp_path):
+    from trecqr.formats.diversity import run_in_rank_order
+
+    for text, message in (("1 Q0 a 1 1 r\n1 Q0 b 1 2 r\n", r":2: duplicate rank 1 for topic '1'"),
+                          ("1 Q0 a 1 1 r\n1 Q0 a 2 2 r\n", r":2: duplicate docno 'a'"),
+                          ("1 Q0 a 1 1 r\n1 Q0 b x 2 r\n", r":2: rank 'x' is not a natural"),
+                          ("1 Q0 a 1 1\n", r":1: expected 6 fields")):
+        path = tmp_path / "run.txt"
+        path.write_text(text)
+        with pytest.raises(InputError, match=message):
+            run_in_rank_order(path)
+

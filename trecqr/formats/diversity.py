@@ -255,3 +255,52 @@ def topic_qrels(q: DiversityQrels):
     pairs = table.group_by(["q", "d"], use_threads=False).aggregate([("g", "max")])
     return Qrels(pairs.column("q").combine_chunks(), pairs.column("d").combine_chunks(),
                  pairs.column("g_max").to_numpy().astype(np.int64), q.source)
+
+
+def run_in_rank_order(path):
+    """A TREC run ranked as the ndeval program ranks it by default: by its rank column (the
+    4th field), not by score (that is ndeval's ``-traditional``; pyndeval and ir_measures sort by
+    score). The :class:`~trecqr.formats.run.Run` returned scores each line minus its rank, so
+    that any score-descending ranking follows the rank column. As in ndeval, a rank must be a
+    natural number, and a rank or a docno repeated within a topic is an error."""
+    from .run import Run
+
+    src = read_source(path)
+    table = arrow_fields(src, comments=False)
+    if table is None or table.num_columns < 6 or table.num_rows == 0:
+        numbers, cols = [], ([], [], [], [])
+        for number, fields in python_lines(src, comments=False):
+            if len(fields) < 6:
+                raise InputError(src.name, number, "expected 6 fields (qid Q0 docno rank score "
+                                                   f"runid), found {len(fields)}")
+            numbers.append(number)
+            for c, i in zip(cols, (0, 2, 3, 5)):
+                c.append(fields[i])
+        if not numbers:
+            raise InputError(src.name, None, "no data lines")
+        qid, docno, rank, runid = (pa.array(c, pa.string()) for c in cols)
+    else:
+        qid, docno, rank = (table.column(i).combine_chunks() for i in (0, 2, 3))
+        runid = table.column(5).combine_chunks()
+    natural = pc.match_substring_regex(rank, r"^[0-9]+$").to_numpy(zero_copy_only=False)
+    lines = None
+    for check in ("rank", "docno"):
+        bad = None
+        if check == "rank" and not natural.all():
+            bad = int(np.flatnonzero(~natural)[0])
+            what = f"rank {rank[bad].as_py()!r} is not a natural number"
+        else:
+            col = pc.cast(rank, pa.int64()) if check == "rank" else docno
+            keys = pc.binary_join_element_wise(qid, pc.cast(col, pa.string()), "\x00")
+            if pc.count_distinct(keys).as_py() < len(keys):
+                _, first = np.unique(np.asarray(keys.to_pylist(), dtype=object),
+                                     return_index=True)
+                bad = int(np.setdiff1d(np.arange(len(keys)), first)[0])
+                what = f"duplicate {check} {col[bad].as_py()!r} for topic {qid[bad].as_py()!r}"
+        if bad is not None:
+            if lines is None:
+                lines = [n for n, _ in python_lines(src, comments=False)]
+            raise InputError(src.name, lines[bad], what)
+    score = -pc.cast(rank, pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    return Run(qid, docno, score, runid[-1].as_py() if len(runid) else "trecqr", src.name)
+

@@ -214,23 +214,31 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
 
 TASKS = "tasks"
 TASKS_MEASURES = ("alpha_nDCG@10", "alpha_nDCG@20", "ERR_IA@10", "ERR_IA@20")
+ORDERS = {"score": "score descending, ties by suggestion ascending (pyndeval, ir_measures)",
+          "rank": "the run's rank column (the ndeval program without -traditional)"}
 
 
-def suggest_tasks(run_path, qrels, measures=TASKS_MEASURES) -> dict:
+def suggest_tasks(run_path, qrels, measures=TASKS_MEASURES, order="score") -> dict:
     """TREC Tasks track query suggestion: a run of suggestions per task scored against
     diversity qrels with ndeval's intent-aware measures (ir_measures names). Returns the dict
     :func:`suggest` returns (``metrics``, ``direction``, ``counts``, ``parameters``,
-    ``per_instance``)."""
+    ``per_instance``).
+
+    order: ``score`` ranks each task's suggestions by score, ties by suggestion ascending
+    (ir_measures' pyndeval provider); ``rank`` follows the run's rank column, as the ndeval
+    program does without ``-traditional``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from ..api import load_run
-    from ..formats.diversity import load_diversity_qrels
+    from ..formats.diversity import load_diversity_qrels, run_in_rank_order
     from ..scorer.options import Options
     from ..scorer.run_eval import score_diversity
 
+    if order not in ORDERS:
+        raise UsageError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     div = load_diversity_qrels(qrels)
-    run = load_run(run_path)
+    run = load_run(run_path) if order == "score" else run_in_rank_order(run_path)
     ev = score_diversity(div, run, list(measures), Options())
     tasks = set(pc.unique(div.qid).to_pylist())
     ranked = set(pc.unique(run.qid).to_pylist())
@@ -247,10 +255,10 @@ def suggest_tasks(run_path, qrels, measures=TASKS_MEASURES) -> dict:
                                              or 0)},
         "parameters": {"format": TASKS, "run": str(run_path),
                        "qrels": str(getattr(div, "source", qrels)),
-                       "measures": ("NIST ndeval's, as ir_measures' pyndeval provider computes "
-                                    "them: suggestions ranked by score, ties by suggestion "
-                                    "ascending; mean over the qrels' tasks (a task without "
-                                    "suggestions counts 0)")},
+                       "measures": "NIST ndeval's, as ir_measures' pyndeval provider computes "
+                                   "them; mean over the qrels' tasks (a task without "
+                                   "suggestions counts 0)",
+                       "order": order, "order_reading": ORDERS[order]},
         "per_instance": {"tasks": {"ids": list(ev.qids),
                                    "values": {c.name: [float(v) for v in c.values]
                                               for c in cols}}},
@@ -372,26 +380,31 @@ def _table(result) -> str:
 @click.option("--measure", "div_measures", multiple=True, metavar="NAME",
               help="tasks: an ndeval measure as ir_measures names it (repeatable; default "
                    "alpha_nDCG@10, alpha_nDCG@20, ERR_IA@10, ERR_IA@20).")
+@click.option("--order", "div_order", type=click.Choice(tuple(ORDERS)), default="score",
+              show_default=True,
+              help="tasks: rank suggestions by score (ties by suggestion, as ir_measures' "
+                   "pyndeval) or by the run's rank column (the ndeval program's default).")
 def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated, gen_field,
             missing, metrics, out_format, per_instance, split, gap, keep_duplicates, tokenizer,
             case_sensitive, embeddings, sim_ret, index_dir, depth, rbo_p, overlap, rm3_fb_docs,
             rm3_fb_terms, rm3_original_weight, rm3_no_filter, fusion, rrf_k, fusion_depth,
-            div_qrels, div_measures):
+            div_qrels, div_measures, div_order):
     """Query suggestion: MRR over candidates and generative metrics of next-query instances;
     FORMAT tasks: a TREC Tasks track suggestion run (SESSIONS) scored against diversity
     qrels (--qrels) with alpha-nDCG@k and ERR-IA@k."""
     from ..guard import run_guarded
 
     def run():
-        if fmt == TASKS or div_qrels is not None or div_measures:
+        if fmt == TASKS or div_qrels is not None or div_measures or div_order != "score":
             if fmt != TASKS or div_qrels is None:
-                raise UsageError("--qrels and --measure go with FORMAT tasks, which needs "
-                                 "--qrels (diversity qrels)")
+                raise UsageError("--qrels, --measure and --order go with FORMAT tasks, which "
+                                 "needs --qrels (diversity qrels)")
             if candidates or rnk or scores or generated or sim_ret:
                 raise UsageError("FORMAT tasks scores the suggestion run SESSIONS against "
                                  "--qrels; --candidates, --rnk, --scores, --generated and "
                                  "--sim-ret are for session formats")
-            result = suggest_tasks(sessions_path, div_qrels, div_measures or TASKS_MEASURES)
+            result = suggest_tasks(sessions_path, div_qrels, div_measures or TASKS_MEASURES,
+                                   div_order)
             emit(result, out_format, per_instance, list(result["per_instance"].values()),
                  _table)
             return
