@@ -34,12 +34,12 @@ def pieces(monkeypatch):
     log = []
     real = stream._score_pieces
 
-    def counted(gen, *args):
+    def counted(gen, *args, **kw):
         def tee():
             for run in gen:
                 log.append(run)
                 yield run
-        parts, runid = real(tee(), *args)
+        parts, runid = real(tee(), *args, **kw)
         log.append(("done", len(parts)))
         return parts, runid
 

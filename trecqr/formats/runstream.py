@@ -196,7 +196,8 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
     name = os.fspath(path)
     kind = compression(name)
     size = os.path.getsize(name) * (4 if kind else 1)
-    buckets = max(2, min(512, -(-size // piece_bytes) * 2))
+    # pieces of interleaved topics are sorted in memory: smaller than a grouped run's
+    buckets = max(2, min(512, -(-size // piece_bytes) * 4))
     tmp = tempfile.mkdtemp(prefix="trecqr-spill-", dir=tmpdir)
     try:
         paths = [os.path.join(tmp, f"{i:03d}.txt") for i in range(buckets)]

@@ -66,7 +66,7 @@ def score_stream(qrels, path, selection, options: Options, zscores=None, *,
     try:
         try:
             parts, runid = _score_pieces(runstream.topic_pieces(path, **kw), qrels, selection,
-                                         options)
+                                         options, check_grouped=True)
         except runstream.Interleaved:
             parts, runid = _score_pieces(runstream.partitioned_pieces(path, **kw), qrels,
                                          selection, options)
@@ -75,15 +75,16 @@ def score_stream(qrels, path, selection, options: Options, zscores=None, *,
     return _join(parts, runid, qrels, selection, options, zscores, os.fspath(path))
 
 
-def _score_pieces(pieces, qrels, selection, options: Options):
+def _score_pieces(pieces, qrels, selection, options: Options, check_grouped: bool = False):
     """[(evaluated topics, run topics, [values per measure])] of every piece, and the runid of
-    the last one. Raises runstream.Interleaved when a topic is in two pieces."""
+    the last one. Raises runstream.Interleaved when a topic is in two pieces (or, with
+    check_grouped, when a piece's topics are interleaved: the file's are, then)."""
     piece_options = dataclasses.replace(options, complete=False)  # -c: joined at the end
     seen: set = set()
     parts, runid = [], None
     for run in pieces:
         topics = run.codes.topics
-        if not seen.isdisjoint(topics):
+        if not seen.isdisjoint(topics) or (check_grouped and not run.codes.grouped):
             pieces.close()
             raise runstream.Interleaved()
         seen.update(topics)
