@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -254,8 +255,7 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
             if b is not None:
                 raise UsageError("give either B or --qrels/--run, not both")
             theirs = read_trec_output(a)
-            root = click.get_current_context().find_root().command
-            ours = parse_trec_output(evaluation_text(qrels, run, eval_args, root),
+            ours = parse_trec_output(evaluation_text(qrels, run, eval_args),
                                      f"trecqr eval {run}")
             res = diff_outputs(theirs, ours, tol, ignore)
         elif b is None:
@@ -270,22 +270,21 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
     sys.exit(0 if res.agree else 1)
 
 
-def evaluation_text(qrels: str, run: str, eval_args: str, root) -> str:
-    """What ``trecqr eval [eval_args] QRELS RUN`` prints, computed in this process; root: the
-    command group this command runs in, whose ``eval`` is run (so this module does not import
-    the command line, the layer above it)."""
+def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
+    """What ``trecqr eval [eval_args] QRELS RUN`` prints: the command itself, run in a child
+    process (this module sits below the command line and does not import it)."""
     import shlex
-
-    from click.testing import CliRunner
+    import subprocess
 
     try:
         args = shlex.split(eval_args)
     except ValueError as exc:  # an unclosed quote
         raise UsageError(f"--eval-args {eval_args!r}: {exc}") from None
-    result = CliRunner().invoke(root, ["eval", "--quiet", *args, qrels, run],
-                                catch_exceptions=False)
-    if result.exit_code != 0:
-        message = (result.stderr or result.output).strip().splitlines()
+    result = subprocess.run([sys.executable, "-m", "trecqr.cli", "eval", "--quiet", *args,
+                             os.fspath(qrels), os.fspath(run)],
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if result.returncode != 0:
+        message = (result.stderr or result.stdout).strip().splitlines()
         raise UsageError(message[-1] if message else f"trecqr eval failed on {run}")
     return result.stdout
 
