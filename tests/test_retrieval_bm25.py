@@ -285,3 +285,23 @@ def test_rm3_reads_a_collection_whose_format_was_given(coll, tmp_path):
     assert w == {"dog": 0.25, "run": 0.25}
     assert set(r._texts) <= {"d2", "d3", "d6", "d8"}  # the passages holding dog or run
     assert r.expansions(["   "])["   "] == {}
+
+
+def test_bm25s_index_built_in_worker_processes_is_bit_for_bit_the_same(tmp_path, monkeypatch):
+    """Tokenising in 2 worker processes (batches of 100 passages, merged in order) gives the
+    same files as one process: same term ids, same score matrix."""
+    from pathlib import Path
+
+    from trecqr.retrieval import bm25
+
+    collection = Path(__file__).parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
+    monkeypatch.setattr(bm25, "BATCH", 100)
+    one = bm25.build_index(collection, tmp_path / "one", 0.82, 0.68, show_progress=False,
+                           workers=1)
+    two = bm25.build_index(collection, tmp_path / "two", 0.82, 0.68, show_progress=False,
+                           workers=2)
+    assert one == two and one["documents"] > 500
+    names = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "two").iterdir())
+    for name in names:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name

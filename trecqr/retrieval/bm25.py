@@ -34,20 +34,33 @@ DEFAULT_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
 DEFAULT_B = 0.4
 
 
+BATCH = 2000  # passages per tokenising task
+
+
 def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_B, *,
-                format: str | None = None, show_progress: bool = True) -> dict:
+                format: str | None = None, show_progress: bool = True,
+                workers: int | None = None) -> dict:
     """Index a collection (TSV/JSONL file or ``irds:<dataset>``) into out_dir (replaced
     atomically); returns the manifest.
 
-    Term ids are appended to one flat int32 buffer (no list per passage); the BM25 matrix is
-    then computed column-wise by :func:`bm25_matrix` and saved in bm25s's own layout.
+    Passages are tokenised in ``workers`` processes (default: every core), batch by batch;
+    each batch comes back as its terms in first-seen order and term ids local to it, and is
+    merged in collection order, so term ids (first-seen order over the collection) and so the
+    index are bit for bit those of one process. Term ids are appended to one flat int32
+    buffer (no list per passage); the BM25 matrix is then computed column-wise by
+    :func:`bm25_matrix` and saved in bm25s's own layout.
+
+    Memory: the flat term ids (4 bytes a token), the passages' lengths (8 bytes each), the
+    vocabulary, and at most 2 batches per worker in flight while tokenising; then
+    bm25_matrix's arrays, about 40 bytes per distinct (passage, term) pair at their peak.
+    For 10M passages of ~50 tokens (MS MARCO's, ~40 distinct terms each): ~2 GB of term ids and
+    ~16 GB for the matrix step: beyond that size, use the Lucene backend.
     """
     from array import array
 
     import bm25s
 
     with atomic_index_dir(out_dir) as tmp:
-        analyzer = Analyzer()
         vocab = {}
         flat = array("i")
         lengths = array("q")
@@ -55,18 +68,17 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
         def docids():
             docs = progress(iter_collection(collection, format), show_progress,
                             desc="tokenising", unit=" docs", mininterval=0.5)
-            get = vocab.get
-            for doc in docs:
-                terms = analyzer(doc.text)
-                ids = []
-                for term in terms:
-                    tid = get(term)
+            for batch_ids, (terms, local, lens) in _tokenised(docs, workers):
+                remap = np.empty(len(terms), dtype=np.int32)
+                for j, term in enumerate(terms):  # first-seen order within the batch
+                    tid = vocab.get(term)
                     if tid is None:
                         tid = vocab[term] = len(vocab)
-                    ids.append(tid)
-                flat.extend(ids)
-                lengths.append(len(ids))
-                yield doc.docid
+                    remap[j] = tid
+                flat.frombytes(remap[np.frombuffer(local, dtype=np.int32)].tobytes())
+                lengths.frombytes(np.frombuffer(lens, dtype=np.int32).astype(np.int64)
+                                  .tobytes())
+                yield from batch_ids
 
         n = write_docids(tmp, docids())
         if n == 0:
@@ -88,6 +100,81 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
             **({} if is_irds(collection) else
                {"collection_format": collection_format(collection, format)}),
             "bm25s": getattr(bm25s, "__version__", "?")})
+
+
+_ANALYZER = None
+
+
+def tokenise_batch(texts) -> tuple:
+    """(terms in first-seen order, term ids into them (int32 bytes), lengths (int32 bytes))
+    of a batch of passages: what a tokenising worker returns."""
+    global _ANALYZER
+    if _ANALYZER is None:
+        _ANALYZER = Analyzer()
+    local: dict = {}
+    ids = []
+    lens = []
+    for text in texts:
+        terms = _ANALYZER(text)
+        for term in terms:
+            tid = local.get(term)
+            if tid is None:
+                tid = local[term] = len(local)
+            ids.append(tid)
+        lens.append(len(terms))
+    return (list(local), np.asarray(ids, dtype=np.int32).tobytes(),
+            np.asarray(lens, dtype=np.int32).tobytes())
+
+
+def _batches(docs):
+    ids, texts = [], []
+    for doc in docs:
+        ids.append(doc.docid)
+        texts.append(doc.text)
+        if len(texts) == BATCH:
+            yield ids, texts
+            ids, texts = [], []
+    if texts:
+        yield ids, texts
+
+
+def _tokenised(docs, workers: int | None):
+    """(docids, tokenise_batch result) per batch of docs, in order: the first batch here, the
+    rest in worker processes (at most 2 batches per worker in flight)."""
+    from collections import deque
+
+    batches = _batches(docs)
+    first = next(batches, None)
+    if first is None:
+        return
+    yield first[0], tokenise_batch(first[1])
+    if workers is None:
+        try:
+            workers = len(os.sched_getaffinity(0))
+        except AttributeError:
+            workers = os.cpu_count() or 1
+    if workers <= 1:
+        for ids, texts in batches:
+            yield ids, tokenise_batch(texts)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["trecqr.retrieval.bm25"])
+    except ValueError:
+        ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        pending = deque()
+        for ids, texts in batches:
+            pending.append((ids, pool.submit(tokenise_batch, texts)))
+            if len(pending) >= 2 * workers:
+                ids0, fut = pending.popleft()
+                yield ids0, fut.result()
+        while pending:
+            ids0, fut = pending.popleft()
+            yield ids0, fut.result()
 
 
 def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: float, b: float,
