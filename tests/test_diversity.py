@@ -462,3 +462,25 @@ def test_rank_order_errors(tmp_path):
         with pytest.raises(InputError, match=message):
             run_in_rank_order(path)
 
+
+
+def test_eval_R_diversity_default_is_ndevals_columns():
+    """Without -m, -R diversity prints ndeval's 21 columns; pyndeval's defaults (the same 21)
+    give the same values per topic."""
+    import json
+
+    pyndeval = pytest.importorskip("pyndeval")
+    res = run_cli(["eval", "-q", "-R", "diversity", "--format", "json", str(QRELS),
+                   str(RUNS["WD"])])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    rows = [ln.split() for ln in open(QRELS)]
+    ev = pyndeval.RelevanceEvaluator([(a, b, c, int(d)) for a, b, c, d in rows])
+    ref = ev.evaluate([(ln.split()[0], ln.split()[2], float(ln.split()[4]))
+                       for ln in open(RUNS["WD"])])
+    rename = {"MAP-IA": "AP_IA", "strec": "StRecall"}
+    names = [rename.get(n.split("@")[0], n.split("@")[0].replace("-", "_"))
+             + ("@" + n.split("@")[1] if "@" in n else "") for n in pyndeval.DEFAULT_MEASURES]
+    assert list(out["summary"]) == names
+    for q, values in ref.items():
+        assert [out["per_query"][q][n] for n in names] == list(values.values())
