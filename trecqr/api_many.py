@@ -326,11 +326,13 @@ def eval_runs(fn, qrels, paths, spec, out, *, several: bool, jobs=None, schedule
     summary, places). The trec text is the runs' texts in turn; json, jsonl, csv and tsv get
     a ``run`` column (several: the arguments named several runs)."""
     measures, options, rel_format, zscores, engine = spec
-    kind = "raw" if engine == "pytrec_eval" else rel_format
+    # the formats read here once; others (-R diversity, --engine pytrec_eval) travel as paths
+    kind = rel_format if engine == "native" and rel_format in (
+        "qrels", "prefs", "qrels_prefs", "qrels_jg") else "raw"
     if qrels == "-":  # stdin is read here, once
         if kind == "raw":
-            raise UsageError("--engine pytrec_eval reads QRELS from a file when scoring "
-                             "several runs")
+            raise UsageError(f"-R {rel_format} / --engine {engine} read QRELS from a file "
+                             "when scoring several runs")
         qrels = _read_relevance("-", kind, options)
     rel = Relevance.of(qrels, kind, options)
     names = [os.fspath(p) for p in paths]
