@@ -27,8 +27,8 @@ ndeval's rules, kept exactly (its ``ndeval.c``, version 4.5, which pyndeval embe
   covered in the top k / m; AP_IA = mean over the m subtopics of the subtopic's AP.
 * A topic without a relevant document scores 0 (nNRBP: nan).
 
-Parameters as ir_measures passes them: ``rel`` (1), ``alpha`` and ``beta`` (0.5; ERR-IA,
-nERR-IA, P-IA use alpha 0.5), ``judged_only`` (unjudged documents removed from the run before
+Parameters as ir_measures passes them: ``rel`` (1), ``alpha`` and ``beta`` (0.5; ERR-IA and
+nERR-IA always use alpha 0.5), ``judged_only`` (unjudged documents removed from the run before
 ranking; ir_measures 0.4.3's provider fails on it with a TypeError, so this is its evident
 intent). Beyond the provider: a cutoff above 20 (pyndeval asserts ``cutoff <= 20``, ndeval's
 compiled DEPTH) is computed as ndeval would with a larger DEPTH, and a measure without a cutoff
