@@ -1,0 +1,455 @@
+"""Issue 12: nothing a user types or does breaks trecqr.
+
+Every example of the issue, run as a user runs it (the ``trecqr`` console script in a child
+process, so closed or full stdout, FIFOs, signals and non-UTF-8 names are real): exit 0 or 2,
+no traceback, no "internal error", one stderr line on error (click's usage errors aside), no
+file left behind, no hang. Plus the error path itself (internal errors, TRECQR_DEBUG, warnings
+dropped before a failure, outputs removed on failure) and damaged index folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, ROOT, TE, run_cli
+
+FX = ROOT / "fixtures"
+Q, R = TE / "qrels.test", TE / "results.test"
+CMD = [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
+       "from trecqr.cli import entry; entry()"]
+
+
+def trecqr(args, cwd=None, env=None, timeout=120, **kw):
+    e = dict(os.environ)
+    e.pop("TRECQR_DEBUG", None)
+    e.update(env or {})
+    return subprocess.run(CMD + [a if isinstance(a, bytes) else str(a) for a in args], cwd=cwd,
+                          env=e, capture_output=True, timeout=timeout, **kw)
+
+
+def one_line(res, code=2) -> str:
+    """Assert exit `code`, no traceback, one stderr line; return it."""
+    err = res.stderr.decode("utf-8", "replace")
+    assert res.returncode == code, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def usage_error(res, option: str) -> None:
+    err = res.stderr.decode()
+    assert res.returncode == 2 and "Traceback" not in err
+    assert f"Invalid value for '{option}'" in err, err
+
+
+def nothing_left(folder: Path, keep=()) -> None:
+    left = sorted(p.name for p in folder.iterdir() if p.name not in keep)
+    assert left == [], left
+
+
+# ------------------------------------------------------------------ the issue's examples
+def test_utility_with_a_collection_size_past_int32():
+    res = trecqr(["eval", "-N", "2147483648", "-m", "utility", Q, R])
+    assert res.returncode == 0, res.stderr
+    # trec_eval's default coefficients 1,-1,0,0: the collection size does not enter the value
+    assert res.stdout == trecqr(["eval", "-m", "utility", Q, R]).stdout
+    assert res.stdout.decode().startswith("utility")
+
+
+def test_pytrec_eval_engine_without_a_value_is_one_line():
+    line = one_line(trecqr(["eval", "--engine", "pytrec_eval", "-m", "P.99999999999999999999",
+                            Q, R]))
+    assert line == ("trecqr: --engine pytrec_eval gives no value for P_99999999999999999999 "
+                    "(use the native engine)")
+
+
+def test_ir_measures_names_with_zscores():
+    res = trecqr(["eval", "-m", "RR@3", "-Z", TE / "zscores_file", Q, R, "--quiet"])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.decode().startswith("ZRR@3")
+
+
+@pytest.mark.parametrize("option,value", [("--seed", "-1"),
+                                          ("--permutations", "99999999999999999999"),
+                                          ("--bootstrap", "0")])
+def test_compare_ranges(option, value):
+    usage_error(trecqr(["compare", FX / "cast2021/qrels.txt", FX / "cast2021/manual_bm25.run",
+                        FX / "cast2021/convdr.run", "-m", "map", option, value]), option)
+
+
+def test_diff_eval_args_with_an_unclosed_quote():
+    line = one_line(trecqr(["diff", TE / "out.test", "--qrels", Q, "--run", R,
+                            "--eval-args", "-m 'map"]))
+    assert line == "trecqr: --eval-args \"-m 'map\": No closing quotation"
+
+
+def test_id_fields_that_are_not_one_or_two_names(tmp_path):
+    dev = DATA / "qrecc" / "dev-sampled2k_chatgpt_ICL.jsonl"
+    line = one_line(trecqr(["gen", dev, dev, "--pred-field", "GPT_rewrite", "--metric", "per",
+                            "--pred-id-field", ",,"]))
+    assert line == "trecqr: id field ',,': give one field name or two, CONV,TURN"
+    line = one_line(trecqr(["convert", "rewrites", dev, tmp_path / "o.tsv", "--id-field",
+                            "a,b,c", "--rewrite-field", "GPT_rewrite"]))
+    assert line == "trecqr: id field 'a,b,c': give one field name or two, CONV,TURN"
+    nothing_left(tmp_path)
+
+
+def test_suggest_bleu_without_targets(tmp_path):
+    s = DATA / "sessions"
+    gen = tmp_path / "g.tsv"
+    gen.write_text("".join(f"hredqs-{i}\tsome query\n" for i in range(1, 6)))
+    res = trecqr(["suggest", "hredqs", s / "hredqs-test.ctx", "--rnk", s / "hredqs-test.rnk",
+                  "--generated", gen, "--metric", "bleu", "--format", "json"])
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["counts"]["instances"] == 5 and out["counts"]["generated_scored"] == 0
+    assert out["metrics"]["bleu"] != out["metrics"]["bleu"]  # NaN: no (generated, target) pair
+    assert out["parameters"]["bleu_signature"] == "sacrebleu BLEU (lowercase=False; no pairs)"
+
+
+def test_plot_title_that_is_not_mathtext(tmp_path):
+    res = trecqr(["plot", "dist", FX / "cast2021/qrels.txt", FX / "cast2021/manual_bm25.run",
+                  "-m", "map", "--title", "$x^$", "-o", tmp_path / "p.png"])
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_jsonl_docid_that_is_a_lone_surrogate(tmp_path):
+    coll = tmp_path / "c.jsonl"
+    coll.write_text('{"id": "a", "contents": "x y"}\n{"id": "\\ud800", "contents": "hello"}\n')
+    line = one_line(trecqr(["index", coll, "-o", tmp_path / "idx", "--quiet"]))
+    assert line == f"{coll}:2: bad docid '\\ud800': a lone surrogate (not a Unicode character)"
+    nothing_left(tmp_path, keep={"c.jsonl"})
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_index_into_a_folder_without_write_permission(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        line = one_line(trecqr(["index", FX / "cast2021-demo/collection.jsonl", "-o",
+                                ro / "idx", "--quiet"]))
+        assert "Permission denied" in line or "permission" in line
+    finally:
+        ro.chmod(0o755)
+
+
+# ------------------------------------------------------------------ damaged index folders
+@pytest.fixture(scope="module")
+def built_index(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("robust-index") / "idx"
+    res = trecqr(["index", FX / "cast2021-demo/collection.jsonl", "-o", folder, "--quiet"])
+    assert res.returncode == 0, res.stderr
+    return folder
+
+
+def _damaged_copy(built_index, tmp_path, damage):
+    import shutil
+
+    idx = tmp_path / "idx"
+    shutil.copytree(built_index, idx)
+    damage(idx)
+    return idx
+
+
+def _truncate(name):
+    def f(idx):
+        data = (idx / name).read_bytes()
+        (idx / name).write_bytes(data[: len(data) // 2])
+    return f
+
+
+def _flip(name):
+    def f(idx):
+        data = bytearray((idx / name).read_bytes())
+        data[len(data) // 2] ^= 0x20
+        (idx / name).write_bytes(bytes(data))
+    return f
+
+
+DAMAGES = {
+    "missing manifest": (lambda idx: (idx / "trecqr-index.json").unlink(),
+                         "no trecqr-index.json (an incomplete build, or not a trecqr index)"),
+    "missing params": (lambda idx: (idx / "params.index.json").unlink(),
+                       "params.index.json is missing"),
+    "empty docids": (lambda idx: (idx / "docids.txt").write_bytes(b""),
+                     "docids.txt has 0 bytes, the manifest says"),
+    "truncated npy": (_truncate("data.csc.index.npy"), "data.csc.index.npy has"),
+    "bad byte in vocab": (_flip("vocab.index.json"),
+                          "vocab.index.json does not match its checksum"),
+    "bad byte in manifest": (lambda idx: (idx / "trecqr-index.json").write_bytes(
+        (idx / "trecqr-index.json").read_bytes().replace(b"{", b"[", 1)),
+        "trecqr-index.json is not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(DAMAGES))
+def test_damaged_index_is_refused_by_search_and_cqr(built_index, tmp_path, what):
+    damage, message = DAMAGES[what]
+    idx = _damaged_copy(built_index, tmp_path, damage)
+    topics = FX / "cast2021-demo/topics-raw.tsv"
+    line = one_line(trecqr(["search", idx, topics, "-o", tmp_path / "s.run", "--quiet"]))
+    assert line.startswith(f"{idx}: damaged index: ") and line.endswith("; rebuild it"), line
+    assert message in line, line
+    line2 = one_line(trecqr(["cqr", "--qrels", FX / "cast2021-demo/qrels.txt", "--index", idx,
+                             "--topics", topics, "--runs-dir", tmp_path / "runs", "--quiet"]))
+    assert line2 == line
+    assert not (tmp_path / "s.run").exists() and not (tmp_path / "runs").exists()
+
+
+def test_manifest_lists_every_file_with_size_and_checksum(built_index):
+    manifest = json.loads((built_index / "trecqr-index.json").read_text())
+    files = manifest["files"]
+    on_disk = sorted(p.name for p in built_index.iterdir() if p.name != "trecqr-index.json")
+    assert sorted(files) == on_disk
+    for name, entry in files.items():
+        assert entry["size"] == (built_index / name).stat().st_size
+        assert isinstance(entry["crc32"], int)
+
+
+# ------------------------------------------------------------------ hostile environments
+def test_non_utf8_file_names_work_as_trec_evals_do(tmp_path):
+    q = os.fsencode(tmp_path) + b"/q\xff\xfe.txt"
+    r = os.fsencode(tmp_path) + b"/r\xe9.run"
+    with open(q, "wb") as fh:
+        fh.write(Q.read_bytes())
+    with open(r, "wb") as fh:
+        fh.write(R.read_bytes())
+    res = trecqr(["eval", "-m", "map", "-m", "P.5", q, r, "--quiet"])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == trecqr(["eval", "-m", "map", "-m", "P.5", Q, R, "--quiet"]).stdout
+    # breakdown / compare name runs after their files
+    res = trecqr(["compare", q, r, r, "-m", "map", "--permutations", "10", "--bootstrap", "10"])
+    assert res.returncode == 2 and len(res.stderr.splitlines()) == 1
+    # an error names the file with the bytes it was given
+    bad = os.fsencode(tmp_path) + b"/bad\xff.run"
+    with open(bad, "wb") as fh:
+        fh.write(b"1 Q0 d 1\n")
+    res = trecqr(["eval", q, bad])
+    assert res.returncode == 2
+    assert res.stderr == bad + b":1: expected at least 6 fields (qid Q0 docno rank score " \
+                              b"runid), found 4\n"
+
+
+def test_closed_stdout(tmp_path):
+    res = subprocess.run(CMD + ["eval", "-m", "map", str(Q), str(R)], capture_output=False,
+                         stdout=None, stderr=subprocess.PIPE, timeout=120,
+                         preexec_fn=lambda: os.close(1))
+    assert res.returncode == 2
+    assert res.stderr == b"<stdout>: cannot write: stdout is closed (>&-)\n"
+    out = tmp_path / "out.txt"
+    res = subprocess.run(CMD + ["eval", "-m", "map", "-o", str(out), str(Q), str(R)],
+                         stderr=subprocess.PIPE, timeout=120, preexec_fn=lambda: os.close(1))
+    assert res.returncode == 0, res.stderr
+    assert out.read_text() == "map                   \tall\t0.1785\n"
+
+
+def test_full_stdout():
+    with open("/dev/full", "wb") as full:
+        res = subprocess.run(CMD + ["eval", "-m", "map", str(Q), str(R)], stdout=full,
+                             stderr=subprocess.PIPE, timeout=120)
+    assert res.returncode == 2
+    assert res.stderr == b"<stdout>: cannot write: No space left on device\n"
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_endless_devices_are_refused(device):
+    start = time.monotonic()
+    line = one_line(trecqr(["eval", Q, device], timeout=60))
+    assert line == f"{device}: a device that never ends; give a file"
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_endless_stdin_stops_at_its_first_chunk(device):
+    with open(device, "rb") as fh:
+        res = trecqr(["eval", Q, "-"], stdin=fh, timeout=60)
+    assert one_line(res) == "<stdin>: binary data (NUL bytes), not text"
+
+
+def test_stdin_and_fifo_with_a_writer(tmp_path):
+    want = trecqr(["eval", "-m", "map", Q, R, "--quiet"]).stdout
+    res = trecqr(["eval", "-m", "map", Q, "-", "--quiet"], input=R.read_bytes())
+    assert res.returncode == 0 and res.stdout == want
+    for which in ("run", "qrels"):
+        fifo = tmp_path / f"{which}.fifo"
+        os.mkfifo(fifo)
+        src = R if which == "run" else Q
+
+        def write(fifo=fifo, src=src):
+            time.sleep(0.3)
+            with open(fifo, "wb") as fh:
+                fh.write(src.read_bytes())
+        t = threading.Thread(target=write)
+        t.start()
+        args = [Q, fifo] if which == "run" else [fifo, R]
+        res = trecqr(["eval", "-m", "map", *args, "--quiet"], timeout=60)
+        t.join()
+        assert res.returncode == 0, res.stderr
+        assert res.stdout == want
+
+
+def test_fifo_without_a_writer_is_refused(tmp_path):
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    line = one_line(trecqr(["eval", Q, fifo], env={"TRECQR_FIFO_WAIT": "1"}, timeout=60))
+    assert line == f"{fifo}: a FIFO with no writer after 1 s (TRECQR_FIFO_WAIT)"
+    assert time.monotonic() - start < 30
+
+
+def test_failed_ir_datasets_lookup_creates_nothing_under_home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home)}
+    e = dict(os.environ)
+    e.pop("IR_DATASETS_HOME", None)
+    e.update(env)
+    for dataset in ("no-such/dataset", "msmarco-passage/dev/small"):
+        res = subprocess.run(CMD + ["convert", "irds", dataset, "--topics-out",
+                                    str(tmp_path / "t.tsv")], env=e, capture_output=True,
+                             timeout=300)
+        line = one_line(res)
+        assert dataset in line
+        assert sorted(os.listdir(home)) == []
+    assert not (tmp_path / "t.tsv").exists()
+
+
+# ------------------------------------------------------------------ the error path itself
+def test_unexpected_exception_is_one_line_with_where_to_report(monkeypatch):
+    import trecqr.report.outputs as outputs
+    from trecqr.guard import REPORT_URL
+
+    def boom(*a, **k):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(outputs, "render", boom)
+    monkeypatch.delenv("TRECQR_DEBUG", raising=False)
+    res = run_cli(["eval", "-m", "map", Q, R])
+    assert res.exit_code == 2
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("trecqr: internal error: RuntimeError: boom at ")
+    assert REPORT_URL in lines[0] and "TRECQR_DEBUG=1" in lines[0]
+    monkeypatch.setenv("TRECQR_DEBUG", "1")
+    res = run_cli(["eval", "-m", "map", Q, R])
+    assert res.exit_code == 2
+    assert "Traceback (most recent call last)" in res.stderr
+    assert res.stderr.splitlines()[-1].startswith("trecqr: internal error: RuntimeError: boom")
+
+
+def test_warnings_before_a_fatal_error_are_not_printed(tmp_path):
+    # a topic that retrieves nothing warns; writing the run then fails: only the failure shows
+    topics = tmp_path / "t.tsv"
+    topics.write_text("1\tbreast cancer\n2\tzzzzqqqq\n")
+    out = tmp_path / "missing" / "s.run"
+    res = run_cli(["search", tmp_path / "nope", topics, "-o", out, "--quiet"])
+    assert res.exit_code == 2 and len(res.stderr.splitlines()) == 1
+    from trecqr.guard import run_guarded
+
+    def job():
+        import warnings
+
+        warnings.warn("overflow encountered in cast")
+        print("progress 50%", file=sys.stderr)
+        raise __import__("trecqr").InputError("x.run", 3, "bad score")
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exc:
+        run_guarded(job)
+    assert exc.value.code == 2
+    assert err.getvalue() == "x.run:3: bad score\n"
+
+    def ok():
+        import warnings
+
+        warnings.warn("a fractional grade")
+        print("progress 100%", file=sys.stderr)
+        return 7
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert run_guarded(ok) == 7
+    assert err.getvalue() == "progress 100%\ntrecqr: warning: a fractional grade\n"
+
+
+def test_outputs_of_a_failed_command_are_removed(tmp_path):
+    from trecqr.formats.writer import atomic_write_text
+    from trecqr.guard import new_output_dir, output_transaction
+
+    old = tmp_path / "old.txt"
+    old.write_text("old\n")
+    with pytest.raises(RuntimeError), output_transaction():
+        atomic_write_text(tmp_path / "a.txt", "a\n")
+        atomic_write_text(old, "new\n")
+        d = new_output_dir(tmp_path / "runs" / "x")
+        atomic_write_text(Path(d) / "r.run", "r\n")
+        raise RuntimeError("late failure")
+    assert sorted(os.listdir(tmp_path)) == ["old.txt"]
+    assert old.read_text() == "new\n"  # replaced whole: the new content, never a part
+    with output_transaction():
+        atomic_write_text(tmp_path / "a.txt", "a\n")
+    assert (tmp_path / "a.txt").read_text() == "a\n"
+
+
+def test_convert_cast_leaves_nothing_when_its_qrels_are_bad(tmp_path):
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("garbage line\n")
+    line = one_line(trecqr(["convert", "cast", "--topics",
+                            DATA / "cast2021/2021_manual_evaluation_topics_v1.0.json",
+                            "--query-field", "manual", "--topics-out", tmp_path / "c.tsv",
+                            "--meta-out", tmp_path / "meta.jsonl", "--qrels", bad,
+                            "--qrels-out", tmp_path / "c.qrels"]))
+    assert line == f"{bad}:1: expected 4 fields (qid iter docno grade), found 2"
+    nothing_left(tmp_path, keep={"bad.qrels"})
+
+
+def test_failed_cqr_removes_its_runs_folder(tmp_path, built_index):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("x\n")
+    line = one_line(trecqr(["cqr", "--qrels", FX / "cast2021-demo/qrels.txt", "--index",
+                            built_index, "--topics", FX / "cast2021-demo/topics-raw.tsv",
+                            "--topics", bad, "--runs-dir", tmp_path / "runs" / "sub",
+                            "--quiet"]))
+    assert line == f"{bad}:1: expected qid<TAB>query"
+    nothing_left(tmp_path, keep={"bad.tsv"})
+
+
+# ------------------------------------------------------------------ signals
+@pytest.fixture(scope="module")
+def big_run(tmp_path_factory):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from make_data import make
+
+    return make(tmp_path_factory.mktemp("kill-data"), queries=200, depth=1000)
+
+
+def test_signals_during_eval_leave_no_temp_and_a_whole_or_no_output(tmp_path, big_run):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import kill_eval
+
+    run, qrels = big_run
+    ref, took = kill_eval.reference(qrels, run, tmp_path)
+    results = []
+    for i, (frac, signum) in enumerate([(0.5, signal.SIGINT), (0.8, signal.SIGTERM),
+                                        (0.95, signal.SIGHUP), (1.0, signal.SIGTERM),
+                                        (0.9, signal.SIGINT), (0.7, signal.SIGHUP)]):
+        results.append(kill_eval.one_try(qrels, run, tmp_path / f"t{i}", ref,
+                                         0.3 + frac * took, signum, i % 2 == 0))
+    assert all(r["ok"] for r in results), results
+    for r in results:
+        if r["code"] == 130:
+            assert r["stderr"] == ["trecqr: interrupted"]
+        elif r["code"] in (143, 129):
+            assert r["stderr"] == [f"trecqr: terminated ({r['signal']})"]
