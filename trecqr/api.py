@@ -111,7 +111,8 @@ class Results:
         result = {}
         for i, qid in enumerate(self.evaluation.qids):
             result[qid] = {self.names.get(c.name, c.name): _py(c.values[i]) for c in cols
-                           if c.measure.name != "runid"}
+                           if c.measure.name != "runid"
+                           and not (getattr(c.measure, "sparse", False) and c.values[i] != c.values[i])}
         for qid, values in self.defaults.items():  # qrels topics the run lacks (ir_measures)
             result.setdefault(qid, {}).update(values)
         return result

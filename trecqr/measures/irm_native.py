@@ -30,6 +30,10 @@ class Native:
     target: str            # "module:function", module relative to trecqr.measures
     provider: str          # the ir_measures provider whose values it equals
     qrels_kind: str = "qrels"  # "qrels" (topic, docno, grade) or "diversity" (with subtopic)
+    # False where the provider yields values only for some topics and no DEFAULT for the rest
+    # (it overrides Evaluator.iter_calc): NaN marks a topic without a value, and the mean is
+    # taken over the topics that have one
+    defaults: bool = True
 
     def function(self):
         module, func = self.target.split(":")
@@ -54,7 +58,7 @@ NATIVE: dict = {
     "nDCG": Native("gdeval:ndcg_exp_log2", "gdeval"),
     "Compat": Native("rbo_compat:compat", "compat"),
     # NaN = no value from the provider (it overrides iter_calc: no default); mean over the rest
-    "Accuracy": Native("accuracy:accuracy", "accuracy"),
+    "Accuracy": Native("accuracy:accuracy", "accuracy", defaults=False),
     # ndeval's intent-aware family (diversity.py), from diversity qrels (topic subtopic docno
     # grade); aliases α_nDCG, α_DCG, MAP_IA parse to these names
     "alpha_nDCG": Native("diversity:alpha_ndcg", "pyndeval", "diversity"),

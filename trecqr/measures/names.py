@@ -78,9 +78,10 @@ class IrMeasuresColumn(Measure):
 
     summary = "mean"
 
-    def __init__(self, name: str, integer: bool):
+    def __init__(self, name: str, integer: bool, sparse: bool = False):
         self.name = name
         self.integer = integer
+        self.sparse = sparse  # NaN: the provider gives this topic no value (leave it out)
         self.explanation = f"ir_measures {name}"
 
 
@@ -209,6 +210,7 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names,
                       "ir_measures names score every qrels topic with their default (0)")
 
     per_name = {}  # caller name -> (measure, values aligned with topics)
+    no_default = set()  # names whose provider yields no DEFAULT for topics it leaves out
     groups: dict = {}
     setf_count = 0
     for caller, m in names:
@@ -237,8 +239,10 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names,
                 raise UsageError(f"{caller!r}: the cutoff must be at least 1")
             per_name[caller] = (m, rr_at_cutoff(run, qrels, topics, m["rel"], cutoff))
         elif native(m) is not None:
-            values = native(m).function()(run, qrels, topics, m)
-            per_name[caller] = (m, np.asarray(values, dtype=np.float64))
+            values = np.asarray(native(m).function()(run, qrels, topics, m), dtype=np.float64)
+            if not native(m).defaults:  # only the topics the provider yields (NaN: none)
+                no_default.add(caller)
+            per_name[caller] = (m, values)
         else:
             raise UsageError(f"ir_measures measure {caller!r} is not supported by trecqr")
 
@@ -261,11 +265,16 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names,
         if caller not in per_name or caller in out_names:
             continue
         m, values = per_name[caller]
-        for q in missing:
-            defaults[q][caller] = float(m.DEFAULT)
-        summary, integer = _aggregate(m, values, len(all_topics))
+        if caller in no_default:
+            has = ~np.isnan(values)
+            summary, integer = _aggregate(m, values[has], int(has.sum()))
+        else:
+            for q in missing:
+                defaults[q][caller] = float(m.DEFAULT)
+            summary, integer = _aggregate(m, values, len(all_topics))
         aligned = np.where(take >= 0, values[np.maximum(take, 0)] if len(values) else 0.0, 0.0)
-        evaluation.columns.append(Column(caller, IrMeasuresColumn(caller, integer), aligned,
-                                         summary))
+        evaluation.columns.append(Column(caller, IrMeasuresColumn(caller, integer,
+                                                                  caller in no_default),
+                                         aligned, summary))
         out_names[caller] = caller
-    return defaults
+    return {q: values for q, values in defaults.items() if values}
