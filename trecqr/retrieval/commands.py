@@ -174,5 +174,7 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
         write_run(index.search(queries, k, **kw), out_path)
+        return len(queries)
 
-    run_guarded(job)
+    n = run_guarded(job)
+    click.echo(f"trecqr: run of {n} topics written to {out_path}", err=True)
