@@ -177,4 +177,5 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
         return len(queries)
 
     n = run_guarded(job)
-    click.echo(f"trecqr: run of {n} topics written to {out_path}", err=True)
+    click.echo(f"trecqr: run of {n} topics written to "
+               f"{'stdout' if out_path == '-' else out_path}", err=True)
