@@ -148,3 +148,21 @@ def test_dict_fast_path_ties_and_scores():
         ev.evaluate({"q": {"a": "1.0"}})
     with pytest.raises(ValueError, match="NaN"):
         ev.evaluate({"q": {"a": float("nan")}})
+
+
+def test_evaluate_reads_diversity_qrels_for_the_intent_aware_family():
+    """Diversity qrels (topic subtopic docno grade) in the API: read as ndeval reads them when
+    an intent-aware name is asked for (before: "duplicate judgment"), values pyndeval's."""
+    import ir_measures
+
+    qrels = str(shared_data("sessions", "tasks2016-qrels-suggestions.txt"))
+    run = str(shared_data("sessions", "tasks2016-run-QS.txt"))
+    res = trecqr.evaluate(qrels, run, ["alpha_nDCG@10", "ERR_IA@20"])
+    assert res.aggregate() == {"alpha_nDCG@10": 0.5188593785076385,
+                               "ERR_IA@20": 0.41804371967955795}
+    assert trecqr.evaluate(qrels, run, ["alpha_nDCG@10"], diversity=True).aggregate() == \
+        {"alpha_nDCG@10": 0.5188593785076385}
+    q, r = {"a": {"d1": 1, "d2": 0}}, {"a": {"d1": 0.5, "d2": 1.0}}  # one subtopic per topic
+    expect = ir_measures.calc_aggregate([ir_measures.alpha_nDCG @ 5], q, r)
+    assert trecqr.evaluate(q, r, ["alpha_nDCG@5"]).aggregate()["alpha_nDCG@5"] == \
+        expect[ir_measures.alpha_nDCG @ 5]

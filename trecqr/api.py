@@ -14,6 +14,7 @@ import sys
 import pyarrow.compute as pc
 from dataclasses import dataclass, field
 
+from .errors import UsageError
 from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
                       run_from_dict, run_from_frame)
 from .measures.selection import select
@@ -132,7 +133,7 @@ def _py(v):
 
 def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: int | None = None,
              judged_only: bool = False, complete: bool = False, compat: str = "9.0.8",
-             zscores=None) -> Results:
+             zscores=None, diversity: bool | None = None) -> Results:
     """Score a run against qrels.
 
     Options are trec_eval's: relevance_level (-l), max_docs (-M), judged_only (-J),
@@ -142,6 +143,11 @@ def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: i
     judgments (``{"b": {}}``), gets the measure's default (0) and counts in the mean; qrels and
     run with no topic in common give those defaults with a warning (trec_eval names, and the
     command line, refuse them as trec_eval does).
+
+    diversity: the qrels are diversity qrels (``topic subtopic docno grade``, ndeval's and
+    pyndeval's reading: the second column is the subtopic), for the intent-aware family
+    (``alpha_nDCG@10``, ``ERR_IA@20``...). None (default): so when those are asked for; a
+    qrels dict then has one subtopic per topic, as ir_measures gives pyndeval.
     """
     from .measures.names import split_measures
 
@@ -149,7 +155,17 @@ def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: i
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
     trec_args, irm = split_measures(measures)
+    if diversity or (diversity is None and _intent_aware(irm)):
+        if isinstance(qrels, dict):
+            qrels = [(q, "0", d, g) for q, docs in qrels.items() for d, g in docs.items()]
+        return Results(score_diversity(qrels, run, measures, options), {})
     return split_and_score(qrels, run, trec_args, irm, options, zscores, irm_semantics=True)
+
+
+def _intent_aware(irm) -> bool:
+    from .measures.irm_native import native
+
+    return any(native(m) is not None and native(m).qrels_kind == "diversity" for _, m in irm)
 
 
 def split_and_score(qrels, run, trec_args, irm, options, zscores=None, *,
@@ -176,3 +192,34 @@ def split_and_score(qrels, run, trec_args, irm, options, zscores=None, *,
             if irm_semantics and isinstance(qrels, dict) else []
         defaults = score_ir_measures(q, r, irm, options, ev, names, empty)
     return Results(ev, names, defaults)
+
+
+# what the ndeval program prints, in its order (-R diversity without -m)
+NDEVAL_MEASURES = [f"{m}@{k}" for m in ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG")
+                   for k in (5, 10, 20)] + ["NRBP", "nNRBP", "AP_IA"] + \
+    [f"{m}@{k}" for m in ("P_IA", "StRecall") for k in (5, 10, 20)]
+
+
+def score_diversity(qrels, run, measures, options: Options):
+    """``-R diversity``: ndeval's intent-aware measures, named as ir_measures names them
+    (``alpha_nDCG@10``, ``ERR_IA@20``, ``nNRBP``...), on diversity qrels (topic subtopic docno
+    grade). The topics printed are trec_eval's (in the run and the qrels); the summary is
+    ir_measures' mean over the qrels topics. Without measures: ndeval's own 21 columns."""
+    from .formats.diversity import load_diversity_qrels, topic_qrels
+    from .measures.irm_native import native
+    from .measures.names import score_ir_measures, split_measures
+
+    measures = [measures] if isinstance(measures, str) else list(measures or [])
+    trec, irm = split_measures(measures or NDEVAL_MEASURES)
+    other = trec + [name for name, m in irm
+                    if native(m) is None or native(m).qrels_kind != "diversity"]
+    if other:
+        raise UsageError("-R diversity computes the intent-aware measures (alpha_nDCG@k, "
+                         "alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, P_IA@k, AP_IA, "
+                         f"StRecall@k), not {other[0]!r}")
+    div = load_diversity_qrels(qrels)
+    r = load_run(run, comments=options.v10)
+    ev = score_trec(topic_qrels(div), r, ["runid"], options)
+    score_ir_measures(div, r, irm, options, ev, {})
+    ev.columns = [c for c in ev.columns if c.name != "runid"]
+    return ev

@@ -42,7 +42,7 @@ TREC Tasks track query suggestion (FORMAT ``tasks``, ``--qrels DIVERSITY_QRELS``
     rank score runid``), scored as the Tasks track scored it: with NIST's ndeval measures
     against diversity qrels (``task subtask suggestion grade``), by default alpha-nDCG@10,@20
     and ERR-IA@10,@20 (``--measure`` takes any ir_measures name of the intent-aware family).
-    The values are ``trecqr eval -R diversity``'s (:func:`trecqr.scorer.run_eval.score_diversity`):
+    The values are ``trecqr eval -R diversity``'s (:func:`trecqr.api.score_diversity`):
     ir_measures' pyndeval provider's, per task and as its mean over the qrels' tasks.
 
 Every result carries its parameters.
@@ -230,10 +230,9 @@ def suggest_tasks(run_path, qrels, measures=TASKS_MEASURES, order="score") -> di
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..api import load_run
+    from ..api import load_run, score_diversity
     from ..formats.diversity import load_diversity_qrels, run_in_rank_order
     from ..scorer.options import Options
-    from ..scorer.run_eval import score_diversity
 
     if order not in ORDERS:
         raise UsageError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")

@@ -35,6 +35,8 @@ def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "
     if rel_format == "diversity":
         if z is not None:
             raise UsageError("-Z applies to trec_eval measures, not to -R diversity")
+        from ..api import score_diversity
+
         return score_diversity(qrels, run, measures, options)
     if rel_format == "qrels":
         from ..measures.selection import select
@@ -106,36 +108,6 @@ def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *
     return evaluate_rankings(EvalContext(rankings, options, r, rel_info), selection, zscores)
 
 
-# what the ndeval program prints, in its order (-R diversity without -m)
-NDEVAL_MEASURES = [f"{m}@{k}" for m in ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG")
-                   for k in (5, 10, 20)] + ["NRBP", "nNRBP", "AP_IA"] + \
-    [f"{m}@{k}" for m in ("P_IA", "StRecall") for k in (5, 10, 20)]
-
-
-def score_diversity(qrels, run, measures, options: Options):
-    """``-R diversity``: ndeval's intent-aware measures, named as ir_measures names them
-    (``alpha_nDCG@10``, ``ERR_IA@20``, ``nNRBP``...), on diversity qrels (topic subtopic docno
-    grade). The topics printed are trec_eval's (in the run and the qrels); the summary is
-    ir_measures' mean over the qrels topics. Without measures: ndeval's own 21 columns."""
-    from ..api import load_run, score_trec
-    from ..formats.diversity import load_diversity_qrels, topic_qrels
-    from ..measures.irm_native import native
-    from ..measures.names import score_ir_measures, split_measures
-
-    measures = [measures] if isinstance(measures, str) else list(measures or [])
-    trec, irm = split_measures(measures or NDEVAL_MEASURES)
-    other = trec + [name for name, m in irm
-                    if native(m) is None or native(m).qrels_kind != "diversity"]
-    if other:
-        raise UsageError("-R diversity computes the intent-aware measures (alpha_nDCG@k, "
-                         "alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, P_IA@k, AP_IA, "
-                         f"StRecall@k), not {other[0]!r}")
-    div = load_diversity_qrels(qrels)
-    r = load_run(run, comments=options.v10)
-    ev = score_trec(topic_qrels(div), r, ["runid"], options)
-    score_ir_measures(div, r, irm, options, ev, {})
-    ev.columns = [c for c in ev.columns if c.name != "runid"]
-    return ev
 
 
 def rel_info_type(rel_format: str):
