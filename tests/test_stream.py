@@ -72,7 +72,8 @@ def _compress(src, dst, kind):
 def _layouts(tmp_path, name):
     """The run as it is, with its lines shuffled, and shuffled then compressed (4 ways)."""
     out = {"grouped": TE / name, "shuffled": _shuffled(TE / name, tmp_path / name)}
-    for kind in ("gz", "bz2", "xz", "zst"):
+    # the 2.5 MB comment.test run: one codec is enough (the others are tried on results.test)
+    for kind in ("zst",) if "comment" in name else ("gz", "bz2", "xz", "zst"):
         out[kind] = _compress(out["shuffled"], tmp_path / f"{name}.{kind}", kind)
     return out
 
