@@ -239,15 +239,15 @@ def entry() -> None:
     interpreter, which would free hundreds of MB of arrays one by one for nothing. Signals,
     closed standard streams and errors outside a command's work end on the one error path."""
     from .guard import (Interrupted, echo_line, failure_line, fix_std_streams,
-                        install_signal_handlers, refuse_endless_devices, remove_all_temps,
-                        wait_for_fifo_writers)
+                        install_signal_handlers, read_fifos_once, refuse_endless_devices,
+                        remove_all_temps)
 
     fix_std_streams()
     install_signal_handlers()
+    read_fifos_once()
     code = 0
     try:
         refuse_endless_devices(sys.argv[1:])
-        wait_for_fifo_writers(sys.argv[1:])
         main()
     except SystemExit as exc:
         if isinstance(exc.code, int):

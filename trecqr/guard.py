@@ -567,28 +567,88 @@ def refuse_endless_devices(args) -> None:
 
 
 def open_input(name):
-    """Open a file for reading (binary). A FIFO is opened without blocking and waits at most
-    FIFO_WAIT seconds (``TRECQR_FIFO_WAIT``) for a writer; an endless device is refused."""
-    import select
+    """Open a file for reading (binary). A FIFO is read once, whole, and served from memory
+    (see fifo_bytes); an endless device is refused."""
     import stat as st
 
     s = os.stat(name)
     if st.S_ISCHR(s.st_mode) and (os.major(s.st_rdev), os.minor(s.st_rdev)) in _ENDLESS:
         raise InputError(os.fspath(name), None, "a device that never ends; give a file")
-    if not st.S_ISFIFO(s.st_mode):
-        return open(name, "rb")  # noqa: SIM115 - the caller closes it
+    if st.S_ISFIFO(s.st_mode):
+        return io.BytesIO(fifo_bytes(name))
+    return open(name, "rb")  # noqa: SIM115 - the caller closes it
+
+
+_fifo_cache: dict = {}
+
+
+def _anonymous_pipe(name) -> bool:
+    try:
+        return os.path.realpath(name).startswith("pipe:") or "pipe:[" in os.readlink(name)
+    except (OSError, ValueError):
+        return False
+
+
+def fifo_bytes(name) -> bytes:
+    """The whole content of a FIFO, read once per process (a reader that opens a file twice
+    would otherwise wait forever on the second open). A named FIFO (mkfifo) waits at most
+    FIFO_WAIT seconds (``TRECQR_FIFO_WAIT``) for a writer to send something or to close; an
+    anonymous pipe (``<(cmd)``) always has its writer and waits as long as it takes. The size
+    guard of read_bounded applies."""
+    import select
+
+    key = os.path.realpath(name)
+    if key in _fifo_cache:
+        return _fifo_cache[key]
     fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
     try:
         poller = select.poll()
         poller.register(fd, select.POLLIN | select.POLLHUP)
-        if not poller.poll(int(FIFO_WAIT * 1000)):
-            raise InputError(os.fspath(name), None,
+        wait = -1 if _anonymous_pipe(name) else int(FIFO_WAIT * 1000)
+        if not poller.poll(wait):
+            raise InputError(os.fsdecode(name), None,
                              f"a FIFO with no writer after {FIFO_WAIT:g} s (TRECQR_FIFO_WAIT)")
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = read_bounded(fh, os.fsdecode(name))
+    finally:
         os.close(fd)
-        raise
+    _fifo_cache[key] = data
+    return data
+
+
+_real_open = None
+
+
+def _fifo_aware_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None,
+                     closefd=True, opener=None):
+    if isinstance(file, (str, bytes, os.PathLike)) and not any(c in mode for c in "wax+"):
+        import stat as st
+
+        try:
+            fifo = st.S_ISFIFO(os.stat(file).st_mode)
+        except (OSError, ValueError, TypeError):
+            fifo = False
+        if fifo:
+            buf = io.BytesIO(fifo_bytes(file))
+            if "b" in mode:
+                return buf
+            return io.TextIOWrapper(buf, encoding=encoding or "utf-8", errors=errors,
+                                    newline=newline)
+    return _real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+
+
+def read_fifos_once() -> None:
+    """For the console script: a FIFO opened for reading is read once, whole, and every open
+    of it (a reader may open a file twice: to sniff its format, then to read it) gets that
+    content. Writing to a FIFO (``-o fifo``) is untouched."""
+    global _real_open
+    import builtins
+
+    if _real_open is None:
+        _real_open = builtins.open
+        builtins.open = _fifo_aware_open
+        io.open = _fifo_aware_open
 
 
 def read_bounded(fh, name: str) -> bytes:
@@ -617,33 +677,3 @@ def read_bounded(fh, name: str) -> bytes:
         parts.append(chunk)
     return b"".join(parts)
 
-
-_held_fifos: list[int] = []
-
-
-def wait_for_fifo_writers(args) -> None:
-    """A command-line value naming a FIFO (``mkfifo``) waits at most FIFO_WAIT seconds for a
-    writer to send something (or to close); with none it is refused instead of blocking forever.
-    The FIFO stays open here, so the command's own reader finds the writer still connected.
-    Anonymous pipes (``<(cmd)``, /dev/fd/N) always have their writer and are not waited for."""
-    import select
-    import stat as st
-
-    for a in args:
-        value = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
-        try:
-            if not st.S_ISFIFO(os.stat(value).st_mode):
-                continue
-            if os.path.realpath(value).startswith("pipe:") or (
-                    value.startswith(("/dev/fd/", "/proc/")) and "pipe:" in os.readlink(value)):
-                continue
-        except (OSError, ValueError):
-            continue
-        fd = os.open(value, os.O_RDONLY | os.O_NONBLOCK)
-        poller = select.poll()
-        poller.register(fd, select.POLLIN | select.POLLHUP)
-        if not poller.poll(int(FIFO_WAIT * 1000)):
-            os.close(fd)
-            raise InputError(value, None,
-                             f"a FIFO with no writer after {FIFO_WAIT:g} s (TRECQR_FIFO_WAIT)")
-        _held_fifos.append(fd)

@@ -247,7 +247,11 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names,
             raise UsageError(f"ir_measures measure {caller!r} is not supported by trecqr")
 
     for (rel, _, gains, judged_only), items in groups.items():
-        level = c_int(rel)
+        try:
+            level = c_int(rel)
+        except TypeError:  # pytrec_eval reads rel as a C int
+            raise UsageError(f"{items[0][0]!r}: rel must be an integer of -2**31..2**31-1 "
+                             "(pytrec_eval's C int)") from None
         if level < 1:
             raise UsageError(f"{items[0][0]!r}: pytrec_eval needs rel >= 1 for this measure")
         q = qrels if gains is None else _map_gains(qrels, gains)
