@@ -324,6 +324,18 @@ def test_every_runnable_block_checks_something():
         assert shown, f"{path.name}: no block shows any output to check"
 
 
+def test_cli_reference_is_current():
+    """docs/cli.md is generated from the commands (python3 docs/make_cli.py > docs/cli.md)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_cli", ROOT / "docs" / "make_cli.py")
+    make_cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_cli)
+    current = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert current == make_cli.render(), ("docs/cli.md is out of date: run "
+                                          "python3 docs/make_cli.py > docs/cli.md")
+
+
 # ---------------------------------------------------------------------------- the matcher itself
 def test_matcher_rules():
     assert line_matches("map all 0.1785", "map                   \tall\t0.1785")
