@@ -173,6 +173,9 @@ TEMPLATES = [
     ("breakdown", ["breakdown", "{cqrels}", "{crun}", "{crun2}", "-m", "map", "--by", "labels",
                    "--labels", "{labels}", "--format", "json"]),
     ("index", ["index", "{coll}", "-o", "@idx", "--quiet"]),
+    ("index", ["index", "{coll}", "-o", "@lidx", "--backend", "lucene", "--quiet"], 0.3, 3),
+    ("search", ["search", "{lindex}", "{dtopics}", "-k", "10", "-o", "@l.run", "--quiet"], 0.3, 3),
+    ("search", ["search", "{dindex}", "{dtopics}", "-k", "10", "-o", "@d.run", "--quiet"], 0.1, 4),
     ("search", ["search", "{index}", "{dtopics}", "-k", "10", "-o", "@s.run", "--quiet"]),
     ("cqr", ["cqr", "--qrels", "{dqrels}", "--index", "{index}", "--topics", "{dtopics}",
              "--topics", "{dtopics2}", "-k", "10", "--runs-dir", "@runs", "-o", "@cqr.txt",
@@ -189,34 +192,45 @@ EXTRA_NUM = {
     "breakdown": ["--max-depth", "--alpha", "-l", "--places"],
     "plot": ["-l", "--max-depth"],
     "diff": ["--tol"],
-    "gen": ["--depth", "--rbo-p", "--rm3-fb-docs", "--rm3-fb-terms"],
-    "suggest": ["--gap", "--depth", "--rrf-k", "--fusion-depth"],
-    "index": ["--k1", "--b", "--batch-size", "--threads"],
-    "search": ["-k", "--threads"],
+    "collapse": [],
+    "convert": ["--k", "--gap"],
+    "gen": ["--depth", "--rbo-p", "--rm3-fb-docs", "--rm3-fb-terms", "--rm3-original-weight"],
+    "suggest": ["--gap", "--depth", "--rrf-k", "--fusion-depth", "--rbo-p"],
+    "index": ["--k1", "--b", "--batch-size", "--threads", "--max-seq-length",
+              "--query-max-length"],
+    "search": ["-k", "--threads", "--k1", "--b"],
     "cqr": ["-k", "--threads"],
 }
 EXTRA_TEXT = {
-    "eval": ["-m", "-m", "-m", "-R", "-Z", "--compat"],
-    "compare": ["-m", "--baseline"],
-    "breakdown": ["-m", "--labels", "--baseline"],
-    "plot": ["-m", "--title"],
-    "diff": ["--ignore", "--eval-args"],
-    "collapse": ["--runid"],
-    "convert": ["--qid-style", "--id-field", "--query-field"],
+    "eval": ["-m", "-m", "-m", "-R", "-Z", "--compat", "--format", "-o"],
+    "compare": ["-m", "--baseline", "--test", "--correction", "--format", "-o"],
+    "breakdown": ["-m", "--labels", "--baseline", "--by", "-o"],
+    "plot": ["-m", "--title", "-o"],
+    "diff": ["--ignore", "--eval-args", "--format", "-o"],
+    "collapse": ["--runid", "-o"],
+    "convert": ["--qid-style", "--id-field", "--query-field", "--missing", "--rewrite-field",
+                "--sep", "--runid", "--topics-format", "--to", "--from"],
     "gen": ["--pred-id-field", "--ref-id-field", "--pred-field", "--ref-field", "--embeddings",
-            "--index"],
-    "suggest": ["--column", "--gen-field", "--embeddings", "--candidates", "--scores", "--index"],
-    "index": ["--preset", "--model", "--format"],
-    "search": ["--run-id", "--preset", "--dataset-file"],
-    "cqr": ["--name", "--preset", "--raw"],
+            "--index", "--per-instance", "--tokenizer", "--metric"],
+    "suggest": ["--column", "--gen-field", "--embeddings", "--candidates", "--scores", "--index",
+                "--per-instance", "--tgt", "--split", "--metric"],
+    "index": ["--preset", "--model", "--format", "--backend", "--encoder"],
+    "search": ["--run-id", "--preset", "--dataset-file", "--dataset", "--query-field",
+               "--rewrites", "--topics-format"],
+    "cqr": ["--name", "--preset", "--raw", "--dataset", "--rewrites", "--collection",
+            "--query-field", "--backend"],
 }
+OUTPUT_OPTS = {"-o", "--per-instance"}
 ODD_NUMBERS = ["-1", "0", "-0", "1", "2147483648", "-2147483649", "9223372036854775808",
                "99999999999999999999", "1e309", "-1e309", "nan", "inf", "-inf", "1.5", "0x10",
                "", "abc", " 7", "1_000", "1e-320", "0.9999999999999999"]
 ODD_TEXT = ["", ",", ",,", "a,b,c", "'unclosed", "\"", "$x^$", "$\\frac{$", "\\", "map.",
             "P.99999999999999999999", "P.-1", "ndcg_cut.1e309", "RR@0", "RR@-3", "nDCG@nan",
             "P(rel=)@", "utility.1,2", "all", "-", "/", "/nonexistent/x", "é", "\u202e",
-            "x" * 10000, "map,map,map", "--", "-q", "9.0.8", "official", "recip_rank.3"]
+            "x" * 10000, "map,map,map", "--", "-q", "9.0.8", "official", "recip_rank.3",
+            "lucene", "dense", "bm25s", "irds", "qrecc", "topiocqa", "cast", "/dev/stdin",
+            "/dev/null", "irds:msmarco-passage", "trec", "jsonl", "tsv", "qrecc-test", "raw",
+            "manual", "rewrite", "mission", "bleu", "sim_emb", "markdown", "latex", "json"]
 ODD_MEASURES = ["P.99999999999999999999", "RR@3", "P.0", "ndcg_cut.-1", "recall.1e309",
                 "iprec_at_recall..1.5", "utility.1,a", "P(rel=99999999999)@3", "nDCG@99999999999",
                 "map_cut.", "Rprec_mult.nan", "ndcg.1=nan", "success.0", "AP@0", "map@3"]
@@ -378,7 +392,7 @@ class Case:
         self.signal = None
 
 
-def _prepare_sources(base: Path) -> dict:
+def _prepare_sources(base: Path, backends=("bm25s", "lucene", "dense")) -> dict:
     """Cut every source once into base/src/; build the demo index once."""
     src = base / "src"
     src.mkdir(parents=True, exist_ok=True)
@@ -396,11 +410,17 @@ def _prepare_sources(base: Path) -> dict:
         target = src / (name + ".tsv")
         target.write_bytes(make(out))
         out[name] = target
-    idx = base / "src" / "index"
-    if not idx.exists():
-        subprocess.run(trecqr_cmd() + ["index", str(out["coll"]), "-o", str(idx), "--quiet"],
-                       check=True, capture_output=True, timeout=600)
-    out["index"] = idx
+    for name, backend in (("index", "bm25s"), ("lindex", "lucene"), ("dindex", "dense")):
+        if backend not in backends:
+            continue
+        idx = base / "src" / name
+        if not idx.exists():
+            res = subprocess.run(trecqr_cmd() + ["index", str(out["coll"]), "-o", str(idx),
+                                                 "--backend", backend, "--quiet"],
+                                 capture_output=True, timeout=900)
+            if res.returncode != 0:  # a backend not installed: its templates are left out
+                continue
+        out[name] = idx
     return out
 
 
@@ -411,8 +431,13 @@ def trecqr_cmd() -> list:
 
 def make_case(rng: random.Random, number: int, base: Path, sources: dict,
               only: set | None) -> Case:
-    templates = [t for t in TEMPLATES if not only or t[0] in only]
-    sub, argv = rng.choice(templates)
+    templates = [t for t in TEMPLATES if (not only or t[0] in only) and all(
+        n in sources for n in re.findall(r"\{(\w+)\}", " ".join(t[1])))]
+    sub = rng.choice(sorted({x[0] for x in templates}))  # every subcommand as often
+    templates = [x for x in templates if x[0] == sub]
+    t = rng.choices(templates, weights=[x[2] if len(x) > 2 else 1.0 for x in templates])[0]
+    sub, argv = t[0], list(t[1])
+    slow = t[3] if len(t) > 3 else 1
     folder = base / f"case{number:05d}"
     folder.mkdir(parents=True)
     home = folder / "home"
@@ -476,13 +501,21 @@ def make_case(rng: random.Random, number: int, base: Path, sources: dict,
                 changes.append(f"opt {o}={v!r}")
             elif pool_text:
                 o = rng.choice(pool_text)
-                v = rng.choice(ODD_MEASURES if o == "-m" else ODD_TEXT)
+                if o not in OUTPUT_OPTS and rng.random() < 0.3:  # a real file of another kind
+                    other = sources[rng.choice([n for n in sources if n not in paths])]
+                    dst = folder / ("other-" + other.name)
+                    if not dst.exists():
+                        (shutil.copytree if other.is_dir() else shutil.copyfile)(other, dst)
+                    v = str(dst)
+                else:
+                    v = rng.choice(ODD_MEASURES if o == "-m" else ODD_TEXT)
                 argv[len(argv):] = [o, v]
-                changes.append(f"opt {o}={v[:40]!r}")
+                changes.append(f"opt {o}={v[:60]!r}")
         elif env_kind is None:
             env_kind = rng.choice(ENV_KINDS)
             changes.append(f"env:{env_kind}")
     case = Case(number, sub, argv, changes, env_kind, folder, set(), outputs)
+    case.slow = slow
     _apply_env(rng, case, paths)
     case.inputs = {p for p in folder.rglob("*")}
     return case
@@ -772,7 +805,8 @@ def start_case(case: Case, scratch: Path, timeout: float) -> _Running:
     signal_at = None
     if case.signal is not None:
         signal_at = time.monotonic() + case.signal[1]
-    return _Running(case, pid, out, err, helpers, time.monotonic() + timeout, signal_at)
+    return _Running(case, pid, out, err, helpers,
+                    time.monotonic() + timeout * getattr(case, "slow", 1), signal_at)
 
 
 def _reap_helpers(helpers) -> None:
@@ -789,13 +823,13 @@ def _reap_helpers(helpers) -> None:
 
 def campaign(cases: int, seed: int = 0, jobs: int = 2, timeout: float = 90.0,
              only: set | None = None, report: str | None = None, keep: bool = False,
-             progress: bool = True, base: str | None = None):
+             progress: bool = True, base: str | None = None, fast: bool = False):
     """Run the campaign; returns (table rows, unclean cases)."""
     rng = random.Random(seed)
     base_dir = Path(base or tempfile.mkdtemp(prefix="trecqr-fuzz-"))
     scratch = base_dir / "_io"
     scratch.mkdir(parents=True, exist_ok=True)
-    sources = _prepare_sources(base_dir)
+    sources = _prepare_sources(base_dir, ("bm25s",) if fast else ("bm25s", "lucene", "dense"))
     _preload()
     results, bad = [], []
     specs = [(i, random.Random(rng.random())) for i in range(cases)]
@@ -868,10 +902,13 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", help="subcommand(s) to fuzz (default: all)")
     ap.add_argument("--report", help="write the unclean cases here (JSON)")
     ap.add_argument("--keep", action="store_true", help="keep every case folder")
+    ap.add_argument("--fast", action="store_true",
+                    help="leave out the Lucene and dense backends (JVM and torch start-up)")
     args = ap.parse_args(argv)
     start = time.monotonic()
     rows, bad = campaign(args.cases, args.seed, args.jobs, args.timeout,
-                         set(args.only) if args.only else None, args.report, args.keep)
+                         set(args.only) if args.only else None, args.report, args.keep,
+                         fast=args.fast)
     print(markdown(rows))
     print(f"\n{args.cases} cases in {time.monotonic() - start:.0f} s (seed {args.seed}); "
           f"{len(bad)} unclean")
