@@ -63,6 +63,9 @@ MARK = "@@trecqr-docs-test-step@@"
 # Every block that does not run here, (file, reason): keep in step with the Markdown sources.
 SKIPPED = [
     ("README.md", "installs packages and runs the whole test suite; CI runs both (bash .ci/run)"),
+    ("docs/cqr.md", "starts a JVM and loads torch (about 2 minutes on the shared test machine); "
+                    "tests/test_retrieval_lucene.py and tests/test_retrieval_dense.py run both "
+                    "backends on the demo collections and pin their numbers"),
 ]
 
 
