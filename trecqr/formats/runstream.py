@@ -139,18 +139,60 @@ def _split_tail(chunk: bytes, comments: bool) -> int:
     return 0
 
 
+def _read_ahead(path, kind: str, size: int):
+    """Blocks of decompressed data, decompressed in a thread one block ahead of the caller
+    (the codecs release the GIL: decompressing overlaps with scanning and scoring)."""
+    import queue
+    import threading
+
+    blocks: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def produce():
+        try:
+            stream = open_stream(path, kind)
+            try:
+                while not stop.is_set():
+                    data = stream.read(size)
+                    blocks.put(data)
+                    if not data:
+                        return
+            finally:
+                stream.close()
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader, which raises it
+            blocks.put(exc)
+
+    worker = threading.Thread(target=produce, daemon=True)
+    worker.start()
+    try:
+        while True:
+            data = blocks.get()
+            if isinstance(data, (OSError, EOFError, lzma.LZMAError, ValueError)) and \
+                    not isinstance(data, InputError):
+                raise InputError(os.fspath(path), None,
+                                 f"corrupt or truncated {kind} data ({data})")
+            if isinstance(data, BaseException):
+                raise data
+            yield data
+            if not data:
+                return
+    finally:
+        stop.set()
+        while worker.is_alive():  # let the thread see stop (it may wait on a full queue)
+            try:
+                blocks.get(timeout=0.1)
+            except queue.Empty:
+                pass
+
+
 def _decompressed_chunks(path, kind: str, piece_bytes: int, comments: bool, whole_topics: bool):
     """Decompressed text in pieces of about piece_bytes, cut after a newline (and, with
     whole_topics, between two topics)."""
-    stream = open_stream(path, kind)
+    blocks = _read_ahead(path, kind, piece_bytes)
     carry = b""
     try:
         while True:
-            try:
-                data = stream.read(piece_bytes)
-            except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-                raise InputError(os.fspath(path), None,
-                                 f"corrupt or truncated {kind} data ({exc})") from None
+            data = next(blocks)
             if not data:
                 break
             chunk = carry + data
@@ -165,7 +207,7 @@ def _decompressed_chunks(path, kind: str, piece_bytes: int, comments: bool, whol
         if carry:
             yield carry if carry.endswith(b"\n") else carry + b"\n"
     finally:
-        stream.close()
+        blocks.close()
 
 
 def topic_pieces(path, *, comments: bool, judged=None, float32=None,
