@@ -637,8 +637,10 @@ def classify(case: Case, res: dict) -> dict:
     if "internal error" in err:
         flags["internal"] = True
     allowed = {0, 2}
+    done = {0}  # statuses of a command that did its work (its outputs may stay)
     if case.sub == "diff":
-        allowed.add(1)  # the outputs differ
+        allowed.add(1)  # the outputs differ: a report was written
+        done.add(1)
     if case.env_kind in ("stdout_closed", "stdout_full"):
         allowed.add(1)
     if case.signal is not None:
@@ -655,7 +657,7 @@ def classify(case: Case, res: dict) -> dict:
         name = os.fsdecode(p.name)
         if name.startswith(".trecqr-"):
             left.append(str(p.relative_to(case.folder)))
-    if code != 0:
+    if code not in done:
         for o in case.outputs:
             if o.exists() or o.is_symlink():
                 left.append(o.name)
@@ -851,6 +853,9 @@ def campaign(cases: int, seed: int = 0, jobs: int = 2, timeout: float = 90.0,
                                  for a in case.argv],
                         "changes": case.changes, "code": code, "flags": flags,
                         "stderr": err[-3000:]})
+            if report:  # as they come, to look at during a long run
+                with open(report + ".unclean.jsonl", "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(bad[-1]) + "\n")
         for f in (r.out, r.err):
             with contextlib.suppress(OSError):
                 f.unlink()
@@ -860,6 +865,31 @@ def campaign(cases: int, seed: int = 0, jobs: int = 2, timeout: float = 90.0,
         if not keep and not flags:
             shutil.rmtree(case.folder, ignore_errors=True)
 
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    old_term = signal.signal(signal.SIGTERM, stop)
+    try:
+        _loop(specs, running, jobs, base_dir, sources, only, scratch, timeout, finish)
+    finally:  # stopped: no child is left running
+        signal.signal(signal.SIGTERM, old_term)
+        for r in running:
+            with contextlib.suppress(OSError):
+                os.killpg(r.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(r.pid, 0)
+            _reap_helpers(r.helpers)
+    rows = summarise(results)
+    if report:
+        with open(report, "w", encoding="utf-8") as fh:
+            json.dump({"cases": cases, "seed": seed, "table": {s: dict(r) for s, r in rows},
+                       "unclean": sorted(bad, key=lambda b: b["case"])}, fh, indent=1)
+    if not keep:
+        shutil.rmtree(base_dir, ignore_errors=True)
+    return rows, bad
+
+
+def _loop(specs, running, jobs, base_dir, sources, only, scratch, timeout, finish):
     while specs or running:
         while specs and len(running) < jobs:
             i, r = specs.pop(0)
@@ -883,14 +913,6 @@ def campaign(cases: int, seed: int = 0, jobs: int = 2, timeout: float = 90.0,
                 _, status = os.waitpid(r.pid, 0)
                 running.remove(r)
                 finish(r, None, True)
-    rows = summarise(results)
-    if report:
-        with open(report, "w", encoding="utf-8") as fh:
-            json.dump({"cases": cases, "seed": seed, "table": {s: dict(r) for s, r in rows},
-                       "unclean": sorted(bad, key=lambda b: b["case"])}, fh, indent=1)
-    if not keep:
-        shutil.rmtree(base_dir, ignore_errors=True)
-    return rows, bad
 
 
 def main(argv=None) -> int:

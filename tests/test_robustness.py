@@ -242,6 +242,19 @@ def test_non_utf8_file_names_work_as_trec_evals_do(tmp_path):
                               b"runid), found 4\n"
 
 
+def test_non_utf8_name_printed_on_stdout_under_a_strict_utf8_locale(tmp_path):
+    s = DATA / "sessions"
+    ctx = os.fsencode(tmp_path) + b"/x\xff\xfe.ctx"
+    with open(ctx, "wb") as fh:
+        fh.write((s / "hredqs-test.ctx").read_bytes())
+    gen = tmp_path / "g.tsv"
+    gen.write_text("".join(f"hredqs-{i}\tsome query\n" for i in range(1, 6)))
+    res = trecqr(["suggest", "hredqs", ctx, "--rnk", s / "hredqs-test.rnk", "--generated", gen,
+                  "--metric", "per"], env={"PYTHONIOENCODING": "utf-8"})  # errors=strict
+    assert res.returncode == 0, res.stderr
+    assert b"# sessions: " + ctx + b"\n" in res.stdout
+
+
 def test_closed_stdout(tmp_path):
     res = subprocess.run(CMD + ["eval", "-m", "map", str(Q), str(R)], capture_output=False,
                          stdout=None, stderr=subprocess.PIPE, timeout=120,

@@ -492,7 +492,12 @@ def _flush_warnings(caught) -> None:
 def fix_std_streams() -> None:
     """A closed stdin, stdout or stderr (``>&-``) gets /dev/null on its descriptor, so no file
     the command opens takes descriptor 0, 1 or 2; writing to a closed stdout is then an error
-    (one line, exit 2), not output silently lost or written into another file."""
+    (one line, exit 2), not output silently lost or written into another file. A file name that
+    is not UTF-8 is printed as the bytes it was given, as trec_eval prints it, whatever the
+    locale (a UTF-8 locale's stdout would refuse its surrogates)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.reconfigure(errors="surrogateescape")
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)

@@ -56,6 +56,9 @@ def atomic_index_dir(out_dir):
         if not os.path.exists(os.path.join(tmp, MANIFEST)):
             raise RuntimeError("index build finished without writing its manifest")
         seal(tmp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o777 & ~mask)  # mkdtemp's 0700 would stay on the index
         if os.path.isdir(out_dir):
             old = tempfile.mkdtemp(prefix=".trecqr-old-", dir=parent)
             os.rename(out_dir, os.path.join(old, "x"))
