@@ -167,3 +167,16 @@ def test_boundaries_cut_between_topics(tmp_path):
     assert runstream._split_tail(text.encode(), False) == text.index("c Q0")
     assert runstream._split_tail(b"a x\na y\n", False) == 0
     assert runstream.compression(str(path)) is None
+
+
+def test_compressed_pieces_without_memfd_use_a_temporary_file(tmp_path, pieces, monkeypatch):
+    def no_memfd(*args):
+        raise OSError("no memfd")
+
+    monkeypatch.setattr(runstream.os, "memfd_create", no_memfd)
+    run = _compress(TE / "results.test", tmp_path / "r.gz", "gz")
+    result = run_cli(["eval", "--quiet", "-q", "-m", "all_trec", TE / "qrels.test", run])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (TE / "v9.0.8" / "out.test.aq").read_text()
+    assert pieces[-1][0] == "done" and pieces[-1][1] > 1
+    assert not list(tmp_path.glob("trecqr-piece-*"))

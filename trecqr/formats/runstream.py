@@ -113,7 +113,7 @@ def open_stream(path, kind: str):
         import pyarrow as pa
 
         if pa.Codec.is_available(kind):
-            return pa.CompressedInputStream(pa.OSFile(os.fspath(path)), kind)
+            return pa.input_stream(os.fspath(path), compression=kind, buffer_size=8 << 20)
         if kind == "gzip":
             import gzip
 
@@ -210,6 +210,35 @@ def _decompressed_chunks(path, kind: str, piece_bytes: int, comments: bool, whol
         blocks.close()
 
 
+class _PieceFile:
+    """Where a decompressed piece is put for the scanner: an in-memory file (memfd, Linux) or
+    a temporary file, rewritten for each piece."""
+
+    def __init__(self, tmpdir=None):
+        self._tmp = None
+        try:
+            self.fd = os.memfd_create("trecqr-piece")
+            self.path = f"/proc/self/fd/{self.fd}"
+            if not os.path.isfile(self.path):
+                raise OSError("no /proc")
+        except (AttributeError, OSError):
+            self._tmp = tempfile.TemporaryDirectory(prefix="trecqr-piece-", dir=tmpdir)
+            self.path = os.path.join(self._tmp.name, "piece.txt")
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def write(self, data: bytes) -> str:
+        os.ftruncate(self.fd, 0)
+        view, off = memoryview(data), 0
+        while off < len(data):
+            off += os.pwrite(self.fd, view[off:], off)
+        return self.path
+
+    def close(self):
+        os.close(self.fd)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
 def topic_pieces(path, *, comments: bool, judged=None, float32=None,
                  piece_bytes: int = PIECE_BYTES, tmpdir=None):
     """Runs of whole topics, in file order (see the module's docstring)."""
@@ -219,13 +248,14 @@ def topic_pieces(path, *, comments: bool, judged=None, float32=None,
         for span in _ranges(name, piece_bytes, comments):
             yield _scanned(name, comments, judged, float32, span)
         return
-    with tempfile.TemporaryDirectory(prefix="trecqr-piece-", dir=tmpdir) as tmp:
-        piece = os.path.join(tmp, "piece.txt")
+    piece = _PieceFile(tmpdir)
+    try:
         for chunk in _decompressed_chunks(name, kind, piece_bytes, comments, True):
-            with open(piece, "wb") as fh:
-                fh.write(chunk)
+            where = piece.write(chunk)
             del chunk
-            yield _scanned(piece, comments, judged, float32)
+            yield _scanned(where, comments, judged, float32)
+    finally:
+        piece.close()
 
 
 def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
@@ -252,16 +282,17 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
                     raise NeedsWholeFile(name)
                 last = res[1] or last
             else:
-                chunk_path = os.path.join(tmp, "chunk.txt")
-                for chunk in _decompressed_chunks(name, kind, piece_bytes, comments, False):
-                    with open(chunk_path, "wb") as fh:
-                        fh.write(chunk)
-                    del chunk
-                    res = _scanner.split_topics(chunk_path, 0, -1, comments, fds)
-                    if res is None:
-                        raise NeedsWholeFile(name)
-                    last = res[1] or last
-                os.unlink(chunk_path)
+                piece = _PieceFile(tmp)
+                try:
+                    for chunk in _decompressed_chunks(name, kind, piece_bytes, comments, False):
+                        where = piece.write(chunk)
+                        del chunk
+                        res = _scanner.split_topics(where, 0, -1, comments, fds)
+                        if res is None:
+                            raise NeedsWholeFile(name)
+                        last = res[1] or last
+                finally:
+                    piece.close()
         finally:
             for fd in fds:
                 os.close(fd)
