@@ -327,6 +327,21 @@ def test_every_runnable_block_checks_something():
         assert shown, f"{path.name}: no block shows any output to check"
 
 
+SETUP = ('python3 -m pip install -e . && trecqr eval -m official -m ndcg_cut.3 '
+         'fixtures/cast2021/qrels.txt fixtures/cast2021/manual_bm25.run\n'
+         'python3 -m pip install "torch==2.13.0" -e ".[test]" && python3 -m pytest')
+
+
+def test_readme_is_short_and_starts_with_the_setup_commands():
+    readme = ROOT / "README.md"
+    assert readme.stat().st_size <= 8192
+    first = parse_blocks(readme)[0]
+    assert first.lang == "bash" and first.text == SETUP
+    before = readme.read_text(encoding="utf-8").splitlines()[:first.line - 1]
+    assert [line for line in before if line.strip()][0] == "# trecqr"  # only the title before
+    assert all(line.startswith(("# trecqr", "<!--")) for line in before if line.strip())
+
+
 def test_cli_reference_is_current():
     """docs/cli.md is generated from the commands (python3 docs/make_cli.py > docs/cli.md)."""
     import importlib.util
