@@ -1,6 +1,6 @@
 """Every measure name in ir_measures' registry, computed by trecqr.evaluate with the value
 ir_measures' own default pipeline gives, per topic and in aggregate, on real runs: the CAsT 2021
-document runs for the ad hoc families, the TREC Tasks 2016 suggestion runs (diversity qrels)
+document run of ConvDR for the ad hoc families, the TREC Tasks 2016 suggestion runs (diversity qrels)
 for the intent-aware family.
 
 The topic ids are renumbered (1, 2, ...) for both sides, in the run's order: gdeval.pl, the
@@ -105,7 +105,7 @@ def _check(names, qf, rf):
     return len(expected)
 
 
-@pytest.mark.parametrize("run", ["docrun_org_manual_bm25.run", "docrun_org_convdr.run"])
+@pytest.mark.parametrize("run", ["docrun_org_convdr.run"])  # (bm25 too: test_irm_families)
 @pytest.mark.parametrize("family", sorted(AD_HOC))
 def test_ad_hoc_names_equal_ir_measures_on_cast2021(family, run, cast_frames):
     qf, rf = cast_frames[run]
@@ -124,4 +124,4 @@ def test_intent_aware_names_equal_ir_measures_on_tasks2016(family, run):
 def cast_frames():
     qrels = data_path("cast2021", "qrels-docs.2021.qrel")
     return {run: _renumbered(qrels, data_path("cast2021", run))
-            for run in ("docrun_org_manual_bm25.run", "docrun_org_convdr.run")}
+            for run in ("docrun_org_convdr.run",)}
