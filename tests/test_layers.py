@@ -14,8 +14,8 @@ The rule, precisely:
   ====  ===========================================================  ==========================
   rank  modules                                                      what
   ====  ===========================================================  ==========================
-  0     trecqr.errors, trecqr.guard, trecqr.clicktypes               errors, the one error path,
-                                                                     click parameter types
+  0     trecqr.errors, trecqr.guard, trecqr.clicktypes,              errors, the one error path,
+        trecqr.version                                               click parameter types
   1     trecqr.formats                                               TREC files in and out
   2     trecqr.scorer                                                rankings, evaluation core
   3     trecqr.measures                                              measure families
@@ -49,7 +49,7 @@ from conftest import ROOT
 PKG = ROOT / "trecqr"
 
 LAYERS = [
-    (0, ("trecqr.errors", "trecqr.guard", "trecqr.clicktypes")),
+    (0, ("trecqr.errors", "trecqr.guard", "trecqr.clicktypes", "trecqr.version")),
     (1, ("trecqr.formats",)),
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),

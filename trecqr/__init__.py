@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _EXPORTS = {
     "evaluate": ".api", "Results": ".api", "load_qrels": ".api", "load_run": ".api",

@@ -23,7 +23,7 @@ import collections
 
 import numpy as np
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UsageError
 from ..measures.pytrec_values import (DictQrels, c_int, dict_values, normalize_measures,
                                       select_measures, supported_measures, supported_nicknames)

@@ -12,7 +12,6 @@ from functools import cached_property
 
 import numpy as np
 
-from ..measures.base import Measure, Params
 from .options import Options
 from .rankings import Rankings
 
@@ -45,7 +44,7 @@ class Column:
     """One output value (``P_5``): its per-topic values and its summary."""
 
     name: str
-    measure: Measure
+    measure: "Measure"  # a trecqr.measures.base.Measure (the layer above: not imported)
     values: np.ndarray
     summary: object = None
 
@@ -69,7 +68,7 @@ class Evaluation:
         raise KeyError(name)
 
 
-def compute_values(measure: Measure, params: Params, ctx: EvalContext) -> np.ndarray:
+def compute_values(measure: "Measure", params: "Params", ctx: EvalContext) -> np.ndarray:
     """Per-topic values of one measure, (topics, values), batch by batch."""
     custom = getattr(measure, "compute_all", None)
     if custom is not None:
