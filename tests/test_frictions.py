@@ -182,3 +182,24 @@ def test_ci_script_removes_its_venv_unless_asked_to_keep_it(tmp_path, keep):
     assert proc.returncode == 1 and "pip: no network" in proc.stderr
     assert list(tmp.iterdir()) == []
     assert (tmp_path / "kept" / "bin" / "activate").is_file() == keep
+
+
+def test_reports_written_to_a_file_say_so(tmp_path):
+    runs = [FIX / "qrels.txt", FIX / "manual_bm25.run", FIX / "convdr.run", "-m", "map"]
+    for cmd, what in (("compare", "comparison"), ("breakdown", "breakdown")):
+        out = tmp_path / f"{cmd}.txt"
+        result = run_cli([cmd, *runs, "-o", out])
+        assert result.exit_code == 0, result.output
+        assert result.stdout == "" and out.stat().st_size > 0
+        assert result.stderr.endswith(f"trecqr: {what} written to {out}\n")
+    assert run_cli(["eval", "--quiet", *runs[:2], "-m", "map", "-o", tmp_path / "e.txt"]).exit_code == 0
+    result = run_cli(["diff", tmp_path / "e.txt", tmp_path / "e.txt", "-o", tmp_path / "d.txt"])
+    assert result.exit_code == 0 and result.stderr == f"trecqr: diff written to {tmp_path / 'd.txt'}\n"
+    topics = tmp_path / "t.tsv"
+    topics.write_text("106_1\tbreast cancer\n")
+    result = run_cli(["cqr", "--qrels", CAST / "qrels.txt", "--collection", CAST / "collection.jsonl",
+                      "--topics", topics, "-o", tmp_path / "r.json", "--format", "json", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"trecqr: report written to {tmp_path / 'r.json'}\n"
+    result = run_cli(["search", tmp_path / "nothing", topics, "-o", tmp_path / "x.run"])
+    assert result.exit_code == 2 and "written" not in result.stderr  # only on success

@@ -42,8 +42,8 @@ from .compare import (
     trec_mean,
 )
 from .comparison import _json_num, plural
-from .options import (correction_options, qrels_runs_measures, table_output_options,
-                      topic_options)
+from .options import (correction_options, qrels_runs_measures, say_written,
+                      table_output_options, topic_options)
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -422,6 +422,7 @@ def command(qrels, runs, measures, by, labels, max_depth, baseline, complete, le
         atomic_write_text(output, render(bd, fmt, places))
 
     run_guarded(job)
+    say_written(output, "breakdown")
 
 
 breakdown_command = command

@@ -33,8 +33,8 @@ import numpy as np
 
 from ..errors import UsageError
 from .comparison import Comparison, PairResult, plural, topics_line
-from .options import (correction_options, qrels_runs_measures, table_output_options,
-                      topic_options)
+from .options import (correction_options, qrels_runs_measures, say_written,
+                      table_output_options, topic_options)
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels
@@ -447,6 +447,7 @@ def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_doc
         atomic_write_text(output, render(cmp, fmt, places))
 
     run_guarded(job)
+    say_written(output, "comparison")
 
 
 compare_command = command

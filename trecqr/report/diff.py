@@ -247,6 +247,7 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
     """
     from ..guard import run_guarded
     from ..formats.writer import atomic_write_text
+    from .options import say_written
 
     def job():
         if (qrels is None) != (run is None):
@@ -267,6 +268,7 @@ def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
         return res
 
     res = run_guarded(job)
+    say_written(output, "diff")
     sys.exit(0 if res.agree else 1)
 
 

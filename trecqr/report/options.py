@@ -36,6 +36,12 @@ def qrels_runs_measures(f):
     return click.argument("qrels", type=str)(f)
 
 
+def say_written(output, what: str = "report") -> None:
+    """The success line of a command that wrote its output to a file (-o FILE; not for stdout)."""
+    if output is not None and output != "-":
+        click.echo(f"trecqr: {what} written to {output}", err=True)
+
+
 def table_output_options(formats):
     """--format (one of formats, default text), --places and -o/--output (atomic)."""
     def apply(f):

@@ -367,3 +367,5 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
             click.echo(f"trecqr: runs kept in {report.runs_dir}", err=True)
 
     run_guarded(job)
+    if output is not None and output != "-":
+        click.echo(f"trecqr: report written to {output}", err=True)
