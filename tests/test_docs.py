@@ -66,6 +66,8 @@ SKIPPED = [
     ("docs/cqr.md", "starts a JVM and loads torch (about 2 minutes on the shared test machine); "
                     "tests/test_retrieval_lucene.py and tests/test_retrieval_dense.py run both "
                     "backends on the demo collections and pin their numbers"),
+    ("docs/fidelity.md", "needs checkouts of pytrec_eval, trec_eval and ir_measures"),
+    ("docs/performance.md", "generates 10 GB of runs and takes about half an hour"),
 ]
 
 

@@ -166,3 +166,20 @@ def test_evaluate_reads_diversity_qrels_for_the_intent_aware_family():
     expect = ir_measures.calc_aggregate([ir_measures.alpha_nDCG @ 5], q, r)
     assert trecqr.evaluate(q, r, ["alpha_nDCG@5"]).aggregate()["alpha_nDCG@5"] == \
         expect[ir_measures.alpha_nDCG @ 5]
+
+
+def test_g_integral_fast_path_equals_dense_sums(monkeypatch):
+    """G's running sums from the sparse gains (integral gains: exact integers) equal trec_eval's
+    dense left-to-right sums, bit for bit, on a real run; fractional gains take the dense path."""
+    from trecqr.measures import normalized_gain
+
+    qrels = str(shared_data("cast2021", "qrels-docs.2021.qrel"))
+    run = str(shared_data("cast2021", "docrun_org_convdr.run"))
+    measures = ["G", "G.1=2,2=5,3=9,4=20", "G.1=0.5,2=2.25,4=9.1"]  # one G column a call
+    fast = [trecqr.evaluate(qrels, run, [m]) for m in measures]
+    monkeypatch.setattr(normalized_gain, "_exact_integers", lambda values: False)
+    dense = [trecqr.evaluate(qrels, run, [m]) for m in measures]
+    for f, d in zip(fast, dense):
+        assert f.per_query() == d.per_query()
+        assert f.aggregate() == d.aggregate()
+    assert 0.1 < fast[0].aggregate()["G"] < 0.9

@@ -142,8 +142,9 @@ class NDCGCut(Measure):
     def compute(self, b, p):
         depth = min(b.depth, max(p.values))  # no rank beyond the largest cutoff matters
         rel = b.rel[:, :depth]
-        gains = np.where(rel > 0, rel, 0).astype(np.float64)
-        dcg = prefix_sums(gains / log2_int(depth + 2)[2:])
+        # DCG terms only at documents with a positive grade, added in rank order per cutoff
+        rows, ranks = np.nonzero(rel > 0)
+        terms = rel[rows, ranks].astype(np.float64) / log2_int(depth + 2)[2:][ranks]
         # ideal: grades from the highest down to 1, each as often as it is judged
         levels = b.levels[b.levels > 0][::-1]
         counts = b.level_counts[:, b.levels > 0][:, ::-1]
@@ -158,7 +159,8 @@ class NDCGCut(Measure):
         idcg = prefix_sums(ideal / log2_int(width + 2)[2:])
         out = np.empty((b.n, len(p.values)))
         for k, cut in enumerate(p.values):
-            num = dcg[:, min(cut, depth)]
+            within = ranks < cut
+            num = row_sums(rows[within], terms[within], b.n)
             den = idcg[:, min(cut, width)]
             out[:, k] = np.divide(num, den, out=num.copy(), where=den > 0.0)
         return out

@@ -28,6 +28,40 @@ class BinG(Measure):
                          where=b.num_rel_ret > 0)[:, None]
 
 
+def _exact_integers(values: np.ndarray) -> bool:
+    """Integral values whose sums stay exact in a double (|total| < 2**52)."""
+    return bool(np.all(values == np.floor(values))) and float(np.abs(values).sum()) < 2.0 ** 52
+
+
+def _running_sums(grp, rows, cols, gains):
+    """G's two running sums at the documents with a gain: of the ideal costs (the ideal gain,
+    at least 1) and of the gains, in rank order up to and including each one.
+
+    With integral gains every partial sum is an exact integer, so they come from the short
+    ideal ranking and the sparse gains alone; otherwise from cumulative sums over the whole
+    depth, as trec_eval's loop adds them."""
+    if not len(gains):
+        return np.zeros(0), np.zeros(0)
+    depth = grp.gains.shape[1]
+    w = min(depth, grp.ideal.shape[1])
+    ideal = grp.ideal[:, :w]
+    if _exact_integers(ideal) and _exact_integers(gains):
+        icost = np.cumsum(np.where(ideal >= 1.0, ideal, 1.0), axis=1)
+        last = icost[:, -1] if w else np.zeros(grp.n)
+        inside = cols < w
+        sum_cost = np.where(inside, icost[rows, np.minimum(cols, max(w - 1, 0))] if w else 0.0,
+                            last[rows] + (cols - w + 1))
+        running = np.cumsum(gains)
+        start = np.searchsorted(rows, np.arange(grp.n))  # each topic's first entry
+        before = np.where(start > 0, running[np.maximum(start - 1, 0)], 0.0)
+        return sum_cost, running - before[rows]
+    full = np.zeros((grp.n, depth))
+    full[:, :w] = ideal
+    sum_cost = np.cumsum(np.where(full >= 1.0, full, 1.0), axis=1)
+    sum_results = np.cumsum(grp.gains, axis=1)
+    return sum_cost[rows, cols], sum_results[rows, cols]
+
+
 @register
 class G(Measure):
     name = "G"
@@ -39,17 +73,11 @@ class G(Measure):
     def compute(self, b, p):
         out = np.zeros((b.n, 1))
         for grp in graded_groups(b, p):
-            depth = grp.gains.shape[1]
-            ideal = np.zeros((grp.n, depth))
-            w = min(depth, grp.ideal.shape[1])
-            ideal[:, :w] = grp.ideal[:, :w]
-            cost = np.where(ideal >= 1.0, ideal, 1.0)
-            sum_cost = np.cumsum(cost, axis=1)
-            sum_results = np.cumsum(grp.gains, axis=1)
             # terms only where a document has a gain (zeros elsewhere add nothing)
             rows, cols = np.nonzero(grp.gains != 0.0)
             gains = grp.gains[rows, cols]
-            arg = (2.0 + sum_cost[rows, cols]) - sum_results[rows, cols]
+            sum_cost, sum_results = _running_sums(grp, rows, cols, gains)
+            arg = (2.0 + sum_cost) - sum_results
             with np.errstate(divide="ignore", invalid="ignore"):  # log2(1) = 0: inf, as in C
                 total = row_sums(rows, gains / libm_log2(arg), grp.n)
             ideal_total = prefix_sums(grp.ideal)[:, -1]
