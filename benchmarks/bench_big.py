@@ -38,8 +38,9 @@ MEASURES = ["-m", "recip_rank", "-m", "ndcg_cut.3", "-m", "recall.10,100", "-m",
 CHUNK = 64 << 20
 
 
-def run_child(cmd) -> tuple[float, int, bytes]:
-    """Wall seconds, peak RSS (bytes) of the child (wait4), stdout."""
+def run_child(cmd) -> tuple[float, int, bytes, float]:
+    """Wall seconds, peak RSS (bytes) of the child (wait4), stdout, CPU seconds (user +
+    system: what the machine's other users do not change much)."""
     start = time.perf_counter()
     with open(os.devnull, "wb") as null:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=null)
@@ -48,7 +49,7 @@ def run_child(cmd) -> tuple[float, int, bytes]:
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(map(str, cmd))} failed")
-    return wall, usage.ru_maxrss * 1024, out
+    return wall, usage.ru_maxrss * 1024, out, usage.ru_utime + usage.ru_stime
 
 
 def copies(src: Path, dst: Path, count: int, runid: bytes | None = None) -> Path:
@@ -146,12 +147,13 @@ def main() -> None:
                 te = run_child(te_cmd)
                 te_out = te[2]
                 rows.append(("trec_eval -O2", "7M-line run (original)", n7,
-                             run7.stat().st_size, te[0], te[1], None))
-            wall, rss, out = run_child(["nice", "-n", "10", *trecqr, *MEASURES, str(qrels),
-                                        str(path)])
+                             run7.stat().st_size, te[0], te[1], te[3], None, None))
+            wall, rss, out, cpu = run_child(["nice", "-n", "10", *trecqr, *MEASURES,
+                                             str(qrels), str(path)])
             outputs[name] = out
             rows.append(("trecqr", f"{name}: {path.name}", n, path.stat().st_size, wall, rss,
-                         None if te is None else (wall / n) / (te[0] / n7)))
+                         cpu, None if te is None else (wall / n) / (te[0] / n7),
+                         None if te is None else (cpu / n) / (te[3] / n7)))
             print(f"{name}: {wall:.1f} s, {rss / 2**20:.0f} MiB", file=sys.stderr, flush=True)
     finally:
         if not a.keep:
@@ -160,13 +162,14 @@ def main() -> None:
                     Path(p).unlink(missing_ok=True)
             big.unlink(missing_ok=True)
     print(f"{os.cpu_count()} cores")
-    print("| tool | run | lines | size | time | peak memory | time per line vs trec_eval's "
-          "just before |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    for tool, name, n, size, wall, rss, ratio in rows:
+    print("| tool | run | lines | size | wall time | CPU time | peak memory | wall / line vs "
+          "trec_eval | CPU / line vs trec_eval |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for tool, name, n, size, wall, rss, cpu, ratio, cpu_ratio in rows:
         ratio = "-" if ratio is None else f"{ratio:.2f}x"
+        cpu_ratio = "-" if cpu_ratio is None else f"{cpu_ratio:.2f}x"
         print(f"| {tool} | {name} | {n / 1e6:.1f}M | {size / 1e9:.2f} GB | {wall:.1f} s "
-              f"| {rss / 2**20:.0f} MiB | {ratio} |")
+              f"| {cpu:.1f} s | {rss / 2**20:.0f} MiB | {ratio} | {cpu_ratio} |")
     if "grouped" in outputs and "shuffled" in outputs:
         print(f"shuffled output identical to grouped: {outputs['shuffled'] == outputs['grouped']}")
     if te_out is not None:

@@ -124,9 +124,9 @@ def open_stream(path, kind: str):
     return lzma.open(path, "rb")
 
 
-def _split_tail(chunk: bytes, comments: bool) -> int:
-    """Where the last topic of chunk starts (0: the chunk is one topic)."""
-    end = len(chunk)
+def _split_tail(chunk, comments: bool, end: int | None = None) -> int:
+    """Where the last topic of chunk[:end] starts (0: it is all one topic)."""
+    end = len(chunk) if end is None else end
     last = None
     while end > 0:
         start = chunk.rfind(b"\n", 0, end - 1) + 1
@@ -188,24 +188,32 @@ def _read_ahead(path, kind: str, size: int):
 def _decompressed_chunks(path, kind: str, piece_bytes: int, comments: bool, whole_topics: bool):
     """Decompressed text in pieces of about piece_bytes, cut after a newline (and, with
     whole_topics, between two topics)."""
-    blocks = _read_ahead(path, kind, piece_bytes)
-    carry = b""
+    # read in blocks of at most 16 MiB, gathered in one buffer: one piece and a block or two
+    # in memory, not several pieces
+    blocks = _read_ahead(path, kind, max(1 << 16, min(piece_bytes, 16 << 20)))
+    buf = bytearray()
     try:
-        while True:
-            data = next(blocks)
+        for data in blocks:
             if not data:
                 break
-            chunk = carry + data
-            cut = chunk.rfind(b"\n") + 1
-            if cut and whole_topics:
-                cut = _split_tail(chunk[:cut], comments)
-            if cut == 0:  # one topic (or one line) so far: read on
-                carry = chunk
+            buf += data
+            del data
+            if len(buf) < piece_bytes:
                 continue
-            yield chunk[:cut]
-            carry = chunk[cut:]
-        if carry:
-            yield carry if carry.endswith(b"\n") else carry + b"\n"
+            cut = buf.rfind(b"\n") + 1
+            if cut and whole_topics:
+                cut = _split_tail(buf, comments, cut)
+            if cut == 0:  # one topic (or one line) so far: read on
+                continue
+            with memoryview(buf) as view:
+                piece = bytes(view[:cut])
+            del buf[:cut]
+            yield piece
+            piece = None
+        if buf:
+            if not buf.endswith(b"\n"):
+                buf += b"\n"
+            yield bytes(buf)
     finally:
         blocks.close()
 
