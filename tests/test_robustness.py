@@ -466,3 +466,37 @@ def test_signals_during_eval_leave_no_temp_and_a_whole_or_no_output(tmp_path, bi
             assert r["stderr"] == ["trecqr: interrupted"]
         elif r["code"] in (143, 129):
             assert r["stderr"] == [f"trecqr: terminated ({r['signal']})"]
+
+
+# ------------------------------------------------------------------ found by the campaign
+def test_plots_and_cqr_runs_named_after_non_utf8_files(tmp_path, built_index):
+    run = os.fsencode(tmp_path) + b"/x\xffc.run"
+    with open(run, "wb") as fh:
+        fh.write((FX / "cast2021/convdr.run").read_bytes())
+    for kind, runs in (("dist", [run]), ("depth", [run]),
+                       ("diff", [FX / "cast2021/manual_bm25.run", run])):
+        out = tmp_path / f"{kind}.png"
+        res = trecqr(["plot", kind, FX / "cast2021/qrels.txt", *runs, "-m", "map", "-o", out])
+        assert res.returncode == 0, res.stderr
+        assert out.read_bytes()[:4] == b"\x89PNG"
+    topics = os.fsencode(tmp_path) + b"/t\xff.tsv"
+    with open(topics, "wb") as fh:
+        fh.write((FX / "cast2021-demo/topics-raw.tsv").read_bytes())
+    res = trecqr(["cqr", "--qrels", FX / "cast2021-demo/qrels.txt", "--index", built_index,
+                  "--topics", topics, "-k", "10", "--runs-dir", tmp_path / "runs", "--quiet"])
+    assert res.returncode == 0, res.stderr
+    written = os.listdir(os.fsencode(tmp_path / "runs"))
+    assert written == [b"t\xff.run"]
+    first = open(os.path.join(os.fsencode(tmp_path / "runs"), written[0]), "rb").readline()
+    assert first.split()[1] == b"Q0" and first.rstrip().endswith("t\ufffd".encode())
+
+
+def test_breakdown_labels_that_are_not_text(tmp_path):
+    import lzma
+
+    labels = tmp_path / "labels.xz"
+    labels.write_bytes(lzma.compress(b"106_1\tx\n"))
+    line = one_line(trecqr(["breakdown", FX / "cast2021/qrels.txt", FX / "cast2021/manual_bm25.run",
+                            "-m", "map", "--by", "labels", "--labels", labels]))
+    assert line == (f"{labels}: not UTF-8 text (invalid start byte); labels are a plain "
+                    "qid<TAB>label file")

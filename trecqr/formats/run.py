@@ -278,9 +278,12 @@ def write_run(run: Run, path, *, runid: str | None = None) -> None:
     from ..scorer.ordering import trec_order  # late import: scorer depends on formats
 
     order, rank, _ = trec_order(run, float32=False)
+    runid = runid or run.runid
+    if not runid.isascii():  # a runid made from a file name that is not UTF-8: Arrow needs UTF-8
+        runid = runid.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     # shortest text that reads back as the same double (Arrow's cast prints 17 digits)
     score = pa.array([repr(x) for x in run.score[order].tolist()], pa.string())
     cols = [run.qid.take(order), pa.array(np.full(len(order), "Q0")), run.docno.take(order),
             pc.cast(pa.array(rank), pa.string()), score,
-            pa.array(np.full(len(order), runid or run.runid))]
+            pa.array(np.full(len(order), runid))]
     atomic_write_lines(path, pc.binary_join_element_wise(*cols, " "))

@@ -156,7 +156,12 @@ def read_labels(path) -> dict:
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
     with fh:
-        for n, line in enumerate(fh, 1):
+        try:
+            lines = list(enumerate(fh, 1))
+        except UnicodeDecodeError as exc:  # compressed or binary: labels files are plain text
+            raise InputError(path, None, f"not UTF-8 text ({exc.reason}); labels are a plain "
+                                         "qid<TAB>label file") from None
+        for n, line in lines:
             line = line.rstrip("\r\n")
             if not line.strip() or line.lstrip().startswith("#"):
                 continue

@@ -38,7 +38,8 @@ def _figure(width=8.0, height=5.0):
 
 
 def _short(name: str) -> str:
-    base = os.path.basename(name)
+    # a file name that is not UTF-8: its undecodable bytes drawn as U+FFFD (fonts need text)
+    base = os.path.basename(name).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     for ext in (".run", ".trec", ".txt", ".tsv"):
         if base.endswith(ext):
             return base[: -len(ext)]
@@ -60,11 +61,12 @@ def save_figure(fig, path) -> None:
     buf = io.BytesIO()
     try:
         fig.savefig(buf, format=FORMATS[ext], dpi=100 if ext == ".png" else None)
-    except ValueError:  # a title or run name that is not valid mathtext ('$x^$'): print the
-        from matplotlib.text import Text  # dollars as they are
+    except (ValueError, TypeError):  # a title or run name that is not valid mathtext ('$x^$'),
+        from matplotlib.text import Text  # or a file name that is not UTF-8: dollars as they
 
-        for t in fig.findobj(Text):
-            t.set_text(t.get_text().replace("\\$", "$").replace("$", "\\$"))
+        for t in fig.findobj(Text):  # are, undecodable bytes as U+FFFD
+            text = t.get_text().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            t.set_text(text.replace("\\$", "$").replace("$", "\\$"))
         buf = io.BytesIO()
         fig.savefig(buf, format=FORMATS[ext], dpi=100 if ext == ".png" else None)
     atomic_write_bytes(path, [buf.getvalue()])
