@@ -202,4 +202,4 @@ def test_reports_written_to_a_file_say_so(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stderr == f"trecqr: report written to {tmp_path / 'r.json'}\n"
     result = run_cli(["search", tmp_path / "nothing", topics, "-o", tmp_path / "x.run"])
-    assert result.exit_code == 2 and "written" not in result.stderr  # only on success
+    assert result.exit_code == 2 and "written to" not in result.stderr  # only on success
