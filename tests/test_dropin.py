@@ -183,3 +183,23 @@ def test_g_integral_fast_path_equals_dense_sums(monkeypatch):
         assert f.per_query() == d.per_query()
         assert f.aggregate() == d.aggregate()
     assert 0.1 < fast[0].aggregate()["G"] < 0.9
+
+
+def test_breakdown_and_plot_take_ir_measures_names(tmp_path, cli):
+    """breakdown and plot score through score_table (diff through eval): RR@3 with ir_measures'
+    per-topic values (before: "unknown measure 'RR@3'")."""
+    import ir_measures
+    from trecqr.report.breakdown import score_table
+
+    qrels = str(shared_data("cast2021", "qrels-docs.2021.qrel"))
+    run = str(shared_data("cast2021", "docrun_org_manual_ance.run"))
+    table = score_table(qrels, [run], ["RR@3"])
+    expected = {m.query_id: m.value for m in ir_measures.iter_calc(
+        [ir_measures.RR @ 3], list(ir_measures.read_trec_qrels(qrels)),
+        list(ir_measures.read_trec_run(run)))}
+    got = table.values[0]["RR@3"]
+    assert len(got) == 158 and all(got[q] == expected[q] for q in got)
+    plot = tmp_path / "rr3.png"
+    res = cli(["plot", "depth", qrels, run, "-m", "RR@3", "-o", str(plot)])
+    assert res.exit_code == 0, res.output
+    assert plot.stat().st_size > 1000
