@@ -500,3 +500,11 @@ def test_breakdown_labels_that_are_not_text(tmp_path):
                             "-m", "map", "--by", "labels", "--labels", labels]))
     assert line == (f"{labels}: not UTF-8 text (invalid start byte); labels are a plain "
                     "qid<TAB>label file")
+
+
+def test_failed_index_removes_the_folders_it_made(tmp_path):
+    coll = tmp_path / "c.jsonl"
+    coll.write_text("[]\n")
+    line = one_line(trecqr(["index", coll, "-o", tmp_path / "no" / "such" / "idx", "--quiet"]))
+    assert line == f"{coll}:1: expected a JSON object per line"
+    nothing_left(tmp_path, keep={"c.jsonl"})

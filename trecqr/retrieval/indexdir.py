@@ -45,8 +45,9 @@ def atomic_index_dir(out_dir):
             not os.listdir(out_dir) or os.path.exists(os.path.join(out_dir, MANIFEST)))):
         raise UsageError(f"{out_dir}: exists and is not a trecqr index; not overwriting it")
     parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    from ..guard import register_temp, signals_blocked, unregister_temp
+    from ..guard import new_output_dir, register_temp, signals_blocked, unregister_temp
+
+    new_output_dir(parent)  # folders made here are removed again if the command fails
 
     with signals_blocked():  # a signal removes the half-built folder (trecqr/guard.py)
         tmp = tempfile.mkdtemp(prefix=".trecqr-index-", dir=parent)
