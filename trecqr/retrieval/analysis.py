@@ -292,6 +292,27 @@ class Analyzer:
         return out
 
 
+    def tokens(self, text: str) -> list:
+        """The tokens of text, lowercased as Lucene does, before stop words and stemming
+        (``[t for t in map(self.term, self.tokens(x)) if t] == self(x)``)."""
+        lower = text.lower()
+        if _SIMPLE_TEXT(lower):
+            return _SIMPLE_TOKEN(lower)
+        if "Σ" in text or "İ" in text:
+            lower = text.replace("Σ", "σ").replace("İ", "i").lower()
+        return _tokenizer()(lower)
+
+    def term(self, tok: str) -> str:
+        """The index term of a token ("" for a stop word)."""
+        stem = self._cache.get(tok)
+        if stem is None:
+            word = _POSSESSIVE.sub("", tok)
+            stem = "" if (not word or word in LUCENE_STOPWORDS) else porter_stem(word)
+            if len(self._cache) < 2_000_000:
+                self._cache[tok] = stem
+        return stem
+
+
 def analyze(text: str) -> list:
     """The index terms of a text (see the module docstring)."""
     return Analyzer()(text)
