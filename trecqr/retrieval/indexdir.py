@@ -113,7 +113,11 @@ def seal(folder) -> dict:
             files[rel] = {"size": size, "crc32": _file_crc(full) if size <= CHECKSUM_MAX
                           else None}
     manifest["files"] = dict(sorted(files.items()))
+    built = _written.get(os.path.abspath(os.fspath(folder)))
     write_manifest(folder, manifest)
+    _written.pop(os.path.abspath(os.fspath(folder)), None)
+    if built is not None:  # the dict the builder returns is the manifest as written
+        built["files"] = manifest["files"]
     return manifest
 
 
@@ -148,10 +152,14 @@ def verify_files(index_dir, manifest: dict) -> None:
         _verified[full] = key
 
 
+_written: dict = {}  # folder -> the manifest dict a build wrote (and returns): seal() adds to it
+
+
 def write_manifest(folder, manifest: dict) -> dict:
     """Write the manifest (the last file of a build)."""
     with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=1)
+    _written[os.path.abspath(os.fspath(folder))] = manifest
     return manifest
 
 
