@@ -508,3 +508,13 @@ def test_failed_index_removes_the_folders_it_made(tmp_path):
     line = one_line(trecqr(["index", coll, "-o", tmp_path / "no" / "such" / "idx", "--quiet"]))
     assert line == f"{coll}:1: expected a JSON object per line"
     nothing_left(tmp_path, keep={"c.jsonl"})
+
+
+def test_diff_against_an_evaluation_of_non_utf8_files(tmp_path):
+    q = os.fsencode(tmp_path) + b"/x\xffq.test"
+    with open(q, "wb") as fh:
+        fh.write(b"# a comment\n" + Q.read_bytes())  # 9.0.8 reads '#' as a qrels line
+    res = trecqr(["diff", TE / "out.test", "--qrels", q, "--run", R, "--eval-args", "-m map"])
+    one_line(res)
+    assert res.stderr == b"trecqr: " + q + b":1: expected 4 fields (qid iter docno grade), " \
+                                           b"found 3\n"

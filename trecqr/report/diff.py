@@ -284,7 +284,8 @@ def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
         raise UsageError(f"--eval-args {eval_args!r}: {exc}") from None
     result = subprocess.run([sys.executable, "-m", "trecqr.cli", "eval", "--quiet", *args,
                              os.fspath(qrels), os.fspath(run)],
-                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
+                            capture_output=True, text=True, errors="surrogateescape",
+                            stdin=subprocess.DEVNULL)  # a file name that is not UTF-8
     if result.returncode != 0:
         message = (result.stderr or result.stdout).strip().splitlines()
         raise UsageError(message[-1] if message else f"trecqr eval failed on {run}")
