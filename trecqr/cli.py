@@ -216,7 +216,7 @@ def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_
         click.echo(coverage_line(ev) + note, err=True)
 
 
-@main.group("convert", cls=LazyGroup, lazy={
+@main.group("convert", cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, lazy={
     "qrecc": "trecqr.adapters.qrecc:command",
     "topiocqa": "trecqr.adapters.topiocqa:command",
     "cast": "trecqr.adapters.cast:cast_command",

@@ -321,7 +321,7 @@ def convert(dataset_id: str, *, topics_out=None, qrels_out=None, query_field: st
 import click  # noqa: E402
 
 
-@click.command("irds")
+@click.command("irds", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("dataset_id", metavar="DATASET_ID")
 @click.option("--topics-out", default=None, help="write the queries here (.trec/.tsv/.jsonl)")
 @click.option("--qrels-out", default=None, help="write the qrels here (TREC qrels)")

@@ -266,7 +266,7 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
 import click
 
 
-@click.command("rewrites")
+@click.command("rewrites", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("input_path", metavar="REWRITES")
 @click.argument("output_path", metavar="OUT")
 @click.option("--raw", "raw_path", default=None,

@@ -399,7 +399,7 @@ def write_topics(topics: Topics, path, format: str | None = None) -> int:
 import click
 
 
-@click.command("topics")
+@click.command("topics", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("input_path", metavar="IN")
 @click.argument("output_path", metavar="OUT")
 @click.option("--from", "in_format", type=click.Choice(FORMATS),

@@ -222,7 +222,7 @@ def _table(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-@click.command("gen")
+@click.command("gen", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("pred_path", metavar="PRED")
 @click.argument("ref_path", metavar="REF")
 @click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),

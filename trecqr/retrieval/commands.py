@@ -14,7 +14,7 @@ BM25_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
 BM25_B = 0.4
 
 
-@click.command("index")
+@click.command("index", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("collection")
 @click.option("-o", "--output", "out_dir", required=True,
               help="Index folder to create (replaced atomically if it is an index).")
@@ -96,7 +96,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
     run_guarded(job)
 
 
-@click.command("search")
+@click.command("search", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("index_dir")
 @click.argument("topics", required=False)
 @click.option("-o", "--output", "out_path", required=True, type=click.Path(allow_dash=True),

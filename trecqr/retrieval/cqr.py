@@ -265,7 +265,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
-@click.command("cqr")
+@click.command("cqr", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--qrels", required=True, metavar="FILE",
               help="Qrels to score every row against (TREC qrels, JSON dict, .gz).")
 @click.option("--index", "index_dir", type=click.Path(file_okay=False),
