@@ -52,3 +52,10 @@ def test_every_option_has_help():
                if isinstance(param, click.Option) and not param.hidden
                and not (param.help or "").strip()]
     assert missing == []
+
+
+def test_every_command_declares_its_help_options():
+    """Declared, not inherited: click caches a command's help option the first time it is used,
+    so a command run on its own first (a test, an embedding program) would lose an inherited -h."""
+    assert [" ".join(p) for p, cmd in PATHS
+            if "-h" not in cmd.context_settings.get("help_option_names", [])] == []

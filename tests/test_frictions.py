@@ -100,15 +100,22 @@ def test_dense_bar_counts_encoded_passages(tmp_path, monkeypatch):
     assert set(shown) <= {0, 100, 200, 234}  # never ahead of the encoder
     assert "Batches" not in term.getvalue()
 
+    index = dense.load_index(tmp_path / "idx")
     term2 = _Terminal()
     monkeypatch.setattr(sys, "stderr", term2)
-    dense.build_index(CAST / "collection.jsonl", tmp_path / "idx2", show_progress=False)
-    run = dense.search(tmp_path / "idx2", {"1": "breast cancer"}, k=5, show_progress=False)
-    assert len(run.qid) == 5 and term2.getvalue() == ""
+    run = dense.search(tmp_path / "idx", {"1": "breast cancer", "2": "lung cancer"}, k=5,
+                       show_progress=True, index=index)
+    assert len(run.qid) == 10 and "encoding queries: 100%" in term2.getvalue()
+    assert re.search(r"encoding queries: 100%\S* 2/2 ", term2.getvalue().replace("\r", "\n"))
+
+    term3 = _Terminal()  # --quiet: silent on a terminal too
+    monkeypatch.setattr(sys, "stderr", term3)
+    dense.search(tmp_path / "idx", {"1": "breast cancer"}, k=5, show_progress=False, index=index)
+    assert term3.getvalue() == ""
 
     pipe = io.StringIO()  # not a terminal: silent even when asked for progress
     monkeypatch.setattr(sys, "stderr", pipe)
-    dense.search(tmp_path / "idx2", {"1": "breast cancer"}, k=5, show_progress=True)
+    dense.search(tmp_path / "idx", {"1": "breast cancer"}, k=5, show_progress=True, index=index)
     assert pipe.getvalue() == ""
 
 
