@@ -28,7 +28,7 @@ from trecqr.adapters.collapse import (
 )
 from trecqr.errors import InputError
 from trecqr.formats import Run, read_run
-from trecqr.scorer.ordering import trec_order
+from trecqr.formats.order import trec_order
 
 C20 = "cast2020"
 C21 = "cast2021"

@@ -19,7 +19,8 @@ The rule, precisely:
   1     trecqr.formats                                               TREC files in and out
   2     trecqr.scorer                                                rankings, evaluation core
   3     trecqr.measures                                              measure families
-  4     trecqr.api, trecqr.api_many                                  the Python API
+  4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval            the Python API, trec_eval's
+                                                                     pipeline
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
         trecqr.report                                                generative metrics, reports
   6     trecqr.compat                                                pytrec_eval drop-in
@@ -53,7 +54,7 @@ LAYERS = [
     (1, ("trecqr.formats",)),
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),
-    (4, ("trecqr.api", "trecqr.api_many")),
+    (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval")),
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report")),
     (6, ("trecqr.compat",)),
     (7, ("trecqr.cli",)),

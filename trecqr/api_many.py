@@ -113,7 +113,7 @@ def _read_relevance(path, kind, options):
     comments = True if options is None else options.v10
     if kind == "qrels":
         return load_qrels(path, comments=comments)
-    from .scorer.run_eval import read_rel_info
+    from .api_trec_eval import read_rel_info
 
     return read_rel_info(path, kind, options)
 

@@ -10,15 +10,8 @@ import os
 import sys
 import click
 
-from .errors import InputError, TrecqrError, UsageError
+from .errors import UsageError
 from .guard import run_guarded
-
-
-def _fail(message: str) -> None:
-    from .guard import echo_line
-
-    echo_line(message)
-    sys.exit(2)
 
 
 def _lean_arrow_memory() -> None:
@@ -164,7 +157,7 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
 
 def _eval_one(qrels, run, measures, options, rel_format, zscores, engine):
     """The Evaluation ``trecqr eval`` prints for one run (qrels: a path or a parsed file)."""
-    from .scorer.run_eval import run_trec_eval
+    from .api_trec_eval import check_rel_format, read_z, run_trec_eval
 
     trec_args, irm = list(measures), []
     if any(("@" in m or "(" in m) for m in measures):  # ir_measures names: RR@3, R(rel=2)
@@ -181,8 +174,16 @@ def _eval_one(qrels, run, measures, options, rel_format, zscores, engine):
         if not trec_args:  # the API scores "runid" as a placeholder: not asked for here
             ev.columns = [c for c in ev.columns if c.name != "runid"]
         return ev
+    if engine == "pytrec_eval":  # the cross-check: pytrec_eval computes the values
+        check_rel_format(rel_format)
+        if rel_format != "qrels":
+            raise UsageError(f"--engine pytrec_eval reads only -R qrels, not {rel_format}")
+        from .compat.pytrec_engine import score_with_pytrec_eval
+
+        return score_with_pytrec_eval(qrels, run, list(measures), options,
+                                      zscores=read_z(zscores))
     return run_trec_eval(qrels, run, list(measures), options, rel_format=rel_format,
-                         zscores=zscores, engine=engine)
+                         zscores=zscores)
 
 
 def _eval_rendered(qrels, run, spec, out):

@@ -46,7 +46,7 @@ def document_ids(docno, pattern: str = PASSAGE_SUFFIX):
 
 def collapse_run(run: Run, pattern: str = PASSAGE_SUFFIX) -> tuple[Run, CollapseCounts]:
     """A document run from a passage run: each document's first passage in trec_eval's order."""
-    from ..scorer.ordering import qid_codes, trec_order
+    from ..formats.order import qid_codes, trec_order
 
     n = len(run)
     qcode, topics = qid_codes(run.qid)

@@ -304,7 +304,7 @@ def write_scai_files(turns_path, run, gt_out, run_out, *, rewrite_field: str = "
     ``{}`` for a turn the run has nothing for). Both files are written only when both are built.
     """
     from ..formats.run import read_run as read_trec_run
-    from ..scorer.ordering import trec_order
+    from ..formats.order import trec_order
     from .rewrites import read_rewrites
     from .topics import json_records
 

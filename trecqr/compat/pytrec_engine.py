@@ -78,7 +78,7 @@ def _pytrec_argument(measure, params) -> str:
 def _truncate(run, max_docs: int):
     """Keep the first max_docs documents of every topic, in trec_eval 9.0.8's order."""
     from ..formats import Run
-    from ..scorer.ordering import trec_order
+    from ..formats.order import trec_order
 
     order, rank = trec_order(run, float32=True)[:2]
     keep = np.sort(order[rank <= max_docs])

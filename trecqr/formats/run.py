@@ -275,7 +275,7 @@ def run_from_frame(frame, source: str = "<run DataFrame>", runid: str = "trecqr"
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:
     """Write a run in TREC format, ranks 1.. per query in trec_eval order, atomically."""
-    from ..scorer.ordering import trec_order  # late import: scorer depends on formats
+    from .order import trec_order
 
     order, rank, _ = trec_order(run, float32=False)
     runid = runid or run.runid

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .prefs_counts import flat, sorted_codes, topic_codes, with_bogus_rows
-from .ordering import qid_codes, trec_order
+from ..formats.order import qid_codes, trec_order
 from .rankings import NONPOOL, UNJUDGED, Rankings
 
 

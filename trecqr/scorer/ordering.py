@@ -12,117 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..formats.arrays import arrow_indices, as_numpy
+from ..formats.arrays import as_numpy
+from ..formats.order import sort_ties
 from .options import Options
 from .ragged import IDX, depth_groups, padded, padded_ranges
 
 
-# --------------------------------------------------------------------------- qid codes
-def _blocks(qid: pa.Array):
-    """Starts of runs of equal qids, and the qid of each run (cheap when files are grouped)."""
-    n = len(qid)
-    if n == 0:
-        return np.zeros(0, IDX), []
-    change = pc.not_equal(qid.slice(1), qid.slice(0, n - 1))
-    starts = np.concatenate([[0], np.flatnonzero(as_numpy(change)) + 1])
-    if len(starts) > 200_000 and len(starts) > n // 8:  # interleaved file: hash instead
-        enc = pc.dictionary_encode(qid)
-        return None, (enc.dictionary.to_pylist(), as_numpy(enc.indices))
-    return starts, qid.take(arrow_indices(starts)).to_pylist()
-
-
-def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
-    """Map each row's qid to a code; returns (codes, unique qids seen, in first-seen order).
-
-    Without vocab_index, codes number the qids in first-seen order.
-    """
-    starts, names = _blocks(qid)
-    if starts is None:
-        uniq, idx = names
-        if vocab_index is None:
-            return idx.astype(IDX), uniq
-        remap = np.array([vocab_index[u] for u in uniq], dtype=IDX)
-        return remap[idx], uniq
-    if vocab_index is None:
-        local: dict = {}
-        block_codes = np.array([local.setdefault(q, len(local)) for q in names], IDX)
-        uniq = list(local)
-    else:
-        block_codes = np.array([vocab_index[q] for q in names], dtype=IDX)
-        uniq = list(dict.fromkeys(names))
-    lengths = np.diff(np.append(starts, len(qid)))
-    return np.repeat(block_codes, lengths), uniq
-
-
-def topics_of(qid: pa.Array) -> list:
-    """Distinct qids of a column (cheap for files grouped by topic)."""
-    starts, names = _blocks(qid)
-    return list(dict.fromkeys(names if starts is not None else names[0]))
-
-
 # --------------------------------------------------------------------------- ordering
-def _sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
-    """Within runs of equal (topic, score) in `order`, put docnos in descending byte order.
-
-    ``order`` None means the rows are already in score order (identity permutation).
-    """
-    n = len(qcode)
-    q, s = (qcode, score) if order is None else (qcode[order], score[order])
-    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    del q, s
-    if order is None:
-        order = np.arange(n, dtype=IDX)
-    if not tie.any():
-        return order
-    in_group = np.zeros(n, bool)
-    in_group[:-1] |= tie
-    in_group[1:] |= tie
-    pos = np.flatnonzero(in_group)
-    group = np.cumsum(np.concatenate([[1], ~tie[pos[:-1]]]))  # new group unless tied to prev
-    table = pa.table({"g": group, "d": docno.take(arrow_indices(order[pos]))})
-    within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
-    order[pos] = order[pos][as_numpy(within)]
-    return order
-
-
-def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
-    """Row order of trec_eval's ranking, the 1-based rank of each row in that order, and the
-    start of each topic's block in it.
-
-    Runs written in rank order (each topic one block, scores non-increasing) need no sort:
-    only groups of tied scores are reordered by docno.
-    """
-    if qcode is None:
-        qcode, _ = qid_codes(run.qid)
-    score = run.score.astype(np.float32) if float32 else run.score
-    n = len(score)
-    order = None
-    starts = np.zeros(min(n, 1), IDX)
-    if n > 1:
-        same = qcode[1:] == qcode[:-1]
-        heads = np.flatnonzero(~same).astype(IDX)
-        heads += 1
-        starts = np.concatenate([starts, heads])
-        grouped = len(starts) == len(np.unique(qcode[starts]))  # each topic in one block
-        if grouped:
-            down = score[1:] > score[:-1]
-            down &= same
-            if not down.any():
-                order = _sort_ties(None, qcode, score, run.docno)
-            del down
-        del same, heads
-        if order is None:
-            order = _sort_ties(np.lexsort((-score, qcode)).astype(IDX), qcode, score, run.docno)
-            q = qcode[order]
-            starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]])).astype(IDX)
-            del q
-    lengths = np.diff(np.append(starts, n)).astype(IDX)
-    rank = np.ones(n, IDX)
-    rank[starts[1:]] = 1 - lengths[:-1]
-    np.cumsum(rank, out=rank)
-    return order if order is not None else np.arange(n, dtype=IDX), rank, starts
-
-
 def scanned_order(run, codes, options: Options):
     """(order or None for identity, topic block starts) from what the C scanner checked."""
     flag = codes.order32 if options.float32_scores else codes.order64
@@ -133,7 +29,7 @@ def scanned_order(run, codes, options: Options):
     if flag == 2:
         return None, starts, True
     score = run.score.astype(np.float32) if options.float32_scores else run.score
-    return _sort_ties(None, qcode, score, run.docno), starts, True
+    return sort_ties(None, qcode, score, run.docno), starts, True
 
 
 def blocks_in_order(values: np.ndarray, p: np.ndarray):

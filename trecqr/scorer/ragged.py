@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-IDX = np.int32  # row indices and codes: runs of up to 2**31 lines
+from ..formats.arrays import IDX  # row indices and codes: runs of up to 2**31 lines
 MAX_BATCH_CELLS = 1 << 21  # topics x depth per Batch: bounds the measures' temporaries
 
 

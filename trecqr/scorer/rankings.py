@@ -24,8 +24,9 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..formats.arrays import arrow_indices, as_numpy
+from ..formats.order import qid_codes, topics_of, trec_order
 from .ordering import (blocks_in_order, block_ranks, duplicate_rows, raise_duplicate,
-                       scanned_order, qid_codes, topics_of, trec_order)
+                       scanned_order)
 from .ragged import IDX, depth_groups, padded, padded_ranges
 from .options import Options
 

@@ -1,45 +1,52 @@
-"""One trec_eval invocation: read inputs in the chosen relevance format, score, z-score."""
+"""One trec_eval invocation: read inputs in the chosen relevance format, score, z-score.
+
+The ``trecqr eval`` pipeline on top of the API (it reads qrels, prefs and judgment groups
+files and dispatches to :func:`trecqr.api.score_trec`); the command line adds the
+``--engine pytrec_eval`` cross-check above it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from ..errors import UsageError
-from .options import Options
+from .errors import UsageError
+from .scorer.options import Options
 
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg", "diversity")
 # measures that read no relevance information (every other one needs its own -R format)
 _ANY_FORMAT = ("runid", "num_q")
 
 
-def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "qrels",
-                  zscores=None, engine: str = "native"):
-    """Return the Evaluation that ``trec_eval [options] -m ... QRELS RUN`` would print."""
-    from ..api import score_trec
-
+def check_rel_format(rel_format: str) -> None:
     if rel_format not in REL_FORMATS:
         raise UsageError(f"unknown relevance format {rel_format!r} for -R "
                          f"(one of {', '.join(REL_FORMATS)})")
-    z = None
-    if zscores is not None:
-        from .zscores import read_zscores
 
-        z = read_zscores(zscores)
-    if engine == "pytrec_eval":
-        if rel_format != "qrels":
-            raise UsageError(f"--engine pytrec_eval reads only -R qrels, not {rel_format}")
-        from ..compat.pytrec_engine import score_with_pytrec_eval
 
-        return score_with_pytrec_eval(qrels, run, measures, options, zscores=z)
+def read_z(zscores):
+    """The -Z file, read (None when not given)."""
+    if zscores is None:
+        return None
+    from .scorer.zscores import read_zscores
+
+    return read_zscores(zscores)
+
+
+def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "qrels",
+                  zscores=None):
+    """Return the Evaluation that ``trec_eval [options] -m ... QRELS RUN`` would print."""
+    from .api import score_trec
+
+    check_rel_format(rel_format)
+    z = read_z(zscores)
     if rel_format == "diversity":
         if z is not None:
             raise UsageError("-Z applies to trec_eval measures, not to -R diversity")
-        from ..api import score_diversity
+        from .api import score_diversity
 
         return score_diversity(qrels, run, measures, options)
     if rel_format == "qrels":
-        from ..measures.selection import select
+        from .measures.selection import select
 
         check_formats(select(list(measures or []), options.compat), rel_format)
         return score_trec(qrels, run, measures, options, zscores=z)
@@ -61,18 +68,18 @@ def read_rel_info(path, rel_format: str, options: Options):
     """The relevance file in a non-qrels format (prefs, qrels_prefs, qrels_jg, diversity)."""
     comments = options.v10
     if rel_format == "prefs":
-        from ..formats.prefs import read_prefs
+        from .formats.prefs import read_prefs
 
         return read_prefs(path, comments=comments)
     if rel_format == "qrels_prefs":
-        from ..formats.prefs import read_qrels_prefs
+        from .formats.prefs import read_qrels_prefs
 
         return read_qrels_prefs(path, comments=comments)
     if rel_format == "diversity":
-        from ..formats.diversity import read_diversity_qrels
+        from .formats.diversity import read_diversity_qrels
 
         return read_diversity_qrels(path)
-    from ..formats.qrels_jg import read_qrels_jg
+    from .formats.qrels_jg import read_qrels_jg
 
     return read_qrels_jg(path, comments=comments)
 
@@ -80,7 +87,7 @@ def read_rel_info(path, rel_format: str, options: Options):
 def topic_qrels(rel_info):
     """Qrels with one row per judged (topic, docno): enough to decide which topics trec_eval
     evaluates (and -c's num_q); the grades are never read by the measures of these formats."""
-    from ..formats.qrels import Qrels
+    from .formats.qrels import Qrels
 
     table = pa.table({"q": rel_info.qid, "d": rel_info.docno})
     pairs = table.group_by(["q", "d"]).aggregate([])
@@ -91,10 +98,10 @@ def topic_qrels(rel_info):
 def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *,
                    zscores=None):
     """Score a run against ``-R prefs``, ``-R qrels_prefs`` or ``-R qrels_jg`` judgments."""
-    from ..api import load_run
-    from ..measures.selection import select
-    from .evaluator import EvalContext, evaluate_rankings
-    from .rankings import build_rankings
+    from .api import load_run
+    from .measures.selection import select
+    from .scorer.evaluator import EvalContext, evaluate_rankings
+    from .scorer.rankings import build_rankings
 
     if isinstance(measures, str):
         measures = [measures]
@@ -112,9 +119,9 @@ def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *
 
 def rel_info_type(rel_format: str):
     if rel_format == "qrels_jg":
-        from ..formats.qrels_jg import QrelsJG
+        from .formats.qrels_jg import QrelsJG
 
         return QrelsJG
-    from ..formats.prefs import Prefs
+    from .formats.prefs import Prefs
 
     return Prefs
