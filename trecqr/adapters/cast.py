@@ -165,7 +165,8 @@ def _canonical(raw: dict):
     return None, None, None
 
 
-def _load_json(name: str):
+def load_json(name: str):
+    """A whole JSON document; unreadable or malformed files are one-line errors with the line."""
     try:
         with open(name, encoding="utf-8") as fh:
             return json.load(fh)
@@ -198,7 +199,7 @@ def detect_year(doc) -> tuple[str, str]:
 def read_turn_ids(path) -> list:
     """The organisers' evaluated turns ({topic: [turn, ...]}) as ids ``132_1-3``, in order."""
     name = os.fspath(path)
-    doc = _load_json(name)
+    doc = load_json(name)
     if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
         raise InputError(name, None, "expected a JSON object {topic: [turn number, ...]}")
     return [f"{k}_{t}" for k, v in doc.items() for t in v]
@@ -364,7 +365,7 @@ def read_cast_topics(path, turn_ids=None) -> CastTopics:
     is not in the topic file is an error.
     """
     name = os.fspath(path)
-    doc = _load_json(name)
+    doc = load_json(name)
     if not isinstance(doc, list):
         raise InputError(name, None, "expected a JSON list of conversations "
                                      "({\"number\": ..., \"turn\": [...]})")

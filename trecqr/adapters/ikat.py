@@ -45,6 +45,7 @@ import click
 
 from ..errors import InputError, UsageError
 from ..formats.writer import atomic_write_text
+from .cast import load_json
 
 QUERY_FIELDS = ("raw", "resolved", "context")
 CONTEXT_SEP = " [SEP] "
@@ -60,17 +61,6 @@ _FIELDS = {  # the fields the official run format (protocol buffers) knows, per 
     "passage": {"id", "text", "score", "used"},
     "ptkb": {"id", "text", "score"},
 }
-
-
-def _load_json(name: str):
-    try:
-        with open(name, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as exc:
-        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise InputError(name, line, f"not a JSON file: {getattr(exc, 'msg', exc)}") from None
 
 
 def _clean(text):
@@ -145,7 +135,7 @@ def _statement_number(value, name, where) -> str:
 def read_ikat_topics(path) -> IkatTopics:
     """Read an iKAT test topics file (2023, 2024 or 2025 shape)."""
     name = os.fspath(path)
-    doc = _load_json(name)
+    doc = load_json(name)
     if not isinstance(doc, list) or not doc:
         raise InputError(name, None, "expected a JSON list of topics ({\"number\", \"ptkb\", "
                                      "\"turns\"|\"responses\"})")
@@ -416,7 +406,7 @@ def _check_ptkb(ptkb, label, where, add, topics):
 def read_ikat_run(path) -> tuple[dict, str]:
     name = os.fspath(path)
     try:
-        return _load_json(name), name
+        return load_json(name), name
     except InputError as exc:
         if "Extra data" in str(exc):  # one JSON object per line: the 2025 format
             raise InputError(name, exc.line, "one JSON object per line (iKAT 2025's run "
