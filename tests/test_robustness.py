@@ -518,3 +518,18 @@ def test_diff_against_an_evaluation_of_non_utf8_files(tmp_path):
     one_line(res)
     assert res.stderr == b"trecqr: " + q + b":1: expected 4 fields (qid iter docno grade), " \
                                            b"found 3\n"
+
+
+def test_fuzz_found_option_ranges(tmp_path):
+    """Found by the final fuzz run: -l past a C long and --threads past any machine were
+    internal errors (pytrec_eval's TypeError, a Java method mismatch); now usage errors."""
+    usage_error(trecqr(["eval", "--engine", "pytrec_eval", "-m", "P.5", Q, R,
+                        "-l", "99999999999999999999"]), "-l")
+    line = one_line(trecqr(["eval", "--engine", "pytrec_eval", "-m", "P.5", Q, R,
+                            "-l", "2147483648"]))
+    assert line == ("trecqr: --engine pytrec_eval: -l must be below 2**31 (pytrec_eval reads "
+                    "it into a C int), not 2147483648")
+    for cmd in (["search", tmp_path / "idx", tmp_path / "t.tsv"],
+                ["index", tmp_path / "c.jsonl", "-o", tmp_path / "idx"]):
+        usage_error(trecqr([*cmd, "--threads", "99999999999999999999"]), "--threads")
+    nothing_left(tmp_path)

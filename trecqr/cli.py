@@ -74,7 +74,8 @@ def main():
 @click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
 @click.option("-M", "max_docs", type=int, default=None, metavar="N",
               help="Keep the first N documents of each topic (after tie-breaking).")
-@click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
+@click.option("-l", "level", type=click.IntRange(-2**63, 2**63 - 1), default=1,
+              show_default=True, metavar="N",
               help="Minimum grade counted relevant.")
 @click.option("-N", "num_docs", type=click.IntRange(0, 2**62), default=None, metavar="N",
               help="Number of documents in the collection (for utility's 4th coefficient).")

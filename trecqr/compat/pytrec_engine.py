@@ -51,6 +51,9 @@ def _check_options(options: Options, selection) -> None:
     if options.relevance_level < 1:
         raise UsageError("--engine pytrec_eval: -l must be at least 1 "
                          f"(pytrec_eval rejects relevance level {options.relevance_level})")
+    if options.relevance_level >= 2 ** 31:
+        raise UsageError("--engine pytrec_eval: -l must be below 2**31 (pytrec_eval reads it "
+                         f"into a C int), not {options.relevance_level}")
     missing = [m.name for m, _ in selection if m.name not in supported_measures]
     if missing:
         raise UsageError("--engine pytrec_eval does not support measure(s) "

@@ -42,7 +42,8 @@ BM25_B = 0.4
               help="dense: truncate texts to N tokens (default: the model's).")
 @click.option("--no-normalize", is_flag=True,
               help="dense: raw inner product instead of cosine (ANCE-style models).")
-@click.option("--threads", type=int, default=None, help="Indexing threads (lucene, dense).")
+@click.option("--threads", type=click.IntRange(-1, 1024), default=None,
+              help="Indexing threads (lucene, dense).")
 @click.option("--format", "fmt", type=click.Choice(COLLECTION_FORMATS), default=None,
               help="Collection layout (default: from the file name).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -122,7 +123,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--preset", default=None,
               help="lucene: k1/b of a dataset preset (qrecc-test, topiocqa-dev); for a bm25s "
                    "index, a warning when its build's k1/b differ.")
-@click.option("--threads", type=int, default=1, show_default=True,
+@click.option("--threads", type=click.IntRange(-1, 1024), default=1, show_default=True,
               help="Search threads (bm25s, dense: -1 or 0 for one per CPU).")
 @click.option("--pyserini-scores", is_flag=True,
               help="lucene: Pyserini's own scores and cut (rounded to 4 decimals, ties by docid "

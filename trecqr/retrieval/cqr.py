@@ -301,7 +301,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True, help="Report as an aligned table or as JSON.")
 @click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
-@click.option("--threads", type=int, default=1, show_default=True,
+@click.option("--threads", type=click.IntRange(-1, 1024), default=1, show_default=True,
               help="Search threads.")
 @click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
 @click.option("--protocol", default=None, metavar="NAME",
