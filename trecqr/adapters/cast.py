@@ -413,12 +413,14 @@ def provenance_run(topics: CastTopics, run_name: str = "cast-provenance") -> lis
     rank i gets score n - i + 1 (no ties, so trec_eval keeps the organisers' order)."""
     if any(t.provenance is None for t in topics.turns):
         raise UsageError(f"{topics.source}: only CAsT 2022 topic files carry response provenance")
-    lines = []
-    for t in topics.turns:
-        n = len(t.provenance)
-        lines += [f"{t.qid} Q0 {pid} {i} {n - i + 1} {run_name}\n"
-                  for i, pid in enumerate(t.provenance, 1)]
-    return lines
+    return [line for t in topics.turns for line in ranked_lines(t.qid, t.provenance, run_name)]
+
+
+def ranked_lines(qid: str, ids, run_name: str) -> list:
+    """TREC run lines for ids in rank order: rank i gets score n - i + 1 (no ties, so
+    trec_eval keeps the given order)."""
+    n = len(ids)
+    return [f"{qid} Q0 {doc} {i} {n - i + 1} {run_name}\n" for i, doc in enumerate(ids, 1)]
 
 
 # --------------------------------------------------------------------------- topic writer

@@ -45,7 +45,7 @@ import click
 
 from ..errors import InputError, UsageError
 from ..formats.writer import atomic_write_text
-from .cast import load_json
+from .cast import load_json, ranked_lines
 
 QUERY_FIELDS = ("raw", "resolved", "context")
 CONTEXT_SEP = " [SEP] "
@@ -202,12 +202,8 @@ def read_ikat_topics(path) -> IkatTopics:
 
 def topics_ptkb_run(topics: IkatTopics, run_name: str = "ikat-topics-ptkb") -> list:
     """The organisers' relevant PTKB statements of each turn as a ranking (file order)."""
-    lines = []
-    for t in topics.turns:
-        n = len(t.relevant_ptkb)
-        lines += [f"{t.qid} Q0 {s} {i} {n - i + 1} {run_name}\n"
-                  for i, s in enumerate(t.relevant_ptkb, 1)]
-    return lines
+    return [line for t in topics.turns
+            for line in ranked_lines(t.qid, t.relevant_ptkb, run_name)]
 
 
 # --------------------------------------------------------------------------- runs

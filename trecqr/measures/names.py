@@ -238,9 +238,9 @@ def score_ir_measures(qrels, run, names, options, evaluation, out_names,
             if cutoff < 1:
                 raise UsageError(f"{caller!r}: the cutoff must be at least 1")
             per_name[caller] = (m, rr_at_cutoff(run, qrels, topics, m["rel"], cutoff))
-        elif native(m) is not None:
-            values = np.asarray(native(m).function()(run, qrels, topics, m), dtype=np.float64)
-            if not native(m).defaults:  # only the topics the provider yields (NaN: none)
+        elif (row := native(m)) is not None:
+            values = np.asarray(row.function()(run, qrels, topics, m), dtype=np.float64)
+            if not row.defaults:  # only the topics the provider yields (NaN: none)
                 no_default.add(caller)
             per_name[caller] = (m, values)
         else:

@@ -206,20 +206,17 @@ class DictQrels:
                 raise TypeError("Expected dictionary as value.")
             keys = list(docs)
             values = list(docs.values())
-            if not all(type(d) is str for d in keys) and \
-                    not all(isinstance(d, str) for d in keys):
+            if not all(isinstance(d, str) for d in keys):
                 raise TypeError("Expected mapping of document id to query relevance or "
                                 "matching score.")
-            if not all(type(g) is int for g in values) and \
-                    not all(isinstance(g, int) for g in values):
+            if not all(isinstance(g, int) for g in values):
                 raise TypeError("Expected relevance to be integer.")
             qids.append(qid)
             docnos.extend(keys)
             grades.extend(values)
             topic_sizes.append(len(keys))
-        self.dicts = {q: d for q, d in query_relevance.items() if type(d) is dict} \
-            if all(type(d) is dict for d in query_relevance.values()) \
-            else {q: dict(d) for q, d in query_relevance.items()}
+        # the C ranker reads plain dicts (a dict subclass, e.g. defaultdict, is copied)
+        self.dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
         self.topics = qids
         self.index = {q: i for i, q in enumerate(qids)}
         self.grade = np.array(grades, dtype=np.int64)
