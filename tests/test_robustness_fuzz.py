@@ -8,17 +8,19 @@ its own seed, keeps the suite honest in under two minutes: every case must be cl
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import DATA, ROOT
 
 
 def test_fuzz_slice_is_clean(tmp_path):
     report = tmp_path / "report.json"
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fuzz.py"), "--cases", "200",
                           "--seed", "20261201", "--jobs", "2", "--timeout", "60", "--fast",
-                          "--report", str(report)], capture_output=True, text=True, timeout=600)
+                          "--report", str(report)], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, TRECQR_SHARED_DATA=str(DATA)))  # as the tests found it
     data = json.loads(report.read_text())
     assert sum(row["cases"] for row in data["table"].values()) == 200
     assert len(data["table"]) == 12, sorted(data["table"])  # every subcommand had cases
