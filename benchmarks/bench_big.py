@@ -38,18 +38,36 @@ MEASURES = ["-m", "recip_rank", "-m", "ndcg_cut.3", "-m", "recall.10,100", "-m",
 CHUNK = 64 << 20
 
 
+# The child is started by a small launcher process: a child forked from this process would
+# report this process's own peak memory (after shuffling a 7M-line run in memory) as its
+# ru_maxrss, since Linux carries the pre-exec high-water mark over exec.
+LAUNCHER = """
+import os, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+wall = time.perf_counter() - start
+with open(sys.argv[1], "w") as out:
+    out.write(f"{wall} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} "
+              f"{os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def run_child(cmd) -> tuple[float, int, bytes, float]:
     """Wall seconds, peak RSS (bytes) of the child (wait4), stdout, CPU seconds (user +
     system: what the machine's other users do not change much)."""
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as null:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=null)
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", suffix=".usage") as report, \
+            open(os.devnull, "wb") as null:
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, report.name, *map(str, cmd)],
+                                stdout=subprocess.PIPE, stderr=null)
         out = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+        proc.wait()
+        wall, rss, cpu, code = report.read().split()
+    if int(code) != 0:
         raise SystemExit(f"{' '.join(map(str, cmd))} failed")
-    return wall, usage.ru_maxrss * 1024, out, usage.ru_utime + usage.ru_stime
+    return float(wall), int(rss) * 1024, out, float(cpu)
 
 
 def copies(src: Path, dst: Path, count: int, runid: bytes | None = None) -> Path:
@@ -121,7 +139,7 @@ def main() -> None:
     big = a.out / f"run.x{a.copies}.txt"
     qbig = copies(qrels7, a.out / f"qrels.x{a.copies}.txt", a.copies)
     made = [qbig]
-    trecqr = [sys.executable, "-c", "from trecqr.cli import entry; entry()", "eval", "--quiet"]
+    trecqr = [sys.executable, "-c", "from trecqr.launch import entry; entry()", "eval", "--quiet"]
     cases = {
         "grouped": (lambda: run7, qrels7, n7),
         "shuffled": (lambda: shuffled(run7, a.out / "run.shuffled.txt"), qrels7, n7),

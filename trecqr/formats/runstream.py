@@ -218,6 +218,53 @@ def _decompressed_chunks(path, kind: str, piece_bytes: int, comments: bool, whol
         blocks.close()
 
 
+def read_ahead(pieces):
+    """The items of the iterator pieces, each made in a thread while the caller works on the
+    one before (the scanner releases the GIL: reading piece k+1 overlaps with scoring piece
+    k, at the cost of one more piece in memory). Exceptions come out where they would have;
+    closing this generator stops the thread and closes pieces."""
+    import queue
+    import threading
+
+    ready: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    done = object()
+
+    def produce():
+        try:
+            for item in pieces:
+                ready.put((True, item))
+                item = None
+                if stop.is_set():
+                    break
+            ready.put((True, done))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            ready.put((False, exc))
+
+    worker = threading.Thread(target=produce, daemon=True, name="trecqr-read-ahead")
+    worker.start()
+    try:
+        while True:
+            ok, item = ready.get()
+            if not ok:
+                raise item
+            if item is done:
+                return
+            yield item
+            item = None
+    finally:
+        stop.set()
+        while worker.is_alive():  # let the thread see stop (it may wait on a full queue)
+            try:
+                ready.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        worker.join()
+        closer = getattr(pieces, "close", None)
+        if closer is not None:
+            closer()
+
+
 class _PieceFile:
     """Where a decompressed piece is put for the scanner: an in-memory file (memfd, Linux) or
     a temporary file, rewritten for each piece."""

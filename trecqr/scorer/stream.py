@@ -65,11 +65,11 @@ def score_stream(qrels, path, selection, options: Options, zscores=None, *,
               piece_bytes=piece_bytes)
     try:
         try:
-            parts, runid = _score_pieces(runstream.topic_pieces(path, **kw), qrels, selection,
-                                         options, check_grouped=True)
+            pieces = runstream.read_ahead(runstream.topic_pieces(path, **kw))
+            parts, runid = _score_pieces(pieces, qrels, selection, options, check_grouped=True)
         except runstream.Interleaved:
-            parts, runid = _score_pieces(runstream.partitioned_pieces(path, **kw), qrels,
-                                         selection, options)
+            pieces = runstream.read_ahead(runstream.partitioned_pieces(path, **kw))
+            parts, runid = _score_pieces(pieces, qrels, selection, options)
     except (runstream.NeedsWholeFile, runstream.Interleaved, InputError):
         raise Fallback(path) from None
     return _join(parts, runid, qrels, selection, options, zscores, os.fspath(path))
