@@ -426,7 +426,7 @@ def _prepare_sources(base: Path, backends=("bm25s", "lucene", "dense")) -> dict:
 
 def trecqr_cmd() -> list:
     return [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
-            "from trecqr.cli import entry; entry()"]
+            "from trecqr.launch import entry; entry()"]
 
 
 def make_case(rng: random.Random, number: int, base: Path, sources: dict,

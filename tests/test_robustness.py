@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from conftest import DATA, ROOT, TE, run_cli
 FX = ROOT / "fixtures"
 Q, R = TE / "qrels.test", TE / "results.test"
 CMD = [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
-       "from trecqr.cli import entry; entry()"]
+       "from trecqr.launch import entry; entry()"]
 
 
 def trecqr(args, cwd=None, env=None, timeout=120, **kw):
@@ -132,15 +133,25 @@ def test_jsonl_docid_that_is_a_lone_surrogate(tmp_path):
     nothing_left(tmp_path, keep={"c.jsonl"})
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+# root writes into a read-only folder: as root, trecqr runs without the capabilities that let
+# it (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from its bounding set)
+AS_USER = [] if os.geteuid() != 0 else \
+    ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+
+
+@pytest.mark.skipif(AS_USER != [] and shutil.which("setpriv") is None,
+                    reason="running as root, and no setpriv to drop root's override")
 def test_index_into_a_folder_without_write_permission(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o555)
     try:
-        line = one_line(trecqr(["index", FX / "cast2021-demo/collection.jsonl", "-o",
-                                ro / "idx", "--quiet"]))
-        assert "Permission denied" in line or "permission" in line
+        res = subprocess.run(AS_USER + CMD + ["index", str(FX / "cast2021-demo/collection.jsonl"),
+                                              "-o", str(ro / "idx"), "--quiet"],
+                             capture_output=True, timeout=300)
+        line = one_line(res)
+        assert line == f"{ro}: cannot write into this folder (Permission denied)", line
+        assert os.listdir(ro) == []
     finally:
         ro.chmod(0o755)
 
@@ -466,6 +477,68 @@ def test_signals_during_eval_leave_no_temp_and_a_whole_or_no_output(tmp_path, bi
             assert r["stderr"] == ["trecqr: interrupted"]
         elif r["code"] in (143, 129):
             assert r["stderr"] == [f"trecqr: terminated ({r['signal']})"]
+
+
+def _group(pgid: int) -> list:
+    """The pids of the live processes in process group pgid (zombies aside)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                pids.append(int(entry))
+    return pids
+
+
+@pytest.mark.parametrize("signum,to_group", [(signal.SIGINT, True), (signal.SIGTERM, False),
+                                             (signal.SIGHUP, True)])
+def test_signal_during_eval_with_worker_processes(tmp_path, big_run, signum, to_group):
+    """Ctrl-C in a terminal reaches the whole process group: the worker processes of -j 2,
+    multiprocessing's forkserver and resource tracker too. One line, exit 128 + signal, no
+    output, and no process of the group left (SIGTERM sent to trecqr alone ends its workers)."""
+    run, qrels = big_run
+    runs = []
+    for i in range(8):
+        runs.append(tmp_path / f"r{i}.run")
+        os.symlink(run, runs[-1])
+    out = tmp_path / "out.txt"
+    proc = subprocess.Popen(CMD + ["eval", "-j", "2", "-q", "-m", "all_trec", "-o", str(out),
+                                   str(qrels), *map(str, runs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(_group(proc.pid)) < 5 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)  # trecqr, the forkserver, the resource tracker and 2 workers
+    assert proc.poll() is None and len(_group(proc.pid)) >= 5
+    time.sleep(0.2)  # the workers are scoring now
+    if to_group:
+        os.killpg(proc.pid, signum)
+    else:
+        os.kill(proc.pid, signum)
+    _, err = proc.communicate(timeout=60)
+    name = "interrupted" if signum == signal.SIGINT else \
+        f"terminated ({signal.Signals(signum).name})"
+    assert (proc.returncode, err.decode().splitlines()) == (128 + signum, [f"trecqr: {name}"])
+    deadline = time.monotonic() + 10
+    while _group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the forkserver and the tracker see trecqr's end, then leave
+    assert _group(proc.pid) == []
+    nothing_left(tmp_path, keep={f"r{i}.run" for i in range(8)})
+
+
+def test_signal_while_the_command_line_is_imported():
+    """The console script's first handlers (trecqr.launch), before click and numpy are
+    imported: one line and 128 + signal, not a traceback."""
+    code = ("import os, signal, sys; sys.argv[0] = 'trecqr'; from trecqr import launch; "
+            "launch._install(); os.kill(os.getpid(), signal.SIGTERM); import time; "
+            "time.sleep(5); print('not reached')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert (res.returncode, res.stderr, res.stdout) == (143, b"trecqr: terminated (SIGTERM)\n",
+                                                         b"")
 
 
 # ------------------------------------------------------------------ found by the campaign

@@ -14,6 +14,8 @@ the command's own per-run function) and ``trecqr compare`` (:func:`score_trec_ma
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import glob
 import os
 import uuid
@@ -21,6 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .errors import InputError, TrecqrError, UsageError
+from .guard import signals_blocked
 
 _GLOB = "*?["
 # A pool of processes costs ~1 s to start and warm up, and one process scores ~100 MB of run
@@ -225,13 +228,33 @@ def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,
     if workers <= 1:
         return [_unwrap(_call(fn, relevance, run, args)) for run in runs]
     relevance.value = relevance.load()  # read once, here: its errors come first
-    pool = _process_pool(workers, relevance)
+    rel = relevance.travelling(primed=True)
+    # the workers (and multiprocessing's forkserver and resource tracker) are started
+    # ignoring SIGINT, SIGTERM and SIGHUP: a Ctrl-C sent to the terminal's process group is
+    # this process's to handle; it ends them (SIGKILL) and exits on the one error path, and
+    # they print nothing
+    pool = None
     try:
-        rel = relevance.travelling(primed=True)
-        futures = [pool.submit(_call, fn, rel, run, args) for run in runs]
+        with signals_blocked(children_ignore=True):
+            pool = _process_pool(workers, relevance)
+            futures = [pool.submit(_call, fn, rel, run, args) for run in runs]
         return _collect(futures)
+    except BaseException:
+        if pool is not None:
+            _end_workers(pool)
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+            del pool
+            gc.collect()  # its queues' semaphores are unlinked now, not reported leaked at exit
+
+
+def _end_workers(pool) -> None:
+    """Kill the pool's worker processes (they block the signals terminate() would send)."""
+    for proc in list(getattr(pool, "_processes", {}).values()):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            proc.kill()
 
 
 def _collect(futures) -> list:

@@ -106,22 +106,52 @@ def remove_all_temps() -> None:
         _remove(path, folder)
 
 
+_deferring = 0  # > 0 within signals_blocked (main thread only: Python runs handlers there)
+_deferred: list = []  # the signals that arrived meanwhile
+
+
 @contextlib.contextmanager
-def signals_blocked():
-    """Hold SIGINT/SIGTERM/SIGHUP for a few steps (create-and-register, rename-and-forget), so a
-    signal never falls between a temporary file's creation and its registration."""
+def signals_blocked(children_ignore: bool = False):
+    """Hold SIGINT/SIGTERM/SIGHUP for a few steps (create-and-register, rename-and-forget,
+    starting worker processes), so a signal never falls between a temporary file's creation
+    and its registration. A signal that arrives meanwhile is acted on when the block ends.
+
+    children_ignore: the signals are also set to be ignored meanwhile, so the processes
+    started within (worker processes, multiprocessing's forkserver and resource tracker)
+    ignore them for good: a Ctrl-C sent to the terminal's process group then reaches this
+    process only, which ends its workers itself. (A signal blocked here stays pending; one
+    taken by another thread of this process in that short time is lost.)"""
+    global _deferring
     if threading.current_thread() is not threading.main_thread() or not hasattr(
             signal, "pthread_sigmask"):
         yield
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    handlers = {}
+    if children_ignore:
+        for s in _SIGNALS:
+            current = signal.getsignal(s)
+            if current is not None:
+                handlers[s] = signal.signal(s, signal.SIG_IGN)
+    _deferring += 1
     try:
         yield
     finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        _deferring -= 1
+        if not _deferring and _deferred:
+            signum = _deferred[0]
+            _deferred.clear()
+            remove_all_temps()
+            raise Interrupted(signum)
 
 
 def _on_signal(signum, frame):
+    if _deferring:
+        _deferred.append(signum)
+        return
     remove_all_temps()
     raise Interrupted(signum)
 

@@ -50,7 +50,11 @@ def atomic_index_dir(out_dir):
     new_output_dir(parent)  # folders made here are removed again if the command fails
 
     with signals_blocked():  # a signal removes the half-built folder (trecqr/guard.py)
-        tmp = tempfile.mkdtemp(prefix=".trecqr-index-", dir=parent)
+        try:
+            tmp = tempfile.mkdtemp(prefix=".trecqr-index-", dir=parent)
+        except OSError as exc:  # named after the folder asked for, not the temporary one
+            raise InputError(parent, None, f"cannot write into this folder "
+                                           f"({exc.strerror or exc})") from None
         register_temp(tmp, folder=True)
     try:
         yield tmp
