@@ -494,27 +494,17 @@ def _group(pgid: int) -> list:
     return pids
 
 
-@pytest.mark.parametrize("signum,to_group", [(signal.SIGINT, True), (signal.SIGTERM, False),
-                                             (signal.SIGHUP, True)])
-def test_signal_during_eval_with_worker_processes(tmp_path, big_run, signum, to_group):
-    """Ctrl-C in a terminal reaches the whole process group: the worker processes of -j 2,
-    multiprocessing's forkserver and resource tracker too. One line, exit 128 + signal, no
-    output, and no process of the group left (SIGTERM sent to trecqr alone ends its workers)."""
-    run, qrels = big_run
-    runs = []
-    for i in range(8):
-        runs.append(tmp_path / f"r{i}.run")
-        os.symlink(run, runs[-1])
-    out = tmp_path / "out.txt"
-    proc = subprocess.Popen(CMD + ["eval", "-j", "2", "-q", "-m", "all_trec", "-o", str(out),
-                                   str(qrels), *map(str, runs)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+def _interrupt_workers(args, signum, to_group: bool) -> None:
+    """Start trecqr with args, send signum once its worker processes run (to the process
+    group, as a terminal's Ctrl-C, or to trecqr alone), and check: one line, exit 128 +
+    signal, and no process of the group left."""
+    proc = subprocess.Popen(CMD + [str(a) for a in args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 60
     while len(_group(proc.pid)) < 5 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)  # trecqr, the forkserver, the resource tracker and 2 workers
     assert proc.poll() is None and len(_group(proc.pid)) >= 5
-    time.sleep(0.2)  # the workers are scoring now
+    time.sleep(0.3)  # the workers are at work now
     if to_group:
         os.killpg(proc.pid, signum)
     else:
@@ -527,7 +517,46 @@ def test_signal_during_eval_with_worker_processes(tmp_path, big_run, signum, to_
     while _group(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.05)  # the forkserver and the tracker see trecqr's end, then leave
     assert _group(proc.pid) == []
+
+
+SIGNAL_CASES = [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGHUP, True)]
+
+
+@pytest.mark.parametrize("signum,to_group", SIGNAL_CASES)
+def test_signal_during_eval_with_worker_processes(tmp_path, big_run, signum, to_group):
+    """Ctrl-C in a terminal reaches the whole process group: the worker processes of -j 2,
+    multiprocessing's forkserver and resource tracker too. One line, exit 128 + signal, no
+    output, and no process of the group left (SIGTERM sent to trecqr alone ends its workers)."""
+    run, qrels = big_run
+    runs = []
+    for i in range(8):
+        runs.append(tmp_path / f"r{i}.run")
+        os.symlink(run, runs[-1])
+    _interrupt_workers(["eval", "-j", "2", "-q", "-m", "all_trec", "-o", tmp_path / "out.txt",
+                        qrels, *runs], signum, to_group)
     nothing_left(tmp_path, keep={f"r{i}.run" for i in range(8)})
+
+
+@pytest.fixture(scope="module")
+def large_collection(tmp_path_factory):
+    """60,000 synthetic passages: the bm25s index tokenises all but the first 8,000 in
+    worker processes."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_retrieval
+
+    bench_retrieval.DATA = tmp_path_factory.mktemp("collection")
+    folder, _ = bench_retrieval.make_collection(60_000, 10, seed=1)
+    return folder / "collection.jsonl"
+
+
+@pytest.mark.parametrize("signum,to_group", SIGNAL_CASES)
+def test_signal_during_index_with_worker_processes(tmp_path, large_collection, signum,
+                                                   to_group):
+    """A worker killed while it sends its batch back must not leave trecqr waiting for the
+    rest of the message (it did, 1 time in 10)."""
+    _interrupt_workers(["index", large_collection, "-o", tmp_path / "idx", "--quiet"], signum,
+                       to_group)
+    nothing_left(tmp_path)
 
 
 def test_signal_while_the_command_line_is_imported():

@@ -14,8 +14,6 @@ the command's own per-run function) and ``trecqr compare`` (:func:`score_trec_ma
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import glob
 import os
 import uuid
@@ -23,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .errors import InputError, TrecqrError, UsageError
-from .guard import signals_blocked
+from .guard import worker_pool
 
 _GLOB = "*?["
 # A pool of processes costs ~1 s to start and warm up, and one process scores ~100 MB of run
@@ -197,18 +195,9 @@ def _pool_jobs(runs, jobs) -> int:
     return min(jobs, len(runs))
 
 
-def _process_pool(workers: int, rel: Relevance):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
-    try:  # forked from a clean server that has imported trecqr once: fast, and no threads
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["trecqr.api", "trecqr.api_many", "trecqr.cli",
-                                    "trecqr.measures.selection", "trecqr.report.outputs"])
-    except ValueError:
-        ctx = mp.get_context("spawn")
-    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_prime,
-                               initargs=(rel.key, rel.load()))
+# what the forkserver imports once, so that each worker starts ready
+_PRELOAD = ["trecqr.api", "trecqr.api_many", "trecqr.cli", "trecqr.measures.selection",
+            "trecqr.report.outputs"]
 
 
 def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,
@@ -229,32 +218,10 @@ def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,
         return [_unwrap(_call(fn, relevance, run, args)) for run in runs]
     relevance.value = relevance.load()  # read once, here: its errors come first
     rel = relevance.travelling(primed=True)
-    # the workers (and multiprocessing's forkserver and resource tracker) are started
-    # ignoring SIGINT, SIGTERM and SIGHUP: a Ctrl-C sent to the terminal's process group is
-    # this process's to handle; it ends them (SIGKILL) and exits on the one error path, and
-    # they print nothing
-    pool = None
-    try:
-        with signals_blocked(children_ignore=True):
-            pool = _process_pool(workers, relevance)
-            futures = [pool.submit(_call, fn, rel, run, args) for run in runs]
-        return _collect(futures)
-    except BaseException:
-        if pool is not None:
-            _end_workers(pool)
-        raise
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-            del pool
-            gc.collect()  # its queues' semaphores are unlinked now, not reported leaked at exit
-
-
-def _end_workers(pool) -> None:
-    """Kill the pool's worker processes (they block the signals terminate() would send)."""
-    for proc in list(getattr(pool, "_processes", {}).values()):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            proc.kill()
+    # the workers ignore SIGINT, SIGTERM and SIGHUP: a Ctrl-C is this process's to handle
+    # (guard.worker_pool ends them on the way out)
+    with worker_pool(workers, _PRELOAD, _prime, (relevance.key, relevance.value)) as pool:
+        return _collect([pool.submit(_call, fn, rel, run, args) for run in runs])
 
 
 def _collect(futures) -> list:

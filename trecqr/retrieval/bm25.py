@@ -167,15 +167,9 @@ def _tokenised(docs, workers: int | None):
         for ids, texts in batches:
             yield ids, tokenise_batch(texts)
         return
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    from ..guard import worker_pool
 
-    try:
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["trecqr.retrieval.bm25"])
-    except ValueError:
-        ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+    with worker_pool(workers, ["trecqr.retrieval.bm25"]) as pool:
         pending = deque()
         for ids, texts in batches:
             pending.append((ids, pool.submit(tokenise_batch, texts)))
