@@ -15,6 +15,8 @@ from trecqr.retrieval.bm25 import analyze, build_index, load_index, search
 from trecqr.retrieval.collections import iter_collection
 from trecqr.retrieval.commands import index_command, search_command
 
+from conftest import DATA, ROOT
+
 PASSAGES = [
     ("d1", "The cat sat on the mat.", "Cats [SEP] Habits"),
     ("d2", "Dogs are running in the park every morning.", "Dogs [SEP] Exercise"),
@@ -305,3 +307,44 @@ def test_bm25s_index_built_in_worker_processes_is_bit_for_bit_the_same(tmp_path,
     assert names == sorted(p.name for p in (tmp_path / "two").iterdir())
     for name in names:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+
+
+def _one_passage_at_a_time(texts):
+    """tokenise_batch's result the plain way: Analyzer() on each passage, ids on first sight."""
+    from trecqr.retrieval.analysis import Analyzer
+
+    analyzer, local, ids, lens = Analyzer(), {}, [], []
+    for text in texts:
+        terms = analyzer(text)
+        lens.append(len(terms))
+        ids.extend(local.setdefault(t, len(local)) for t in terms)
+    return list(local), np.array(ids, np.int32).tobytes(), np.array(lens, np.int32).tobytes()
+
+
+ODD_TEXTS = ["ΣΑΣ ΟΔΟΣ", "İstanbul İİ", "don't U.S. 3.14 1,000 _x __ a_b", "日本語のテキスト カタカナ",
+             "emoji 👍🏽 👨\u200d👩\u200d👧 🇫🇷", "soft\u00adhyphen e\u0301", "x\u200by",
+             "The Cat's cats' café", "", "   ", "a\x1cb\x1fc", "ℹ️ ©®™ ½ ²", "ﬁne ß straße",
+             "3.14.15 1,000,000 a.b.c", "a\x00b", "\x00", " \x00 x \x00", "ab\x00\x00cd Σ\x00σ"]
+
+
+def test_tokenise_batch_equals_the_analyzer_passage_by_passage():
+    """The batch tokeniser (chunks factorised at once, NUL chunks between passages) gives the
+    terms, ids and lengths of Analyzer() run on each passage: on the QReCC demo passages, the
+    TREC Session 2013 texts, odd Unicode, NULs, and each odd text alone."""
+    import gzip
+    import json
+    import re
+
+    from trecqr.retrieval import bm25
+
+    demo = [json.loads(line)["contents"] for line in
+            open(ROOT / "fixtures" / "qrecc-demo" / "collection.jsonl", encoding="utf-8")]
+    xml = gzip.open(DATA / "sessions" / "sessiontrack2013.xml.gz", "rt", encoding="utf-8").read()
+    session = [p for p in re.split(r"<[^>]+>", xml) if p.strip()]
+    assert len(demo) > 900 and len(session) > 18000
+    for texts in (demo, session, ODD_TEXTS, *([t] for t in ODD_TEXTS)):
+        got = bm25.tokenise_batch(texts)
+        assert got == _one_passage_at_a_time(texts)
+    terms, ids, lens = bm25.tokenise_batch(["Dogs' running, don't RUN", "\x00 dog"])
+    assert (terms, np.frombuffer(ids, np.int32).tolist(), np.frombuffer(lens, np.int32).tolist()) \
+        == (["dog", "run", "don't"], [0, 1, 2, 1, 0], [4, 1])

@@ -21,6 +21,9 @@ class InputError(TrecqrError, ValueError):
         self.message = message
         super().__init__(self.location() + message)
 
+    def __reduce__(self):  # pickled from a worker process to the caller whole
+        return (type(self), (self.source, self.line, self.message))
+
     def location(self) -> str:
         if self.line is None:
             return f"{self.source}: "

@@ -272,11 +272,11 @@ def _tsv_text(topics: Topics) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------- JSONL
-def json_records(name: str, text):
+def json_records(name: str, text, start: int = 1):
     """Yield (line number, dict) for every non-blank line of a JSONL text (a string, or any
-    iterable of lines, such as an open file)."""
+    iterable of lines, such as an open file), numbering its lines from start."""
     lines = text.split("\n") if isinstance(text, str) else text
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in enumerate(lines, start):
         if not line.strip():
             continue
         try:

@@ -269,6 +269,7 @@ class Analyzer:
 
     def __init__(self):
         self._cache = {}
+        self.known_chunks = {}  # chunk -> its terms (chunk_terms' cache)
 
     def __call__(self, text: str) -> list:
         out = []
@@ -301,6 +302,26 @@ class Analyzer:
         if "Σ" in text or "İ" in text:
             lower = text.replace("Σ", "σ").replace("İ", "i").lower()
         return _tokenizer()(lower)
+
+    @staticmethod
+    def lower(text: str) -> str:
+        """text lowercased as Java does, char by char (what tokens() reads)."""
+        if "Σ" in text or "İ" in text:
+            return text.replace("Σ", "σ").replace("İ", "i").lower()
+        return text.lower()
+
+    def chunk_terms(self, chunk: str) -> tuple:
+        """The index terms of a lowercased chunk of text without white space, cached.
+
+        No token spans white space, so a text's terms are its white-space-separated chunks'
+        terms, in order; a collection repeats its chunks, and each is analysed once."""
+        terms = self.known_chunks.get(chunk)
+        if terms is None:
+            toks = _SIMPLE_TOKEN(chunk) if _SIMPLE_TEXT(chunk) else _tokenizer()(chunk)
+            terms = tuple(t for t in map(self.term, toks) if t)
+            if len(self.known_chunks) < 2_000_000:
+                self.known_chunks[chunk] = terms
+        return terms
 
     def term(self, tok: str) -> str:
         """The index term of a token ("" for a stop word)."""

@@ -24,10 +24,11 @@ import pyarrow as pa
 
 from ..errors import InputError, UsageError
 from .analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
-from .collections import collection_format, collection_label, is_irds, iter_collection
+from .collections import (collection_format, collection_label, is_irds, iter_collection,
+                          jsonl_docs, jsonl_line_blocks)
 from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
-                       order_hits, progress, read_docids, read_manifest, thread_count,
-                       write_docids, write_manifest)
+                       order_hits, progress, progress_bar, read_docids, read_manifest,
+                       thread_count, write_docids, write_manifest)
 
 BACKEND = "bm25s"
 DEFAULT_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
@@ -61,26 +62,25 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
     import bm25s
 
     with atomic_index_dir(out_dir) as tmp:
-        vocab = {}
+        vocab = _Vocabulary()
         flat = array("i")
         lengths = array("q")
 
-        def docids():
-            docs = progress(iter_collection(collection, format), show_progress,
-                            desc="tokenising", unit=" docs", mininterval=0.5)
-            for batch_ids, (terms, local, lens) in _tokenised(docs, workers):
-                remap = np.empty(len(terms), dtype=np.int32)
-                for j, term in enumerate(terms):  # first-seen order within the batch
-                    tid = vocab.get(term)
-                    if tid is None:
-                        tid = vocab[term] = len(vocab)
-                    remap[j] = tid
+        def docids(bar):
+            for batch_ids, (terms, local, lens) in _tokenised(_tasks(collection, format),
+                                                              workers):
+                # the batch's terms in their first-seen order: a new one gets the next id
+                remap = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32,
+                                    count=len(terms))
                 flat.frombytes(remap[np.frombuffer(local, dtype=np.int32)].tobytes())
                 lengths.frombytes(np.frombuffer(lens, dtype=np.int32).astype(np.int64)
                                   .tobytes())
+                bar.update(len(batch_ids))
                 yield from batch_ids
 
-        n = write_docids(tmp, docids())
+        with progress_bar(show_progress, desc="tokenising", unit=" docs",
+                          mininterval=0.5) as bar:
+            n = write_docids(tmp, docids(bar))
         if n == 0:
             raise InputError(os.fspath(collection), None, "the collection holds no passages")
         check_unique_docids(read_docids(tmp), collection)
@@ -102,6 +102,15 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
             "bm25s": getattr(bm25s, "__version__", "?")})
 
 
+class _Vocabulary(dict):
+    """term -> id; looking up a new term gives it the next id (looked up in C for the terms
+    already there, which are most of a batch's)."""
+
+    def __missing__(self, term):
+        tid = self[term] = len(self)
+        return tid
+
+
 _ANALYZER = None
 
 
@@ -109,76 +118,121 @@ def tokenise_batch(texts) -> tuple:
     """(terms in first-seen order, term ids into them (int32 bytes), lengths (int32 bytes))
     of a batch of passages: what a tokenising worker returns.
 
-    The batch's tokens are factorised at once (pandas: codes in first-seen order), each
-    distinct token analysed once; a term's first token is its first occurrence, so the
-    terms come out in first-seen order, as one Analyzer() call per passage would give them."""
-    import pandas as pd
+    The batch is lowercased and cut into its white-space-separated chunks at once (no token
+    spans white space), the passages kept apart by a NUL chunk (a NUL is in no token, so NULs
+    in a text are read as spaces); the chunks are factorised (Arrow: codes in first-seen
+    order), and each distinct chunk analysed once (Analyzer.chunk_terms, cached across
+    batches). The chunks' terms, in chunk first-seen order, are factorised again: a term's
+    first occurrence there is its first in the batch, so the terms come out in first-seen
+    order, as one Analyzer() call per passage would give them (tests/test_retrieval_bm25.py
+    compares the two)."""
+    from itertools import chain
 
     global _ANALYZER
     if _ANALYZER is None:
         _ANALYZER = Analyzer()
     analyzer = _ANALYZER
-    tokens, counts = [], []
-    for text in texts:
-        toks = analyzer.tokens(text)
-        tokens.extend(toks)
-        counts.append(len(toks))
-    codes, uniques = pd.factorize(pd.Series(tokens, dtype=object), sort=False)
-    local: dict = {}
-    tid_of = np.empty(len(uniques), dtype=np.int32)
-    for j, tok in enumerate(uniques.tolist()):
-        term = analyzer.term(tok)
-        tid_of[j] = local.setdefault(term, len(local)) if term else -1
-    ids = tid_of[codes] if len(codes) else np.zeros(0, np.int32)
-    keep = ids >= 0
-    doc = np.repeat(np.arange(len(texts)), counts)
-    lens = np.bincount(doc[keep], minlength=len(texts)).astype(np.int32)
-    return list(local), ids[keep].astype(np.int32).tobytes(), lens.tobytes()
+    joined = _SEPARATOR.join(texts)
+    if joined.count("\x00") != len(texts) - 1:
+        texts = [text.replace("\x00", " ") for text in texts]
+        joined = _SEPARATOR.join(texts)
+    if "Σ" in joined or "İ" in joined:  # lowercased text by text, as Java does (Analyzer.lower)
+        joined = _SEPARATOR.join(map(analyzer.lower, texts))
+    else:
+        joined = joined.lower()
+    codes, chunks = _factorise(joined.split())
+    del joined
+    term_lists = list(map(analyzer.known_chunks.get, chunks))  # the cached ones, in C
+    for i in [i for i, terms in enumerate(term_lists) if terms is None]:
+        term_lists[i] = () if chunks[i] == "\x00" else analyzer.chunk_terms(chunks[i])
+    n_terms = np.fromiter(map(len, term_lists), dtype=np.int64, count=len(term_lists))
+    term_codes, terms = _factorise(list(chain.from_iterable(term_lists)))
+    # the term ids of every chunk, in order: chunk c's run of term_codes, repeated
+    per_chunk = n_terms[codes]
+    first = np.zeros(len(n_terms), dtype=np.int64)
+    np.cumsum(n_terms[:-1], out=first[1:])
+    before = np.zeros(len(per_chunk), dtype=np.int64)
+    np.cumsum(per_chunk[:-1], out=before[1:])
+    total = int(per_chunk.sum())
+    where = np.repeat(first[codes] - before, per_chunk) + np.arange(total, dtype=np.int64)
+    ids = term_codes[where].astype(np.int32)
+    try:
+        separator = chunks.index("\x00")
+    except ValueError:  # one passage
+        separator = -1
+    text_of_chunk = np.cumsum(codes == separator)
+    lens = np.bincount(text_of_chunk, weights=per_chunk, minlength=len(texts)).astype(np.int32)
+    return terms, ids.tobytes(), lens.tobytes()
 
 
-def _batches(docs):
+_SEPARATOR = " \x00 "
+
+
+def _factorise(values: list) -> tuple:
+    """(codes, distinct values) of a list of strings, values numbered in first-seen order."""
+    encoded = pa.array(values, pa.large_string()).dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return codes, encoded.dictionary.to_pylist()
+
+
+def _tasks(collection, format):
+    """The tokenising tasks of a collection, in order: blocks of BATCH lines of a JSONL file
+    (parsed by the worker), or batches of BATCH passages read here (TSV, ir_datasets)."""
+    if not is_irds(collection) and collection_format(collection, format) == "jsonl":
+        name = os.fspath(collection)
+        for first, lines in jsonl_line_blocks(collection, BATCH):
+            yield ("jsonl", name, first, lines)
+        return
     ids, texts = [], []
-    for doc in docs:
+    for doc in iter_collection(collection, format):
         ids.append(doc.docid)
         texts.append(doc.text)
         if len(texts) == BATCH:
-            yield ids, texts
+            yield ("docs", ids, texts)
             ids, texts = [], []
     if texts:
-        yield ids, texts
+        yield ("docs", ids, texts)
 
 
-def _tokenised(docs, workers: int | None):
-    """(docids, tokenise_batch result) per batch of docs, in order: the first batch here, the
-    rest in worker processes (at most 2 batches per worker in flight)."""
+def tokenise_task(task) -> tuple:
+    """(docids, tokenise_batch result) of a task of _tasks: what a worker runs."""
+    kind, *args = task
+    ids, texts = jsonl_docs(*args) if kind == "jsonl" else args
+    return ids, tokenise_batch(texts)
+
+
+def _tokenised(tasks, workers: int | None):
+    """tokenise_task of each task, in order, in worker processes (at most 2 tasks per worker
+    in flight; here when there is one task or one worker)."""
     from collections import deque
 
-    batches = _batches(docs)
-    first = next(batches, None)
+    first = next(tasks, None)
     if first is None:
         return
-    yield first[0], tokenise_batch(first[1])
+    second = next(tasks, None)
     if workers is None:
         try:
             workers = len(os.sched_getaffinity(0))
         except AttributeError:
             workers = os.cpu_count() or 1
-    if workers <= 1:
-        for ids, texts in batches:
-            yield ids, tokenise_batch(texts)
+    if workers <= 1 or second is None:  # one batch: not worth starting processes
+        yield tokenise_task(first)
+        if second is not None:
+            yield tokenise_task(second)
+            yield from map(tokenise_task, tasks)
         return
+    from itertools import chain
+
     from ..guard import worker_pool
 
-    with worker_pool(workers, ["trecqr.retrieval.bm25"]) as pool:
+    with worker_pool(workers, ["trecqr.retrieval.bm25", "pandas"]) as pool:
         pending = deque()
-        for ids, texts in batches:
-            pending.append((ids, pool.submit(tokenise_batch, texts)))
+        for task in chain((first, second), tasks):
+            pending.append(pool.submit(tokenise_task, task))
             if len(pending) >= 2 * workers:
-                ids0, fut = pending.popleft()
-                yield ids0, fut.result()
+                yield pending.popleft().result()
         while pending:
-            ids0, fut = pending.popleft()
-            yield ids0, fut.result()
+            yield pending.popleft().result()
 
 
 def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: float, b: float,
@@ -197,16 +251,17 @@ def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: flo
 
     n_docs = len(lengths)
     lengths = np.asarray(lengths, dtype=np.int64)
-    # (passage, term) keys, sorted in place; runs of equal keys are the term frequencies
-    key = np.repeat(np.arange(n_docs, dtype=np.int64) * n_terms, lengths)
-    key += term_ids
+    # (term, passage) keys, sorted in place: runs of equal keys are the term frequencies, and
+    # the pairs come out in the matrix's order (column by column), so no second sort
+    key = np.asarray(term_ids, dtype=np.int64) * n_docs
+    key += np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
     key.sort()
     starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
     tf = np.diff(np.append(starts, len(key))).astype(np.float32)
     key = key[starts]
     del starts
-    d = (key // n_terms).astype(np.int32)
-    t = (key - d.astype(np.int64) * n_terms).astype(np.int32)
+    t = (key // n_docs).astype(np.int32)
+    d = (key - t.astype(np.int64) * n_docs).astype(np.int32)
     del key
     df = np.bincount(t, minlength=n_terms)
     idf = np.zeros(n_terms, dtype=np.float32)
@@ -216,8 +271,8 @@ def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: flo
     avg = lengths.mean()
     wide = np.result_type(np.float64(1.0), tf[:1]) == np.float64  # numpy >= 2 (NEP 50)
     scores = np.empty(len(tf), dtype=np.float32)
-    step = 1 << 22  # float64 temporaries a chunk at a time
-    for a in range(0, len(tf), step):
+
+    def chunk(a):  # float64 temporaries a chunk at a time; numpy lets go of the GIL
         tf32 = tf[a:a + step]
         length_part = k1 * ((1 - b) + b * lengths[d[a:a + step]].astype(np.float64) / avg)
         if wide:
@@ -225,11 +280,21 @@ def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: flo
         else:  # legacy value-based casting: the float64 scalar joins the float32 array as float32
             scores[a:a + step] = idf[t[a:a + step]] * (
                 tf32 / (length_part.astype(np.float32) + tf32))
+
+    step = 1 << 21
+    starts = range(0, len(tf), step)
+    if len(starts) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(thread_count(-1)) as pool:
+            list(pool.map(chunk, starts))
+    else:
+        for a in starts:
+            chunk(a)
     del tf
-    order = np.argsort(t, kind="stable")  # pairs are in (passage, term) order: now (term, passage)
     indptr = np.zeros(n_terms + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    return {"data": scores[order], "indices": d[order], "indptr": indptr, "num_docs": n_docs}
+    return {"data": scores, "indices": d, "indptr": indptr, "num_docs": n_docs}
 
 
 def load_index(index_dir, *, mmap: bool = True):

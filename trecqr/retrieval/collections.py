@@ -22,9 +22,12 @@ run's docno); problems are InputErrors with the file's line (the doc's position 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
+import itertools
 import os
+import re
 import zlib
 from dataclasses import dataclass
 
@@ -105,9 +108,12 @@ def _join(title: str, text: str) -> str:
     return f"{title} {text}" if title else text
 
 
+_WHITE_SPACE = re.compile(r"\s").search  # re's \s is str.isspace, character for character
+
+
 def valid_docid(docid) -> bool:
     """A docid can be a TREC run's docno: a non-empty string without white space."""
-    return isinstance(docid, str) and bool(docid) and not any(c.isspace() for c in docid)
+    return isinstance(docid, str) and bool(docid) and _WHITE_SPACE(docid) is None
 
 
 def _check_id(name, lineno, docid) -> str:
@@ -148,10 +154,10 @@ def _iter_tsv(name, fh):
                   _join(title, parts[text_col]), lineno)
 
 
-def _iter_jsonl(name, fh):
+def _iter_jsonl(name, fh, start: int = 1):
     from ..adapters.topics import json_records
 
-    for lineno, rec in json_records(name, fh):
+    for lineno, rec in json_records(name, fh, start):
         key = next((k for k in ID_COLUMNS if k in rec), None)
         if key is None:
             raise InputError(name, lineno, "no id field (id, docid, _id)")
@@ -213,10 +219,40 @@ def iter_collection(path, format: str | None = None):
         return
     fmt = collection_format(path, format)
     name = os.fspath(path)
-    with _open(name) as fh:
-        try:
-            yield from (_iter_tsv if fmt == "tsv" else _iter_jsonl)(name, fh)
-        except UnicodeDecodeError as exc:
-            raise InputError(name, None, f"not UTF-8: {exc.reason}") from None
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # a truncated or damaged .gz
-            raise InputError(name, None, f"corrupt gzip data ({exc})") from None
+    with _open(name) as fh, _read_errors(name):
+        yield from (_iter_tsv if fmt == "tsv" else _iter_jsonl)(name, fh)
+
+
+@contextlib.contextmanager
+def _read_errors(name):
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        raise InputError(name, None, f"not UTF-8: {exc.reason}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # a truncated or damaged .gz
+        raise InputError(name, None, f"corrupt gzip data ({exc})") from None
+
+
+def jsonl_line_blocks(path, size: int):
+    """(number of the first line, lines) of a JSONL collection file, size lines at a time,
+    unparsed: worker processes parse them (:func:`jsonl_docs`), so the reading process only
+    decodes and splits lines."""
+    name = os.fspath(path)
+    with _open(name) as fh, _read_errors(name):
+        first = 1
+        while True:
+            lines = list(itertools.islice(fh, size))
+            if not lines:
+                return
+            yield first, lines
+            first += len(lines)
+
+
+def jsonl_docs(name: str, first: int, lines) -> tuple:
+    """(docids, texts) of a block of JSONL lines numbered from first, read and checked as
+    :func:`iter_collection` reads and checks them."""
+    ids, texts = [], []
+    for doc in _iter_jsonl(name, lines, first):
+        ids.append(doc.docid)
+        texts.append(doc.text)
+    return ids, texts
