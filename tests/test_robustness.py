@@ -604,6 +604,18 @@ def test_breakdown_labels_that_are_not_text(tmp_path):
                     "qid<TAB>label file")
 
 
+def test_bad_jsonl_line_parsed_in_a_worker_keeps_its_line_number(tmp_path, large_collection):
+    """JSONL lines are parsed in the tokenising workers: an error there comes back whole
+    (InputError pickles with its file and line) and the half-built index is removed."""
+    lines = large_collection.read_text(encoding="utf-8").splitlines(keepends=True)[:20_000]
+    lines[17_321] = '{"id": "a b", "contents": "x"}\n'
+    coll = tmp_path / "c.jsonl"
+    coll.write_text("".join(lines), encoding="utf-8")
+    line = one_line(trecqr(["index", coll, "-o", tmp_path / "idx", "--quiet"]))
+    assert line == f"{coll}:17322: bad docid 'a b': empty or holds white space"
+    nothing_left(tmp_path, keep={"c.jsonl"})
+
+
 def test_failed_index_removes_the_folders_it_made(tmp_path):
     coll = tmp_path / "c.jsonl"
     coll.write_text("[]\n")
