@@ -348,6 +348,14 @@ def test_failed_ir_datasets_lookup_creates_nothing_under_home(tmp_path):
         assert dataset in line
         assert sorted(os.listdir(home)) == []
     assert not (tmp_path / "t.tsv").exists()
+    # a documents look-up writes irds_version.txt into the dataset's new folder (fuzz seed 23)
+    res = subprocess.run(CMD + ["cqr", "--qrels", FX / "cast2021-demo/qrels.txt", "--topics",
+                                FX / "cast2021-demo/topics-raw.tsv", "--collection",
+                                "irds:msmarco-passage", "--runs-dir", tmp_path / "runs",
+                                "--quiet"], env=e, capture_output=True, timeout=300)
+    assert "the documents files are not available locally" in one_line(res)
+    assert sorted(os.listdir(home)) == []
+    nothing_left(tmp_path, keep={"home"})
 
 
 # ------------------------------------------------------------------ the error path itself

@@ -285,15 +285,20 @@ def at_command_end(fn) -> bool:
     return True
 
 
-def remove_new_empty_dirs(home, before: set) -> None:
-    """Remove the empty folders under home (and home) that are not in before, deepest first:
-    what a library made on import and did not use."""
+def remove_new_empty_dirs(home, before: set, markers=()) -> None:
+    """Remove the folders under home (and home) that are not in before and are empty, or hold
+    only files named in markers (which, in a new folder, the command wrote), deepest first:
+    what a library made on import or look-up and did not use."""
     home = os.fspath(home)
     if not os.path.isdir(home):
         return
     for dirpath, dirnames, filenames in os.walk(home, topdown=False):
         if dirpath in before:
             continue
+        if filenames and set(filenames) <= set(markers):
+            for name in filenames:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(dirpath, name))
         with contextlib.suppress(OSError):
             os.rmdir(dirpath)  # fails unless empty
 

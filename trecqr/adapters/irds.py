@@ -51,7 +51,8 @@ def _irds():
 
         home = os.environ.get("IR_DATASETS_HOME") or os.path.expanduser("~/.ir_datasets")
         before = dirs_under(home)  # command removes again those it left empty
-        at_command_end(lambda: remove_new_empty_dirs(home, before))
+        # a dataset's folder gets an irds_version.txt when its documents are looked up
+        at_command_end(lambda: remove_new_empty_dirs(home, before, ("irds_version.txt",)))
     try:
         import ir_datasets
     except ImportError:
