@@ -278,4 +278,10 @@ def entry() -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         code = code or 1
+    mp_util = sys.modules.get("multiprocessing.util")
+    if mp_util is not None:  # what the interpreter's exit would do for worker pools: unlink
+        try:                 # their semaphores (else the resource tracker reports them leaked)
+            mp_util._run_finalizers(0)
+        except Exception:  # noqa: BLE001 - leaving anyway
+            pass
     os._exit(code)

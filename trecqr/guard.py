@@ -184,20 +184,22 @@ def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
                 forkserver.ensure_running()
         yield pool
     except BaseException:
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                proc.kill()
-        # a worker killed while sending its result leaves half a message: with this end of
-        # the result pipe closed too, the pool's manager thread reads EOF there instead of
-        # waiting forever for the rest (and shutdown() would wait for that thread)
-        with contextlib.suppress(Exception):
-            pool._result_queue._writer.close()
+        with signals_blocked():  # the clean-up is not cut short by a second signal
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    proc.kill()
+            # a worker killed while sending its result leaves half a message: with this end
+            # of the result pipe closed too, the pool's manager thread reads EOF there instead
+            # of waiting forever for the rest (and shutdown() would wait for that thread)
+            with contextlib.suppress(Exception):
+                pool._result_queue._writer.close()
         raise
     finally:
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-            del pool
-            gc.collect()  # its queues' semaphores are unlinked now, not reported leaked at exit
+            with signals_blocked():
+                pool.shutdown(wait=True, cancel_futures=True)
+                del pool
+                gc.collect()  # its queues' semaphores are unlinked now, not at exit
 
 
 def _on_signal(signum, frame):
