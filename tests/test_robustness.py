@@ -579,6 +579,35 @@ def test_signal_during_index_with_worker_processes(tmp_path, large_collection, s
     nothing_left(tmp_path)
 
 
+@pytest.mark.parametrize("then", ["fails", "succeeds"])
+def test_signal_swallowed_by_a_library_still_ends_the_command(tmp_path, then):
+    """A bare ``except:`` in a library (pandas' import, fuzz seed 24) swallowed the signal's
+    exception: the command went on and ended as an internal error. It ends as interrupted,
+    and an output it wrote meanwhile is removed."""
+    out = tmp_path / "out.txt"
+    code = f"""
+import os, signal, sys
+from trecqr.guard import install_signal_handlers, run_guarded
+from trecqr.formats.writer import atomic_write_text
+install_signal_handlers()
+def work():
+    atomic_write_text({str(out)!r}, "partial\\n")
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        import time; time.sleep(5)
+    except BaseException:
+        pass
+    if {then!r} == "fails":
+        raise AttributeError("partially initialized module")
+run_guarded(work)
+print("not reached")
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert (res.returncode, res.stderr, res.stdout) == (143, b"trecqr: terminated (SIGTERM)\n",
+                                                         b"")
+    nothing_left(tmp_path)
+
+
 def test_signal_while_the_command_line_is_imported():
     """The console script's first handlers (trecqr.launch), before click and numpy are
     imported: one line and 128 + signal, not a traceback."""

@@ -202,12 +202,23 @@ def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
                 gc.collect()  # its queues' semaphores are unlinked now, not at exit
 
 
+_received: list = []  # the signals raised as Interrupted: a library may swallow the exception
+
+
 def _on_signal(signum, frame):
     if _deferring:
         _deferred.append(signum)
         return
+    _received.append(signum)
     remove_all_temps()
     raise Interrupted(signum)
+
+
+def raise_if_interrupted() -> None:
+    """Raise Interrupted again if a signal's Interrupted was swallowed on its way out (a bare
+    ``except:`` in a library's import), so that the command still ends as interrupted."""
+    if _received:
+        raise Interrupted(_received[0])
 
 
 @contextlib.contextmanager
@@ -497,6 +508,8 @@ def failure_line(exc: BaseException) -> tuple[str, int]:
     """(the one line, exit status) for an exception that ends a command."""
     if isinstance(exc, Interrupted):
         return exc.line(), exc.exit_code
+    if _received:  # the signal's Interrupted was swallowed, and the command failed after it
+        return failure_line(Interrupted(_received[0]))
     if isinstance(exc, KeyboardInterrupt):
         return "trecqr: interrupted", 130
     if isinstance(exc, InputError):
@@ -537,6 +550,7 @@ def run_guarded(fn):
             warnings.simplefilter("always")
             with output_transaction():
                 result = fn()
+                raise_if_interrupted()
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
             SystemExit) as exc:
         if held is not None:
