@@ -696,3 +696,17 @@ def test_fuzz_found_option_ranges(tmp_path):
                 ["index", tmp_path / "c.jsonl", "-o", tmp_path / "idx"]):
         usage_error(trecqr([*cmd, "--threads", "99999999999999999999"]), "--threads")
     nothing_left(tmp_path)
+
+
+def test_diff_of_gzip_data_on_stdin(tmp_path):
+    """fuzz seed 25: `diff -` read stdin as text, and gzip bytes there were an internal error."""
+    import gzip
+
+    out = tmp_path / "a.txt"
+    out.write_bytes(trecqr(["eval", "-m", "map", FX / "cast2021/qrels.txt",
+                            FX / "cast2021/convdr.run"]).stdout)
+    line = one_line(trecqr(["diff", "-", out, "--ignore", "runid"],
+                           input=gzip.compress(out.read_bytes())))
+    assert line == "<stdin>: not UTF-8 text (invalid start byte)"
+    res = trecqr(["diff", "-", out], input=out.read_bytes())
+    assert (res.returncode, res.stdout.splitlines()[-1]) == (0, b"agree")

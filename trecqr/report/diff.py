@@ -110,7 +110,16 @@ def read_trec_output(path: str) -> TrecOutput:
     """Read a trec_eval-format file (``-`` for stdin)."""
     path = str(path)
     if path == "-":
-        return parse_trec_output(sys.stdin.read(), "<stdin>")
+        from ..guard import read_bounded
+
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:  # a text stream put in sys.stdin (tests, notebooks)
+            return parse_trec_output(sys.stdin.read(), "<stdin>")
+        try:  # bytes, decoded as a file is: a gzip stream on stdin is one line, not a crash
+            text = read_bounded(stdin, "<stdin>").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError("<stdin>", None, f"not UTF-8 text ({exc.reason})") from None
+        return parse_trec_output(text, "<stdin>")
     try:
         with open(path, encoding="utf-8", errors="strict") as fh:
             text = fh.read()
