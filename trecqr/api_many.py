@@ -20,7 +20,7 @@ import uuid
 import warnings
 from dataclasses import dataclass, field
 
-from .errors import InputError, TrecqrError, UsageError
+from .errors import UsageError
 from .guard import worker_pool
 
 _GLOB = "*?["
@@ -124,47 +124,16 @@ def _prime(key, value) -> None:
     _RELEVANCE[key] = value
 
 
-@dataclass
-class _Failure:
-    """An error raised in a worker, rebuilt in the caller (our errors carry a location)."""
-
-    kind: str
-    args: tuple
-
-    def rebuild(self):
-        if self.kind == "input":
-            return InputError(*self.args)
-        if self.kind == "usage":
-            return UsageError(*self.args)
-        if self.kind == "memory":
-            return MemoryError()
-        if self.kind == "eof":
-            return EOFError(*self.args)
-        return TrecqrError(*self.args)
-
-
 def _call(fn, rel: Relevance, run, args: tuple):
-    """Run fn(relevance, run, *args) in a worker: (result, warning texts) or a _Failure."""
+    """Run fn(relevance, run, *args) in a worker: (result, warning texts). An error is raised
+    as it is (trecqr's errors pickle whole, with their file and line)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            result = fn(rel.load(), run, *args)
-        except InputError as exc:
-            return _Failure("input", (exc.source, exc.line, exc.message))
-        except UsageError as exc:
-            return _Failure("usage", (str(exc),))
-        except TrecqrError as exc:
-            return _Failure("trecqr", (str(exc),))
-        except MemoryError:
-            return _Failure("memory", ())
-        except EOFError as exc:
-            return _Failure("eof", (str(exc),))
+        result = fn(rel.load(), run, *args)
     return result, [str(w.message) for w in caught]
 
 
 def _unwrap(out):
-    if isinstance(out, _Failure):
-        raise out.rebuild()
     result, messages = out
     for text in messages:
         warnings.warn(text, stacklevel=2)

@@ -139,50 +139,26 @@ def _split_tail(chunk, comments: bool, end: int | None = None) -> int:
     return 0
 
 
+def _blocks(path, kind: str, size: int):
+    """Blocks of at most size bytes of the decompressed file."""
+    stream = open_stream(path, kind)
+    try:
+        while data := stream.read(size):
+            yield data
+    finally:
+        stream.close()
+
+
 def _read_ahead(path, kind: str, size: int):
     """Blocks of decompressed data, decompressed in a thread one block ahead of the caller
     (the codecs release the GIL: decompressing overlaps with scanning and scoring)."""
-    import queue
-    import threading
-
-    blocks: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def produce():
-        try:
-            stream = open_stream(path, kind)
-            try:
-                while not stop.is_set():
-                    data = stream.read(size)
-                    blocks.put(data)
-                    if not data:
-                        return
-            finally:
-                stream.close()
-        except BaseException as exc:  # noqa: BLE001 - handed to the reader, which raises it
-            blocks.put(exc)
-
-    worker = threading.Thread(target=produce, daemon=True)
-    worker.start()
     try:
-        while True:
-            data = blocks.get()
-            if isinstance(data, (OSError, EOFError, lzma.LZMAError, ValueError)) and \
-                    not isinstance(data, InputError):
-                raise InputError(os.fspath(path), None,
-                                 f"corrupt or truncated {kind} data ({data})")
-            if isinstance(data, BaseException):
-                raise data
-            yield data
-            if not data:
-                return
-    finally:
-        stop.set()
-        while worker.is_alive():  # let the thread see stop (it may wait on a full queue)
-            try:
-                blocks.get(timeout=0.1)
-            except queue.Empty:
-                pass
+        yield from read_ahead(_blocks(path, kind, size))
+    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(os.fspath(path), None,
+                         f"corrupt or truncated {kind} data ({exc})") from None
 
 
 def _decompressed_chunks(path, kind: str, piece_bytes: int, comments: bool, whole_topics: bool):
@@ -194,8 +170,6 @@ def _decompressed_chunks(path, kind: str, piece_bytes: int, comments: bool, whol
     buf = bytearray()
     try:
         for data in blocks:
-            if not data:
-                break
             buf += data
             del data
             if len(buf) < piece_bytes:

@@ -264,6 +264,11 @@ def porter_stem(w: str) -> str:
     return w
 
 
+def _tokens_of(lower: str) -> list:
+    """The tokens of lowercased text: the short expression on simple text, else the grammar."""
+    return _SIMPLE_TOKEN(lower) if _SIMPLE_TEXT(lower) else _tokenizer()(lower)
+
+
 class Analyzer:
     """Lowercase, tokenise, drop possessives and stop words, Porter-stem (with a cache)."""
 
@@ -272,36 +277,12 @@ class Analyzer:
         self.known_chunks = {}  # chunk -> its terms (chunk_terms' cache)
 
     def __call__(self, text: str) -> list:
-        out = []
-        cache = self._cache
-        lower = text.lower()
-        if _SIMPLE_TEXT(lower):
-            tokens = _SIMPLE_TOKEN(lower)
-        else:
-            if "Σ" in text or "İ" in text:  # Java lowercases char by char (no final sigma)
-                lower = text.replace("Σ", "σ").replace("İ", "i").lower()
-            tokens = _tokenizer()(lower)
-        for tok in tokens:
-            stem = cache.get(tok)
-            if stem is None:
-                word = _POSSESSIVE.sub("", tok)
-                stem = "" if (not word or word in LUCENE_STOPWORDS) else porter_stem(word)
-                if len(cache) < 2_000_000:
-                    cache[tok] = stem
-            if stem:
-                out.append(stem)
-        return out
-
+        return [term for term in map(self.term, self.tokens(text)) if term]
 
     def tokens(self, text: str) -> list:
         """The tokens of text, lowercased as Lucene does, before stop words and stemming
         (``[t for t in map(self.term, self.tokens(x)) if t] == self(x)``)."""
-        lower = text.lower()
-        if _SIMPLE_TEXT(lower):
-            return _SIMPLE_TOKEN(lower)
-        if "Σ" in text or "İ" in text:
-            lower = text.replace("Σ", "σ").replace("İ", "i").lower()
-        return _tokenizer()(lower)
+        return _tokens_of(self.lower(text))
 
     @staticmethod
     def lower(text: str) -> str:
@@ -317,8 +298,7 @@ class Analyzer:
         terms, in order; a collection repeats its chunks, and each is analysed once."""
         terms = self.known_chunks.get(chunk)
         if terms is None:
-            toks = _SIMPLE_TOKEN(chunk) if _SIMPLE_TEXT(chunk) else _tokenizer()(chunk)
-            terms = tuple(t for t in map(self.term, toks) if t)
+            terms = tuple(t for t in map(self.term, _tokens_of(chunk)) if t)
             if len(self.known_chunks) < 2_000_000:
                 self.known_chunks[chunk] = terms
         return terms
