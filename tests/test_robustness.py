@@ -525,6 +525,7 @@ def _interrupt_workers(args, signum, to_group: bool) -> None:
         # started (while they start, trecqr ignores the signals its workers are to ignore)
     assert proc.poll() is None and len(_group(proc.pid)) >= 5
     time.sleep(0.3)  # the workers are at work now
+    assert proc.poll() is None, "the command ended before the signal: give it more work"
     if to_group:
         os.killpg(proc.pid, signum)
     else:
@@ -540,6 +541,7 @@ def _interrupt_workers(args, signum, to_group: bool) -> None:
 
 
 SIGNAL_CASES = [(signal.SIGINT, True), (signal.SIGTERM, False), (signal.SIGHUP, True)]
+RUN_COPIES = 60
 
 
 @pytest.mark.parametrize("signum,to_group", SIGNAL_CASES)
@@ -549,12 +551,12 @@ def test_signal_during_eval_with_worker_processes(tmp_path, big_run, signum, to_
     output, and no process of the group left (SIGTERM sent to trecqr alone ends its workers)."""
     run, qrels = big_run
     runs = []
-    for i in range(8):
-        runs.append(tmp_path / f"r{i}.run")
+    for i in range(RUN_COPIES):  # about 3 s of work once the workers run (8 copies, 0.4 s,
+        runs.append(tmp_path / f"r{i}.run")  # ended before the signal on a fast CI machine)
         os.symlink(run, runs[-1])
     _interrupt_workers(["eval", "-j", "2", "-q", "-m", "all_trec", "-o", tmp_path / "out.txt",
                         qrels, *runs], signum, to_group)
-    nothing_left(tmp_path, keep={f"r{i}.run" for i in range(8)})
+    nothing_left(tmp_path, keep={f"r{i}.run" for i in range(RUN_COPIES)})
 
 
 @pytest.fixture(scope="module")
