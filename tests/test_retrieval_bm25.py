@@ -299,9 +299,9 @@ def test_bm25s_index_built_in_worker_processes_is_bit_for_bit_the_same(tmp_path,
     collection = Path(__file__).parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
     monkeypatch.setattr(bm25, "BATCH", 100)
     one = bm25.build_index(collection, tmp_path / "one", 0.82, 0.68, show_progress=False,
-                           workers=1)
+                           threads=1)
     two = bm25.build_index(collection, tmp_path / "two", 0.82, 0.68, show_progress=False,
-                           workers=2)
+                           threads=2)
     assert one == two and one["documents"] > 500
     names = sorted(p.name for p in (tmp_path / "one").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "two").iterdir())
@@ -348,3 +348,41 @@ def test_tokenise_batch_equals_the_analyzer_passage_by_passage():
     terms, ids, lens = bm25.tokenise_batch(["Dogs' running, don't RUN", "\x00 dog"])
     assert (terms, np.frombuffer(ids, np.int32).tolist(), np.frombuffer(lens, np.int32).tolist()) \
         == (["dog", "run", "don't"], [0, 1, 2, 1, 0], [4, 1])
+
+
+@pytest.mark.parametrize("threads,processes", [("1", 1), ("3", 3), ("0", "cpus"), (None, "cpus")])
+def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch, threads,
+                                                           processes):
+    """`trecqr index --threads N` bounds bm25s's tokenising processes (it applied to lucene
+    and dense only, and bm25s took every core): 1 tokenises here, without a worker pool; N > 1
+    starts N workers; 0, -1 or no option, one per CPU. The index is the same whatever N."""
+    from contextlib import contextmanager
+    from pathlib import Path
+
+    from trecqr import guard
+    from trecqr.retrieval import bm25
+    from conftest import run_cli
+
+    started = []
+    real_pool = guard.worker_pool
+
+    @contextmanager
+    def counting_pool(workers, *args, **kw):
+        started.append(workers)
+        with real_pool(min(workers, 2), *args, **kw) as pool:
+            yield pool
+
+    monkeypatch.setattr(guard, "worker_pool", counting_pool)
+    monkeypatch.setattr(bm25, "BATCH", 300)  # 4 tasks of the 996 passages
+    demo = Path(__file__).parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
+    res = run_cli(["index", demo, "-o", tmp_path / "ix", "--quiet"]
+                  + ([] if threads is None else ["--threads", threads]))
+    assert res.exit_code == 0, res.output
+    want = [] if processes == 1 else [bm25._cpus() if processes == "cpus" else processes]
+    if want == [1]:  # a one-CPU machine tokenises here too
+        want = []
+    assert started == want
+    ref = bm25.build_index(demo, tmp_path / "ref", show_progress=False, threads=1)
+    for name in sorted(p.name for p in (tmp_path / "ref").iterdir()):
+        assert (tmp_path / "ix" / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()
+    assert ref["documents"] == 996

@@ -40,11 +40,12 @@ BATCH = 8000  # passages per tokenising task
 
 def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_B, *,
                 format: str | None = None, show_progress: bool = True,
-                workers: int | None = None) -> dict:
+                threads: int | None = None) -> dict:
     """Index a collection (TSV/JSONL file or ``irds:<dataset>``) into out_dir (replaced
     atomically); returns the manifest.
 
-    Passages are tokenised in ``workers`` processes (default: every core), batch by batch;
+    Passages are tokenised in ``threads`` processes (None or < 1: one per CPU; 1: in this
+    process), batch by batch;
     each batch comes back as its terms in first-seen order and term ids local to it, and is
     merged in collection order, so term ids (first-seen order over the collection) and so the
     index are bit for bit those of one process. Term ids are appended to one flat int32
@@ -61,6 +62,7 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
 
     import bm25s
 
+    workers = _cpus() if threads is None or threads < 1 else threads
     with atomic_index_dir(out_dir) as tmp:
         vocab = _Vocabulary()
         flat = array("i")
@@ -87,7 +89,7 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
         retriever.scores = bm25_matrix(np.frombuffer(flat, dtype=np.int32),
                                        np.frombuffer(lengths, dtype=np.int64), len(vocab), k1, b,
-                                       show_progress=show_progress)
+                                       threads=workers)
         retriever.vocab_dict = dict(vocab)
         if "" not in retriever.vocab_dict:  # as bm25s.index() does (create_empty_token)
             retriever.vocab_dict[""] = len(vocab)
@@ -201,7 +203,15 @@ def tokenise_task(task) -> tuple:
     return ids, tokenise_batch(texts)
 
 
-def _tokenised(tasks, workers: int | None):
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _tokenised(tasks, workers: int):
     """tokenise_task of each task, in order, in worker processes (at most 2 tasks per worker
     in flight; here when there is one task or one worker)."""
     from collections import deque
@@ -210,11 +220,6 @@ def _tokenised(tasks, workers: int | None):
     if first is None:
         return
     second = next(tasks, None)
-    if workers is None:
-        try:
-            workers = len(os.sched_getaffinity(0))
-        except AttributeError:
-            workers = os.cpu_count() or 1
     if workers <= 1 or second is None:  # one batch: not worth starting processes
         yield tokenise_task(first)
         if second is not None:
@@ -236,7 +241,7 @@ def _tokenised(tasks, workers: int | None):
 
 
 def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: float, b: float,
-                *, show_progress: bool = False) -> dict:
+                *, threads: int = 1) -> dict:
     """bm25s's ``method="lucene"`` score matrix (CSC: one column per term) from the flat term
     ids of all passages and each passage's length, computed with whole-array operations.
 
@@ -283,10 +288,10 @@ def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: flo
 
     step = 1 << 21
     starts = range(0, len(tf), step)
-    if len(starts) > 1:
+    if len(starts) > 1 and threads > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(thread_count(-1)) as pool:
+        with ThreadPoolExecutor(threads) as pool:
             list(pool.map(chunk, starts))
     else:
         for a in starts:

@@ -43,7 +43,8 @@ BM25_B = 0.4
 @click.option("--no-normalize", is_flag=True,
               help="dense: raw inner product instead of cosine (ANCE-style models).")
 @click.option("--threads", type=click.IntRange(-1, 1024), default=None,
-              help="Indexing threads (lucene, dense).")
+              help="Indexing threads (lucene, dense), or bm25s's tokenising processes "
+                   "[-1 or 0: one per CPU, the default; lucene: at most 8].")
 @click.option("--format", "fmt", type=click.Choice(COLLECTION_FORMATS), default=None,
               help="Collection layout (default: from the file name).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -85,7 +86,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
             if backend_name != "lucene":
                 raise UsageError("--store-docvectors is a lucene option")
             params["store_docvectors"] = True
-        if threads is not None and backend_name != "bm25s":
+        if threads is not None:
             params["threads"] = threads
         m = build_index(collection_, out_dir, backend_name, format=fmt,
                         show_progress=not quiet, **params)
