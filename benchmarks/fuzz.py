@@ -921,15 +921,20 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=90.0, help="seconds per case (a hang)")
-    ap.add_argument("--only", action="append", help="subcommand(s) to fuzz (default: all)")
+    ap.add_argument("--only", action="append",
+                    help="a subcommand to fuzz, repeatable or comma-separated (default: all)")
     ap.add_argument("--report", help="write the unclean cases here (JSON)")
     ap.add_argument("--keep", action="store_true", help="keep every case folder")
     ap.add_argument("--fast", action="store_true",
                     help="leave out the Lucene and dense backends (JVM and torch start-up)")
     args = ap.parse_args(argv)
+    only = {name.strip() for names in args.only or () for name in names.split(",")}
+    unknown = only - {t[0] for t in TEMPLATES}
+    if unknown:
+        ap.error(f"--only: no such subcommand: {', '.join(sorted(unknown))}")
     start = time.monotonic()
     rows, bad = campaign(args.cases, args.seed, args.jobs, args.timeout,
-                         set(args.only) if args.only else None, args.report, args.keep,
+                         only or None, args.report, args.keep,
                          fast=args.fast)
     print(markdown(rows))
     print(f"\n{args.cases} cases in {time.monotonic() - start:.0f} s (seed {args.seed}); "
