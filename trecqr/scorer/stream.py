@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..formats import runstream
+from ..formats.arrays import arrow_indices, as_numpy
 from .evaluator import EvalContext, compute_values, finish_evaluation
 from .options import Options
 from .rankings import Rankings, build_rankings
@@ -80,6 +81,7 @@ def _score_pieces(pieces, qrels, selection, options: Options, check_grouped: boo
     the last one. Raises runstream.Interleaved when a topic is in two pieces (or, with
     check_grouped, when a piece's topics are interleaved: the file's are, then)."""
     piece_options = dataclasses.replace(options, complete=False)  # -c: joined at the end
+    by_topic = _QrelsByTopic(qrels)
     seen: set = set()
     parts, runid = [], None
     for run in pieces:
@@ -88,14 +90,55 @@ def _score_pieces(pieces, qrels, selection, options: Options, check_grouped: boo
             pieces.close()
             raise runstream.Interleaved()
         seen.update(topics)
-        rk = build_rankings(run, qrels, piece_options)
+        piece_qrels = by_topic.of(topics)
+        rk = build_rankings(run, piece_qrels, piece_options)
         rk.options = options  # what the measures read (the evaluated set is the piece's)
-        ctx = EvalContext(rk, options, None, qrels)
+        ctx = EvalContext(rk, options, None, piece_qrels)
         values = [compute_values(m, p, ctx) for m, p in selection]
         parts.append((list(rk.qids), topics, values))
         runid = run.runid
         del run, rk, ctx
     return parts, runid
+
+
+class _QrelsByTopic:
+    """The qrels grouped by topic once, so that a piece is joined with its own topics'
+    judgments only: joining each piece with the whole qrels cost O(qrels) per piece (on the
+    98M-line run, 41 pieces against 2.5M judgments of 98k topics: most of the main thread's
+    time went to sorting and mapping the qrels' topics again and again)."""
+
+    def __init__(self, qrels):
+        self.qrels = qrels
+        enc = pc.dictionary_encode(qrels.qid)
+        codes = as_numpy(enc.indices).astype(np.int64)
+        n_topics = len(enc.dictionary)
+        self._code = {t: i for i, t in enumerate(enc.dictionary.to_pylist())}
+        self._rows = np.argsort(codes, kind="stable")  # by topic, file order within one
+        self._bounds = np.zeros(n_topics + 1, np.int64)
+        np.cumsum(np.bincount(codes, minlength=n_topics), out=self._bounds[1:])
+        # the whole-file path refuses a qrels file with a repeated (topic, docno), whichever
+        # topic it is in: so does this one (as an input error, which sends the run there to
+        # be reported), even when the repeat is in a topic no piece holds
+        docs = as_numpy(pc.dictionary_encode(qrels.docno).indices).astype(np.int64)
+        key = np.sort(codes * max(int(docs.max(initial=0)) + 1, 1) + docs)
+        if len(key) > 1 and np.any(key[1:] == key[:-1]):
+            raise InputError(qrels.source, None, "duplicate judgment")
+
+    def of(self, topics):
+        """The qrels rows of these topics, in their file order."""
+        codes = np.array([c for c in map(self._code.get, topics) if c is not None], np.int64)
+        if len(codes) == len(self._code):
+            return self.qrels
+        starts, stops = self._bounds[codes], self._bounds[codes + 1]
+        lengths = stops - starts
+        total = int(lengths.sum())
+        # positions starts[i] .. stops[i]-1 of every topic, without a Python loop per topic
+        shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+        rows = np.sort(self._rows[np.arange(total, dtype=np.int64) + shift])
+        take = arrow_indices(rows)
+        return dataclasses.replace(self.qrels, qid=self.qrels.qid.take(take),
+                                   docno=self.qrels.docno.take(take),
+                                   grade=self.qrels.grade[rows])
 
 
 def _bogus_values(qrels, topics, selection, options: Options):
