@@ -360,6 +360,7 @@ def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch
     from pathlib import Path
 
     from trecqr import guard
+    from trecqr.guard import usable_cpus
     from trecqr.retrieval import bm25
     from conftest import run_cli
 
@@ -378,7 +379,7 @@ def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch
     res = run_cli(["index", demo, "-o", tmp_path / "ix", "--quiet"]
                   + ([] if threads is None else ["--threads", threads]))
     assert res.exit_code == 0, res.output
-    want = [] if processes == 1 else [bm25._cpus() if processes == "cpus" else processes]
+    want = [] if processes == 1 else [usable_cpus() if processes == "cpus" else processes]
     if want == [1]:  # a one-CPU machine tokenises here too
         want = []
     assert started == want

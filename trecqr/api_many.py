@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .errors import UsageError
-from .guard import worker_pool
+from .guard import usable_cpus, worker_pool
 
 _GLOB = "*?["
 # A pool of processes costs ~1 s to start and warm up, and one process scores ~100 MB of run
@@ -140,13 +140,6 @@ def _unwrap(out):
     return result
 
 
-def default_jobs() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def _pool_jobs(runs, jobs) -> int:
     """How many worker processes to start (1: score here)."""
     if len(runs) < 2 or not all(_is_path(r) for r in runs):
@@ -158,7 +151,7 @@ def _pool_jobs(runs, jobs) -> int:
             size = 0
         if size < _POOL_BYTES:
             return 1
-        jobs = default_jobs()
+        jobs = usable_cpus()
     if jobs < 1:
         raise UsageError(f"-j must be at least 1 (got {jobs})")
     return min(jobs, len(runs))

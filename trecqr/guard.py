@@ -148,6 +148,15 @@ def signals_blocked(children_ignore: bool = False):
             raise Interrupted(signum)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where there is one): the default
+    number of worker processes and threads."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 @contextlib.contextmanager
 def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
     """A ``ProcessPoolExecutor`` of ``workers`` processes forked from multiprocessing's

@@ -62,7 +62,7 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
 
     import bm25s
 
-    workers = _cpus() if threads is None or threads < 1 else threads
+    workers = thread_count(threads)
     with atomic_index_dir(out_dir) as tmp:
         vocab = _Vocabulary()
         flat = array("i")
@@ -203,14 +203,6 @@ def tokenise_task(task) -> tuple:
     return ids, tokenise_batch(texts)
 
 
-def _cpus() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def _tokenised(tasks, workers: int):
     """tokenise_task of each task, in order, in worker processes (at most 2 tasks per worker
     in flight; here when there is one task or one worker)."""
@@ -230,6 +222,7 @@ def _tokenised(tasks, workers: int):
 
     from ..guard import worker_pool
 
+    # pandas too: pyarrow imports it at a worker's first batch (dictionary_encode's lists)
     with worker_pool(workers, ["trecqr.retrieval.bm25", "pandas"]) as pool:
         pending = deque()
         for task in chain((first, second), tasks):

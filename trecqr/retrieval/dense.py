@@ -49,6 +49,7 @@ from .indexdir import (
     progress_bar,
     read_docids,
     read_manifest,
+    thread_count,
     write_manifest,
 )
 
@@ -215,7 +216,7 @@ def _threads(n):
         yield
         return
     faiss, _, torch = _require()
-    n = (os.cpu_count() or 1) if n <= 0 else int(n)
+    n = thread_count(n)
     old_torch, old_faiss = torch.get_num_threads(), faiss.omp_get_max_threads()
     torch.set_num_threads(n)
     faiss.omp_set_num_threads(n)

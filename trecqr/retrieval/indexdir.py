@@ -285,8 +285,10 @@ def hits_to_run(topics, hits: dict, runid: str, source: str, why_empty: str = ""
 
 
 def thread_count(n) -> int:
-    """n search threads; None or < 1: one per CPU."""
-    return (os.cpu_count() or 1) if n is None or n < 1 else int(n)
+    """n threads or processes; None or < 1: one per CPU."""
+    from ..guard import usable_cpus
+
+    return usable_cpus() if n is None or n < 1 else int(n)
 
 
 def progress(iterable, show: bool, **kw):

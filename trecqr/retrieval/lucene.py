@@ -389,8 +389,8 @@ def build_index(collection, out_dir, *, format: str | None = None, show_progress
     k1 = float(params.get("k1", DEFAULT_K1))
     b = float(params.get("b", DEFAULT_B))
     threads = params.get("threads")
-    if threads is None or threads < 1:  # as the other backends: one per CPU (Anserini's cap 8)
-        threads = min(os.cpu_count() or 1, 8)
+    if threads is None or threads < 1:  # as the other backends: one per CPU, at most 8
+        threads = min(thread_count(None), 8)
     store = bool(params.get("store_docvectors", False))
     jar = anserini_jar()
     java = _java_binary()

@@ -252,6 +252,19 @@ def _ranked_lines(run, codes, options: Options, r_topics, local, topic_pos, qkey
     return ranked_rel, counts
 
 
+def judgment_keys(qrels, topic_codes, doc_codes, ndocs: int) -> tuple:
+    """(order, sorted keys) of the qrels rows by their (topic, docno) key, topic_code * ndocs
+    + doc_code; a repeated (topic, docno) is an input error, named at its second line."""
+    qkey = topic_codes.astype(np.int64) * ndocs + doc_codes.astype(np.int64)
+    korder = np.argsort(qkey, kind="stable")
+    qkey_sorted = qkey[korder]
+    dup = np.flatnonzero(qkey_sorted[1:] == qkey_sorted[:-1])
+    if len(dup):
+        i = int(korder[dup[0]])
+        raise_duplicate(qrels, "judgment", qrels.qid[i].as_py(), qrels.docno[i].as_py())
+    return korder, qkey_sorted
+
+
 def build_rankings(run, qrels, options: Options) -> Rankings:
     """Join run and qrels into the rankings of every topic trec_eval would evaluate."""
     # topics: strcmp order of UTF-8 bytes is code point order, as Python sorts str
@@ -275,13 +288,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
         dict_docs = enc.dictionary
         qd = as_numpy(enc.indices)
     ndocs = max(len(dict_docs), 1)
-    qkey = qq.astype(np.int64) * ndocs + qd.astype(np.int64)
-    korder = np.argsort(qkey, kind="stable")
-    qkey_sorted = qkey[korder]
-    dup = np.flatnonzero(qkey_sorted[1:] == qkey_sorted[:-1])
-    if len(dup):
-        i = int(korder[dup[0]])
-        raise_duplicate(qrels, "judgment", qrels.qid[i].as_py(), qrels.docno[i].as_py())
+    korder, qkey_sorted = judgment_keys(qrels, qq, qd, ndocs)
     grade_sorted = qrels.grade[korder]
     rel_dtype = IDX if levels_fit(qrels.grade) else np.int64
 

@@ -22,9 +22,10 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..formats import runstream
 from ..formats.arrays import arrow_indices, as_numpy
+from ..formats.order import qid_codes
 from .evaluator import EvalContext, compute_values, finish_evaluation
 from .options import Options
-from .rankings import Rankings, build_rankings
+from .rankings import Rankings, build_rankings, judgment_keys
 
 # plain files from this size on are streamed (below it, the whole-file path is as lean)
 STREAM_BYTES = 2 * runstream.PIECE_BYTES
@@ -109,20 +110,17 @@ class _QrelsByTopic:
 
     def __init__(self, qrels):
         self.qrels = qrels
-        enc = pc.dictionary_encode(qrels.qid)
-        codes = as_numpy(enc.indices).astype(np.int64)
-        n_topics = len(enc.dictionary)
-        self._code = {t: i for i, t in enumerate(enc.dictionary.to_pylist())}
+        codes, topics = qid_codes(qrels.qid)
+        codes = codes.astype(np.int64)
+        self._code = {t: i for i, t in enumerate(topics)}
         self._rows = np.argsort(codes, kind="stable")  # by topic, file order within one
-        self._bounds = np.zeros(n_topics + 1, np.int64)
-        np.cumsum(np.bincount(codes, minlength=n_topics), out=self._bounds[1:])
+        self._bounds = np.zeros(len(topics) + 1, np.int64)
+        np.cumsum(np.bincount(codes, minlength=len(topics)), out=self._bounds[1:])
         # the whole-file path refuses a qrels file with a repeated (topic, docno), whichever
-        # topic it is in: so does this one (as an input error, which sends the run there to
-        # be reported), even when the repeat is in a topic no piece holds
-        docs = as_numpy(pc.dictionary_encode(qrels.docno).indices).astype(np.int64)
-        key = np.sort(codes * max(int(docs.max(initial=0)) + 1, 1) + docs)
-        if len(key) > 1 and np.any(key[1:] == key[:-1]):
-            raise InputError(qrels.source, None, "duplicate judgment")
+        # topic it is in: so does this one, with the same check, even when the repeat is in a
+        # topic no piece holds (a piece checks its own topics only)
+        docs = pc.dictionary_encode(qrels.docno)
+        judgment_keys(qrels, codes, as_numpy(docs.indices), max(len(docs.dictionary), 1))
 
     def of(self, topics):
         """The qrels rows of these topics, in their file order."""
