@@ -109,22 +109,24 @@ def _join(title: str, text: str) -> str:
 
 
 _WHITE_SPACE = re.compile(r"\s").search  # re's \s is str.isspace, character for character
+# a code point in D800-DFFF in a str is a lone surrogate (JSON's "\ud800"; a valid pair
+# decodes to one character), which no UTF-8 file (docids.txt, a run) can hold
+_SURROGATE = re.compile(r"[\ud800-\udfff]").search
 
 
 def valid_docid(docid) -> bool:
-    """A docid can be a TREC run's docno: a non-empty string without white space."""
-    return isinstance(docid, str) and bool(docid) and _WHITE_SPACE(docid) is None
+    """A docid can be a TREC run's docno: a non-empty string of characters (no lone
+    surrogate) without white space."""
+    return isinstance(docid, str) and bool(docid) and _WHITE_SPACE(docid) is None \
+        and _SURROGATE(docid) is None
 
 
 def _check_id(name, lineno, docid) -> str:
     if not valid_docid(docid):
-        raise InputError(name, lineno, f"bad docid {docid!r}: empty or holds white space")
-    if not docid.isascii():
-        try:
-            docid.encode("utf-8")
-        except UnicodeEncodeError:  # JSON's "\ud800": a lone surrogate, not a character
-            raise InputError(name, lineno, f"bad docid {docid!r}: a lone surrogate "
-                                           "(not a Unicode character)") from None
+        what = "a lone surrogate (not a Unicode character)" \
+            if isinstance(docid, str) and docid and not _WHITE_SPACE(docid) \
+            else "empty or holds white space"
+        raise InputError(name, lineno, f"bad docid {docid!r}: {what}")
     return docid
 
 
