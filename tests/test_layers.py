@@ -15,7 +15,9 @@ The rule, precisely:
   rank  modules                                                      what
   ====  ===========================================================  ==========================
   0     trecqr.errors, trecqr.guard, trecqr.clicktypes,              errors, the one error path,
-        trecqr.version                                               click parameter types
+        trecqr.version, trecqr.holdpoints,                           click parameter types,
+        trecqr.extras, trecqr.memory                                 test hold points, extras,
+                                                                     memory limits
   1     trecqr.formats                                               TREC files in and out
   2     trecqr.scorer                                                rankings, evaluation core
   3     trecqr.measures                                              measure families
@@ -51,6 +53,7 @@ PKG = ROOT / "trecqr"
 
 LAYERS = [
     (0, ("trecqr.errors", "trecqr.guard", "trecqr.clicktypes", "trecqr.version")),
+    (0, ("trecqr.holdpoints", "trecqr.extras", "trecqr.memory")),
     (1, ("trecqr.formats",)),
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),

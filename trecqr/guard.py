@@ -33,6 +33,7 @@ import threading
 import warnings
 
 from .errors import InputError, TrecqrError, UsageError
+from .holdpoints import worker_started
 
 REPORT_URL = "https://github.com/trecqr/trecqr/issues"
 MAX_LINE = 2000  # an error line is cut here: a message quoting a binary line stays readable
@@ -179,8 +180,8 @@ def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
     pool = None
     try:
         with signals_blocked(children_ignore=True):
-            pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=initializer,
-                                       initargs=initargs)
+            pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_started,
+                                       initargs=(initializer, initargs))
             # every worker started now, within the block, not at a later task: a signal then
             # never falls between a worker's start and its registration in the pool
             launch = getattr(pool, "_launch_processes", None) or getattr(
