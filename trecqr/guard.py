@@ -33,6 +33,7 @@ import threading
 import warnings
 
 from .errors import InputError, TrecqrError, UsageError
+from .extras import missing_extra_line
 from .holdpoints import worker_started
 
 REPORT_URL = "https://github.com/trecqr/trecqr/issues"
@@ -536,6 +537,8 @@ def failure_line(exc: BaseException) -> tuple[str, int]:
         return "trecqr: input nested too deeply", 2
     if isinstance(exc, OSError):
         return os_error_line(exc), 2
+    if (extra_line := missing_extra_line(exc, sys.argv)) is not None:
+        return extra_line, 2
     return internal_error_line(exc), 2
 
 

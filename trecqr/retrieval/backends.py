@@ -3,7 +3,7 @@
 ========  ===========================================  ==================================
 backend   what                                         needs
 ========  ===========================================  ==================================
-bm25s     embedded BM25 (bm25s), Lucene-style analysis  the base install
+bm25s     embedded BM25 (bm25s), Lucene-style analysis  ``trecqr[retrieval]``
 lucene    Lucene BM25 through Pyserini 0.22.1           ``trecqr[lucene]`` and Java 11+
 dense     sentence-transformers encoder, faiss flat IP  ``trecqr[dense]`` (torch CPU)
 ========  ===========================================  ==================================
