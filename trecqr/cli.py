@@ -19,6 +19,8 @@ def _lean_arrow_memory() -> None:
     reads a file of millions of lines once, and its peak memory is what users see."""
     import pyarrow as pa
 
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):  # chosen (memory.fit_process, a user)
+        return
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
         pa.jemalloc_set_decay_ms(0)

@@ -35,6 +35,7 @@ import warnings
 from .errors import InputError, TrecqrError, UsageError
 from .extras import missing_extra_line
 from .holdpoints import worker_started
+from .memory import is_out_of_memory, out_of_memory_line
 
 REPORT_URL = "https://github.com/trecqr/trecqr/issues"
 MAX_LINE = 2000  # an error line is cut here: a message quoting a binary line stays readable
@@ -527,8 +528,8 @@ def failure_line(exc: BaseException) -> tuple[str, int]:
         return str(exc), 2
     if isinstance(exc, (UsageError, TrecqrError)):
         return f"trecqr: {exc}", 2
-    if isinstance(exc, MemoryError):
-        return "trecqr: out of memory", 2
+    if is_out_of_memory(exc):  # MemoryError, a thread's stack that could not be mapped
+        return out_of_memory_line(), 2
     if isinstance(exc, BrokenPipeError):
         return "", 1  # the reader went away (| head): nothing to say, nobody to say it to
     if isinstance(exc, EOFError):  # gzip's reader on a truncated stream, read lazily

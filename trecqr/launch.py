@@ -41,6 +41,10 @@ def _install() -> None:
 def entry() -> None:
     """Console script ``trecqr``."""
     _install()
+    # lazy: ctypes and resource take 10-40 ms, which would come before the handlers above
+    from .memory import fit_process
+
+    fit_process()  # under a memory cap: before numpy and pyarrow reserve their share
     from .cli import entry as run
 
     run()

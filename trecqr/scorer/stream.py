@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..memory import stream_plan
 from ..formats import runstream
 from ..formats.arrays import arrow_indices, as_numpy
 from ..formats.order import qid_codes
@@ -53,7 +54,8 @@ def wants_stream(run, options: Options) -> bool:
     except OSError:
         return False
     if kind is None:
-        return size >= STREAM_BYTES
+        stream, _ = stream_plan(size, runstream.PIECE_BYTES)  # under a memory cap: if it must
+        return size >= STREAM_BYTES if stream is None else stream
     return kind != "gzip" or size >= STREAM_COMPRESSED_BYTES
 
 
@@ -61,7 +63,7 @@ def score_stream(qrels, path, selection, options: Options, zscores=None, *,
                  piece_bytes: int | None = None):
     """The Evaluation of the run at path, read piece by piece. Raises Fallback when the
     whole-file path must score it (input errors are reported from there)."""
-    piece_bytes = piece_bytes or runstream.PIECE_BYTES
+    piece_bytes = piece_bytes or stream_plan(os.path.getsize(path), runstream.PIECE_BYTES)[1]
     judged = pc.unique(qrels.docno)
     kw = dict(comments=options.v10, judged=judged, float32=options.float32_scores,
               piece_bytes=piece_bytes)
