@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..report.text_table import aligned_table
 
 MRR_READINGS = ("paper", "true")
 
@@ -256,10 +257,10 @@ def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = Fal
     from ..api import score_trec
 
     if p.dedup.startswith("passage run to documents"):
-        from ..formats.run import read_run
+        from ..formats.run import Run, read_run
         from .collapse import collapse_run
 
-        run, _ = collapse_run(read_run(run))
+        run, _ = collapse_run(run if isinstance(run, Run) else read_run(run))
     ev = score_trec(qrels, run, list(p.measures), p.options(compat))
     return ev, f"; protocol {p.name} ({p.flags()})"
 
@@ -329,22 +330,26 @@ __all__ = ["Preset", "preset", "preset_names", "MRR_READINGS", "Protocol", "prot
            "protocol_names", "protocol_evaluation"]
 
 
-def protocol_table(name: str, qrels, runs: list, compat: str = "9.0.8") -> str:
-    """The protocol's measures for each (row name, run path), as an aligned table under a line
-    naming the protocol (``trecqr cqr --protocol``)."""
+def protocol_scores(name: str, qrels, run, compat: str = "9.0.8") -> dict:
+    """{measure: summary value, ..., "evaluated": topics} of one run (a path or a Run) under
+    trec_eval protocol NAME, for :func:`protocol_table`; qrels may be read already."""
     p = protocol(name)
     if p.kind != "trec_eval":
         raise UsageError(f"{name} scores SCAI files: run trecqr eval --protocol {name} on the "
                          "ground truth and each kept run (--runs-dir)")
-    header, body = None, []
-    for row, path in runs:
-        ev, _ = protocol_evaluation(name, qrels, path, compat=compat)
-        cols = [c for c in ev.columns if c.name != "runid"]
-        header = header or [c.name for c in cols]
-        body.append([row] + [f"{float(c.summary):.4f}" for c in cols] + [str(len(ev.qids))])
-    header = ["run"] + header + ["evaluated"]
-    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                              for i, (c, w) in enumerate(zip(r, widths)))
+    ev, _ = protocol_evaluation(name, qrels, run, compat=compat)
+    out = {c.name: float(c.summary) for c in ev.columns if c.name != "runid"}
+    out["evaluated"] = len(ev.qids)
+    return out
+
+
+def protocol_table(name: str, rows: list) -> str:
+    """The protocol's measures for each (row name, protocol_scores), as an aligned table under
+    a line naming the protocol (``trecqr cqr --protocol``)."""
+    p = protocol(name)
+    header = ["run"] + ([k for k in rows[0][1] if k != "evaluated"] if rows else []) + \
+        ["evaluated"]
+    body = [[row] + [f"{v:.4f}" for k, v in scores.items() if k != "evaluated"]
+            + [str(scores["evaluated"])] for row, scores in rows]
     return "\n".join([f"protocol {p.name} ({p.flags()}; de-duplication: {p.dedup})",
-                      fmt(header)] + [fmt(r) for r in body]) + "\n"
+                      *aligned_table(body, header, rule=False)]) + "\n"

@@ -33,10 +33,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from .compare import (
-    _fmt,
-    _fmt_p,
     _run_names,
-    _table,
     adjust,
     t_test,
     trec_mean,
@@ -44,6 +41,7 @@ from .compare import (
 from .comparison import _json_num, plural
 from .options import (correction_options, qrels_runs_measures, say_written,
                       table_output_options, topic_options)
+from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -354,18 +352,18 @@ def render_text(bd: Breakdown, places: int = 4) -> str:
                 mark = ""
                 if x.baseline:
                     mark = ("+" if x.diff > 0 else "-") if x.significant else " "
-                row.append(f"{_fmt(x.mean, places)}{mark}")
+                row.append(f"{fmt_value(x.mean, places)}{mark}")
             rows.append(row)
         out.append(f"{m} (baseline {bd.baseline}; +/- significantly better/worse, paired "
                    f"t-test, {bd.correction}-adjusted p <= {bd.alpha:g})")
-        out += _table(rows, header)
+        out += aligned_table(rows, header)
         out.append("")
     header = ["group", "run", "measure", "n", "diff", "p(t)", "adj p(t)", "sig"]
-    rows = [[x.group, x.run, x.measure, str(x.n_pair), _fmt(x.diff, places),
-             _fmt_p(x.p_t, places), _fmt_p(x.p_t_adj, places), "*" if x.significant else ""]
+    rows = [[x.group, x.run, x.measure, str(x.n_pair), fmt_value(x.diff, places),
+             fmt_p(x.p_t, places), fmt_p(x.p_t_adj, places), "*" if x.significant else ""]
             for x in bd.rows if x.baseline]
     out.append(f"comparisons vs {bd.baseline} (diff = run - baseline)")
-    out += _table(rows, header, left=3)
+    out += aligned_table(rows, header, left=3)
     return "\n".join(out) + "\n"
 
 
@@ -373,25 +371,11 @@ CSV_FIELDS = ["group", "run", "measure", "n", "mean", "baseline", "n_pair", "dif
               "p_t_adj", "significant"]
 
 
-def render_csv(bd: Breakdown) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_FIELDS)
-    for r in bd.rows:
-        d = asdict(r)
-        w.writerow(["" if isinstance(d[f], float) and math.isnan(d[f]) else
-                    repr(d[f]) if isinstance(d[f], float) else d[f] for f in CSV_FIELDS])
-    return buf.getvalue()
-
-
 def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
     if fmt == "json":
         return json.dumps(bd.to_dict(), indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
-        return render_csv(bd)
+        return render_csv(bd.rows, CSV_FIELDS)
     return render_text(bd, places)
 
 

@@ -20,13 +20,10 @@ runs); with ``complete`` (``-c``), every qrels topic, a topic missing from a run
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
 import sys
-from dataclasses import asdict
 
 import click
 import numpy as np
@@ -35,6 +32,7 @@ from ..errors import UsageError
 from .comparison import Comparison, PairResult, plural, topics_line
 from .options import (correction_options, qrels_runs_measures, say_written,
                       table_output_options, topic_options)
+from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels
@@ -307,31 +305,6 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
 # output
 
 
-def _fmt(v, places):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    return f"{v:.{places}f}"
-
-
-def _fmt_p(p, places):
-    if p is None or math.isnan(p):
-        return "-"
-    if p != 0 and p < 10 ** -places:
-        return f"{p:.1e}"
-    return f"{p:.{places}f}"
-
-
-def _table(rows, header, left=1):
-    widths = [max(len(str(r[c])) for r in [header] + rows) for c in range(len(header))]
-    lines = []
-    for k, r in enumerate([header] + rows):
-        lines.append("  ".join(str(x).ljust(w) if c < left else str(x).rjust(w)
-                               for c, (x, w) in enumerate(zip(r, widths))).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return lines
-
-
 def render_text(cmp: Comparison, places: int = 4) -> str:
     test = "t-test" if cmp.test == "t" else "randomization test"
     out = [topics_line(cmp),
@@ -350,42 +323,31 @@ def render_text(cmp: Comparison, places: int = 4) -> str:
         row = [r]
         for m in cmp.measures:
             mark = sig.get((r, m), " ") if baseline_mode else ""
-            row.append(_fmt(cmp.means[r][m], places) + mark)
+            row.append(fmt_value(cmp.means[r][m], places) + mark)
         rows.append(row)
     out += ["means" + (f" ({cmp.pairs[0].baseline} is the baseline; +/- significantly better/"
                        f"worse, {test}, {cmp.correction}-adjusted p <= {cmp.alpha:g})"
                        if baseline_mode else "")]
-    out += _table(rows, header)
+    out += aligned_table(rows, header)
     out.append("")
     header = ["baseline", "run", "measure", "n", "diff", "95% CI", "d_z",
               "p(t)", "p(rand)", f"adj p({'t' if cmp.test == 't' else 'rand'})", "sig"]
     rows = []
     for p in cmp.pairs:
         adj = p.p_t_adj if cmp.test == "t" else p.p_rand_adj
-        rows.append([p.baseline, p.run, p.measure, str(p.n), _fmt(p.diff, places),
-                     f"[{_fmt(p.ci_low, places)}, {_fmt(p.ci_high, places)}]",
-                     _fmt(p.effect_dz, 2), _fmt_p(p.p_t, places), _fmt_p(p.p_rand, places),
-                     _fmt_p(adj, places), "*" if p.significant else ""])
+        rows.append([p.baseline, p.run, p.measure, str(p.n), fmt_value(p.diff, places),
+                     f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
+                     fmt_value(p.effect_dz, 2), fmt_p(p.p_t, places), fmt_p(p.p_rand, places),
+                     fmt_p(adj, places), "*" if p.significant else ""])
     out.append(f"comparisons (diff = run - baseline; sig: * when the {cmp.correction}-adjusted "
                f"{test} p <= {cmp.alpha:g})")
-    out += _table(rows, header, left=3)
+    out += aligned_table(rows, header, left=3)
     return "\n".join(out) + "\n"
 
 
 CSV_FIELDS = ["baseline", "run", "measure", "n", "mean_baseline", "mean_run", "diff", "ci_low",
               "ci_high", "effect_dz", "t", "p_t", "p_t_adj", "p_rand", "p_rand_adj",
               "significant"]
-
-
-def render_csv(cmp: Comparison) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_FIELDS)
-    for p in cmp.pairs:
-        d = asdict(p)
-        w.writerow(["" if isinstance(d[f], float) and math.isnan(d[f]) else
-                    repr(d[f]) if isinstance(d[f], float) else d[f] for f in CSV_FIELDS])
-    return buf.getvalue()
 
 
 def render_json(cmp: Comparison) -> str:
@@ -403,7 +365,7 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
     if fmt == "json":
         return render_json(cmp)
     if fmt == "csv":
-        return render_csv(cmp)
+        return render_csv(cmp.pairs, CSV_FIELDS)
     return render_text(cmp, places)
 
 

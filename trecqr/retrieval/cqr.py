@@ -31,7 +31,9 @@ from pathlib import Path
 import click
 
 from ..adapters.dataset_topics import DATASETS
+from ..adapters.presets import protocol_scores, protocol_table
 from ..errors import UsageError
+from ..report.text_table import aligned_table
 from .collections import check_collection
 from .indexdir import BACKENDS
 
@@ -79,9 +81,12 @@ class CqrReport:
     measures: dict = field(default_factory=dict)  # report key -> trecqr measure name
     backend: str = "bm25s"
     retriever: str = ""  # the backend's one-line description
+    protocol: str | None = None  # an official protocol every row's run is also scored under
+    protocol_rows: list = field(default_factory=list)  # (row name, protocol_scores)
 
     def to_dict(self) -> dict:
         out = asdict(self)
+        del out["protocol"], out["protocol_rows"]  # a table of their own (protocol_table)
         out["columns"] = {k: COLUMNS[k][1] for k in COLUMNS}
         return out
 
@@ -95,14 +100,7 @@ class CqrReport:
             cells = [r.name] + [f"{r.scores[k]:.{places}f}" for k in COLUMNS]
             cells += ["-" if r.coverage[k] is None else str(r.coverage[k]) for k in COVERAGE]
             body.append(cells)
-        widths = [max(len(h), *(len(c[i]) for c in body)) if body else len(h)
-                  for i, h in enumerate(heads)]
-
-        def line(cells):
-            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-        out = [line(heads), line(["-" * w for w in widths])] + [line(c) for c in body]
+        out = aligned_table(body, heads)
         built = " (built for this call)" if self.index_built else ""
         out.append("")
         out.append(f"{self.retriever}, depth {self.depth}, index {self.index}{built}"
@@ -117,6 +115,10 @@ class CqrReport:
                 out.append(f"{r.name}: {r.rewrites['summary']}")
         return "\n".join(out) + "\n"
 
+    def protocol_table(self) -> str:
+        """Every row's run under the protocol, scored with the row's other measures."""
+        return protocol_table(self.protocol, self.protocol_rows)
+
 
 def _name(path) -> str:
     stem = Path(os.fspath(path)).name
@@ -130,7 +132,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         names=None, n_threads: int = 1, show_progress: bool = False,
         collection_format: str | None = None, backend: str = "bm25s",
         index_params: dict | None = None, dataset: str | None = None, dataset_file=None,
-        query_fields=()) -> CqrReport:
+        query_fields=(), protocol: str | None = None) -> CqrReport:
     """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
 
     index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
@@ -147,7 +149,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     from ..adapters.presets import preset as get_preset
     from ..adapters.rewrites import read_rewrites
     from ..adapters.topics import read_topics
-    from ..api import evaluate, load_qrels
+    from ..api import evaluate, load_qrels, load_run
     from ..formats.run import write_run
     from .backends import build_index, load_index
     from .commands import BM25_B, BM25_K1
@@ -215,7 +217,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         rr3 = p.mrr("true") if p else "RR@3"
         out_keys = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut_3", "R@10": "recall_10",
                     "R@100": "recall_100", "RR@3": rr3}
-        rows = []
+        rows, protocol_rows = [], []
         for (kind, path), name in zip(inputs, row_names):
             report = None
             if kind == "field":
@@ -231,8 +233,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                                 show_progress=show_progress, **search_kw)
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
-            res = evaluate(q, run_path, ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
+            written = load_run(run_path)  # read once, scored by both evaluations
+            res = evaluate(q, written, ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
                            relevance_level=threshold)
+            if protocol is not None:
+                protocol_rows.append((name, protocol_scores(protocol, q, written)))
             agg = res.aggregate()
             scores = {key: agg[out_keys[key]] for key in COLUMNS}
             topic_qids = set(t.qids)
@@ -258,7 +263,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
                          None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
-                         manifest["backend"], loaded.describe(manifest))
+                         manifest["backend"], loaded.describe(manifest), protocol,
+                         protocol_rows)
     finally:
         for tmp in (tmp_index, tmp_runs):
             if tmp is not None:
@@ -326,41 +332,26 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                 raise InputError(path, None, "no such file")
         if index_dir is None and collection is None:
             raise UsageError("give --index DIR or --collection FILE")
-        rd = runs_dir
-        protocol_dir = None
         if protocol is not None:
             from ..adapters.presets import protocol as get_protocol
 
             if get_protocol(protocol).kind != "trec_eval":
                 raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
                                  "--protocol on the kept runs")
-            if rd is None:  # the rows' runs must outlive cqr() to be scored again
-                rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-protocol-")
         if collection is not None:
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
-        try:
-            report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
-                         index=index_dir, collection=collection, preset=preset, k=k,
-                         runs_dir=rd, names=names, n_threads=threads, show_progress=not quiet,
-                         backend=backend_name,
-                         index_params={"model": model} if model else None,
-                         dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
-            run_paths = [(r.name, r.run) for r in report.rows]
-            if protocol_dir is not None:  # runs kept only for the protocol table
-                report.runs_dir = None
-                for r in report.rows:
-                    r.run = None
-            text = report.to_json() if fmt == "json" else report.table()
-            click.echo(text, nl=False)
-            if protocol is not None:  # trecqr/adapters/presets.py
-                from ..adapters.presets import protocol_table
-
-                click.echo(protocol_table(protocol, qrels, run_paths), nl=False)
-        finally:
-            if protocol_dir is not None:
-                shutil.rmtree(protocol_dir, ignore_errors=True)
+        report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
+                     index=index_dir, collection=collection, preset=preset, k=k,
+                     runs_dir=runs_dir, names=names, n_threads=threads, show_progress=not quiet,
+                     backend=backend_name, index_params={"model": model} if model else None,
+                     dataset=dataset, dataset_file=dataset_file, query_fields=query_fields,
+                     protocol=protocol)
+        text = report.to_json() if fmt == "json" else report.table()
+        click.echo(text, nl=False)
+        if protocol is not None:  # scored with the rows (trecqr/adapters/presets.py)
+            click.echo(report.protocol_table(), nl=False)
         if output is not None and output != "-":
             atomic_write_text(output, text)
         if not quiet and report.runs_dir:
