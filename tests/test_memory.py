@@ -143,8 +143,12 @@ def test_cgroup_limits_are_read_from_the_process_cgroup(tmp_path, monkeypatch):
     v2.mkdir()
     (v2 / "memory.max").write_text("524288000\n")
     (v2 / "memory.current").write_text("104857600\n")
+    (v2 / "memory.stat").write_text("anon 10485760\ninactive_file 52428800\n")
     monkeypatch.setattr(memory, "_cgroup_files",
-                        lambda: [(str(v2 / "memory.max"), str(v2 / "memory.current"))])
+                        lambda: [(str(v2 / "memory.max"), str(v2 / "memory.current"),
+                                  str(v2 / "memory.stat"), "inactive_file")])
+    assert memory.cgroup_limit() == (524288000, 52428800)  # the inactive page cache aside
+    (v2 / "memory.stat").unlink()
     assert memory.cgroup_limit() == (524288000, 104857600)
     (v2 / "memory.max").write_text("max\n")
     assert memory.cgroup_limit() is None

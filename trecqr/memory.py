@@ -56,29 +56,37 @@ def _cgroup_files() -> list:
         _, controllers, path = parts
         if controllers == "":  # v2
             base = "/sys/fs/cgroup" + path.rstrip("/")
-            out.append((base + "/memory.max", base + "/memory.current"))
+            out.append((base + "/memory.max", base + "/memory.current",
+                        base + "/memory.stat", "inactive_file"))
         elif "memory" in controllers.split(","):
             base = "/sys/fs/cgroup/memory" + path.rstrip("/")
-            out.append((base + "/memory.limit_in_bytes", base + "/memory.usage_in_bytes"))
+            out.append((base + "/memory.limit_in_bytes", base + "/memory.usage_in_bytes",
+                        base + "/memory.stat", "total_inactive_file"))
     return out
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            return fh.read()
+    except (OSError, ValueError):
+        return None
 
 
 def cgroup_limit() -> tuple[int, int] | None:
     """(limit, usage) in bytes of this process's cgroup memory limit, None when there is
-    none (``max``, or v1's "no limit" of nearly 2^63)."""
-    for limit_file, usage_file in _cgroup_files():
-        try:
-            with open(limit_file, encoding="ascii") as fh:
-                text = fh.read().strip()
-        except OSError:
+    none (``max``, or v1's "no limit" of nearly 2^63). The usage leaves out the inactive page
+    cache (reclaimed before the limit bites), as ``docker stats`` does."""
+    for limit_file, usage_file, stat_file, inactive in _cgroup_files():
+        text = (_read(limit_file) or "").strip()
+        if not text.isdigit() or int(text) >= 1 << 60:  # "max", or absent
             continue
-        if text == "max" or not text.isdigit() or int(text) >= 1 << 60:
-            continue
-        try:
-            with open(usage_file, encoding="ascii") as fh:
-                usage = int(fh.read().strip())
-        except (OSError, ValueError):
-            usage = 0
+        usage = (_read(usage_file) or "0").strip()
+        usage = int(usage) if usage.isdigit() else 0
+        for line in (_read(stat_file) or "").splitlines():
+            key, _, value = line.partition(" ")
+            if key == inactive and value.strip().isdigit():
+                usage = max(usage - int(value), 0)
         return int(text), usage
     return None
 
