@@ -115,24 +115,54 @@ def test_compare_takes_ir_measures_names_with_their_values():
 
 
 @pytest.mark.parametrize("level,judged", [(1, False), (2, False), (1, True), (3, True)])
-def test_dict_fast_path_equals_columnar_path(level, judged):
+def test_dict_fast_path_equals_columnar_path(level, judged, monkeypatch):
     """formats/_dicts.c ranks run dicts itself: same values, bit for bit, as the columnar
     path (run columns, build_rankings) on the real CAsT 2021 passage runs, every measure."""
+    from trecqr.measures import core_rankings
     from trecqr.measures import pytrec_values as pv
+    from trecqr.measures.core import execute
+    from trecqr.measures.plan import pytrec_plan
 
     qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
                         shared_data("cast2021", "docrun_org_convdr.run"))
     run["no-such-topic"] = {"d": 1.0}
     run[next(iter(qrels))] = {}  # an empty ranking of a judged topic
-    selection = pv.select_measures(pv.normalize_measures({"all_trec"}))
+    plan = pytrec_plan(pv.normalize_measures({"all_trec"}), level, judged)
     dq = pv.DictQrels(qrels)
-    fast = pv.dict_values(dq, run, selection, relevance_level=level, judged_only=judged)
-    slow = pv.pytrec_values(dq.columns(), pv.dict_run_columns(run), selection,
-                            relevance_level=level, judged_only=judged, topic_order=list(run))
+    fast = execute(plan, dq, run)
+    monkeypatch.setattr(core_rankings, "rank_run", None)
+    slow = execute(plan, dq, run)
     assert fast.qids == slow.qids and len(fast.qids) == 158
     assert fast.values.keys() == slow.values.keys()
     for key in fast.values:
         np.testing.assert_array_equal(fast.values[key], slow.values[key], err_msg=key)
+
+
+@pytest.mark.parametrize("measures", [["all_trec"], ["RR", "nDCG@3", "P(rel=2)@5",
+                                                     "nDCG(judged_only=True)@10", "R@100",
+                                                     "AP(rel=3)"]])
+def test_evaluate_dict_fast_path_equals_columnar_path(measures, monkeypatch):
+    """trecqr.evaluate on dicts ranks them with formats/_dicts.c: the same Results, bit for
+    bit, as the columnar path, on a real run (trec_eval's topics: sorted, an empty dict is no
+    topic; ir_measures' defaults and run-order means)."""
+    from trecqr.measures import core_rankings
+
+    qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
+                        shared_data("cast2021", "docrun_org_convdr.run"))
+    run = dict(reversed(list(run.items())))  # not in strcmp order
+    run["no-such-topic"] = {"d": 1.0}
+    run[next(iter(qrels))] = {}  # a judged topic without documents: absent, for trec_eval
+    qrels["unjudged-topic"] = {}
+    fast = trecqr.evaluate(qrels, run, measures)
+    monkeypatch.setattr(core_rankings, "rank_run", None)
+    slow = trecqr.evaluate(qrels, run, measures)
+    assert fast.evaluation.qids == slow.evaluation.qids
+    assert len(fast.evaluation.qids) == 157
+    assert fast.aggregate() == slow.aggregate()
+    assert fast.per_query() == slow.per_query()
+    assert fast.evaluation.rankings.qrels_only == slow.evaluation.rankings.qrels_only
+    assert fast.evaluation.rankings.run_only == slow.evaluation.rankings.run_only
+    assert "no-such-topic" in fast.evaluation.rankings.run_only
 
 
 def test_dict_fast_path_ties_and_scores():

@@ -1,6 +1,6 @@
 /* pytrec_eval-style dicts to trec_eval rankings, in one pass over the dicts.
  *
- * rank_run(run, qrels, float32, judged_only, max_docs, wide)
+ * rank_run(run, qrels, float32, judged_only, max_docs, wide[, finite])
  *   run:   {qid: {docno: score}}  (score: float, int, or any number with __float__)
  *   qrels: {qid: {docno: grade}}  (already validated; only topics with judgments)
  * returns (topics, offsets, rel):
@@ -16,7 +16,8 @@
  *
  * Every topic of the run is validated as pytrec_eval validates it, judged or not: keys must be
  * str, values dicts of str to numbers; anything else raises TypeError("Unable to extract
- * query/object scores."). A NaN score raises ValueError (its rank would be undefined).
+ * query/object scores."). A NaN score raises ValueError (its rank would be undefined); so
+ * does an infinite one when finite is true (trecqr.evaluate's rule for runs).
  *
  * Grades are found from the smaller side: a topic with fewer judgments than retrieved
  * documents looks each judged docno up in the run's dict and binary-searches its rank; a topic
@@ -154,10 +155,10 @@ static int grade_at(PyObject *grade, int64_t *out) {
 
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     PyObject *run, *qrels;
-    int float32, judged_only, wide;
+    int float32, judged_only, wide, finite = 0;
     long long max_docs;
-    if (!PyArg_ParseTuple(args, "O!O!ppLp", &PyDict_Type, &run, &PyDict_Type, &qrels,
-                          &float32, &judged_only, &max_docs, &wide))
+    if (!PyArg_ParseTuple(args, "O!O!ppLp|p", &PyDict_Type, &run, &PyDict_Type, &qrels,
+                          &float32, &judged_only, &max_docs, &wide, &finite))
         return NULL;
     if (max_docs < 0) max_docs = 0;
     size_t item = wide ? sizeof(int64_t) : sizeof(int32_t);
@@ -197,6 +198,10 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
                 PyErr_Format(PyExc_ValueError,
                              "query %R doc %R: score is NaN (pytrec_eval's ranking of NaN "
                              "scores is undefined)", qid, doc);
+                goto fail;
+            }
+            if (finite && isinf(s)) {
+                PyErr_Format(PyExc_ValueError, "query %R doc %R: score is infinite", qid, doc);
                 goto fail;
             }
             if (judged != NULL) {

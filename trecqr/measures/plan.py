@@ -1,0 +1,172 @@
+"""One plan per evaluation: every measure name read once, into what the core computes.
+
+:func:`make_plan` is the one function that reads measure names for trecqr's API and commands:
+trec_eval's ``-m`` arguments and nicknames, ir_measures' strings and objects, the intent-aware
+family. :func:`pytrec_plan` reads pytrec_eval's measure strings (the drop-in's rules). A
+:class:`Plan` is immutable, so it is built once and run on any number of inputs
+(``RelevanceEvaluator`` builds its plan in its constructor); :mod:`.core` runs it.
+
+ir_measures names are sorted by the provider whose values trecqr reproduces:
+
+* ``pytrec``: what ir_measures' pytrec_eval provider computes. Names that need the same
+  pytrec_eval invocation (relevance level, -J, nDCG gains, ``set_F``'s first parameter) form
+  one :class:`PytrecGroup`, computed on the trec_eval rankings of the call;
+* ``judged`` and ``msmarco``: ``Judged@k`` and ``RR@k``, in ir_measures' Python order;
+* ``native``: the families of :mod:`.irm_native` (cwl_eval, gdeval, compat, accuracy, and the
+  intent-aware measures of pyndeval).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..scorer.options import Options
+from .irm_native import Native, native
+from .names import check_options, not_provided, pytrec_item, split_measures
+from .pytrec_values import COMPAT, c_int, normalize_measures, select_measures
+from .selection import select
+
+
+@dataclass(frozen=True)
+class IrmName:
+    """One ir_measures name of the plan, as the caller wrote it."""
+
+    caller: str
+    measure: object        # the ir_measures measure object
+    kind: str              # "pytrec", "judged", "msmarco" or "native"
+    group: int = -1        # pytrec: index into Plan.groups
+    match: str = ""        # pytrec: its key among the group's values
+    cutoff: int | None = None  # judged, msmarco
+    row: Native | None = None  # native: where it is computed
+
+
+@dataclass(frozen=True)
+class PytrecGroup:
+    """ir_measures names one pytrec_eval invocation computes: its options and measures."""
+
+    level: int
+    judged_only: bool
+    gains: tuple | None     # nDCG's gains, sorted (grade, gain) pairs
+    selection: tuple        # ((Measure, Params), ...), table order
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything decided before the inputs are read."""
+
+    options: Options
+    trec: tuple = ()        # ((Measure, Params), ...): the trec_eval names, table order
+    irm: tuple = ()         # (IrmName, ...): distinct ir_measures names, in the caller's order
+    groups: tuple = ()      # (PytrecGroup, ...)
+    irm_semantics: bool = False  # the API's rules for ir_measures topics (see api.evaluate)
+    keyed: bool = False     # pytrec_eval's result: run topics in run order, pytrec_eval's keys
+    diversity: bool = False  # the qrels are diversity qrels (topic subtopic docno grade)
+
+    @property
+    def intent_aware(self) -> bool:
+        return any(n.row is not None and n.row.qrels_kind == "diversity" for n in self.irm)
+
+    @property
+    def needs_run_columns(self) -> bool:
+        """Whether some name reads the run itself (not only trec_eval's rankings)."""
+        return any(n.kind != "pytrec" for n in self.irm)
+
+
+def pytrec_plan(normalized: set, relevance_level: int, judged_only: bool) -> Plan:
+    """The plan of ``RelevanceEvaluator(qrels, measures, relevance_level, judged_only)``, from
+    its normalised measure strings (:func:`.pytrec_values.normalize_measures`)."""
+    options = Options(relevance_level=relevance_level, max_docs=sys.maxsize,
+                      judged_only=bool(judged_only), compat=COMPAT)
+    return Plan(options, tuple(select_measures(normalized)), keyed=True)
+
+
+def make_plan(measures, options: Options | None = None, *, irm_semantics: bool = False,
+              diversity: bool | None = False) -> Plan:
+    """Read measure names once.
+
+    measures: trec_eval arguments (``map``, ``P.5,10``, ``all_trec``), ir_measures names
+    (``nDCG@3``) or objects, or a mix; None or no trec_eval name next to no ir_measures name
+    means trec_eval's default, ``official``. diversity: True, the qrels are diversity qrels
+    and only the intent-aware family is allowed (``-R diversity``); None, so when only
+    intent-aware names are asked for; False, never.
+    """
+    trec_args, irm = split_measures(measures)
+    return plan_of(trec_args, irm, options, irm_semantics=irm_semantics, diversity=diversity)
+
+
+def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
+            irm_semantics: bool = False, diversity: bool | None = False) -> Plan:
+    """:func:`make_plan` of names already split by :func:`.names.split_measures`."""
+    options = options or Options()
+    trec = tuple(select(trec_args, options.compat)) if trec_args or not irm else ()
+    names, groups = _irm_names(irm, options) if irm else ((), ())
+    plan = Plan(options, trec, names, groups, irm_semantics)
+    only_ia = bool(names) and not trec and all(
+        n.row is not None and n.row.qrels_kind == "diversity" for n in names)
+    if diversity or (diversity is None and only_ia):
+        other = list(trec_args) + [n.caller for n in names
+                                   if n.row is None or n.row.qrels_kind != "diversity"]
+        if other:
+            raise UsageError("-R diversity computes the intent-aware measures (alpha_nDCG@k, "
+                             "alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, P_IA@k, AP_IA, "
+                             f"StRecall@k), not {other[0]!r}")
+        plan = Plan(options, (), names, groups, irm_semantics, diversity=True)
+    return plan
+
+
+def _irm_names(irm, options: Options):
+    """(IrmName per distinct caller name, PytrecGroup per pytrec_eval invocation)."""
+    import ir_measures  # parsed names are ir_measures objects: it is imported already
+
+    check_options(options)
+    names, seen = [], set()
+    keys: dict = {}  # (rel, set_F count, gains, judged_only) -> group index
+    args: dict = {}  # group index -> its pytrec_eval measure strings
+    setf_count = 0
+    for caller, m in irm:
+        if caller in seen:
+            continue
+        seen.add(caller)
+        try:
+            m.validate_params()
+            via_pytrec = ir_measures.pytrec_eval.supports(m)
+            via_judged = not via_pytrec and ir_measures.judged.supports(m)
+            via_msmarco = not (via_pytrec or via_judged) and ir_measures.msmarco.supports(m)
+        except AssertionError as exc:
+            raise UsageError(f"ir_measures measure {caller!r}: {exc}") from None
+        if via_pytrec:
+            key, arg, match, setf_count = pytrec_item(m, setf_count)
+            group = keys.setdefault(key, len(keys))
+            args.setdefault(group, []).append(arg)
+            names.append(IrmName(caller, m, "pytrec", group, match))
+        elif via_judged:
+            cutoff = None if m["cutoff"] is not_provided() else m["cutoff"]
+            if cutoff is not None and cutoff < 1:
+                raise UsageError(f"{caller!r}: the cutoff must be at least 1")
+            names.append(IrmName(caller, m, "judged", cutoff=cutoff))
+        elif via_msmarco:
+            cutoff = m["cutoff"]
+            if cutoff is not_provided():
+                raise UsageError(f"ir_measures measure {m} needs @cutoff")
+            if cutoff < 1:
+                raise UsageError(f"{caller!r}: the cutoff must be at least 1")
+            names.append(IrmName(caller, m, "msmarco", cutoff=cutoff))
+        elif (row := native(m)) is not None:
+            names.append(IrmName(caller, m, "native", row=row))
+        else:
+            raise UsageError(f"ir_measures measure {caller!r} is not supported by trecqr")
+    groups = []
+    for (rel, _, gains, judged_only), index in keys.items():
+        first = next(n.caller for n in names if n.group == index)
+        try:
+            level = c_int(rel)
+        except TypeError:  # pytrec_eval reads rel as a C int
+            raise UsageError(f"{first!r}: rel must be an integer of -2**31..2**31-1 "
+                             "(pytrec_eval's C int)") from None
+        if level < 1:
+            raise UsageError(f"{first!r}: pytrec_eval needs rel >= 1 for this measure")
+        groups.append(PytrecGroup(level, judged_only, gains,
+                                  tuple(select_measures(normalize_measures(args[index])))))
+    return tuple(names), tuple(groups)
