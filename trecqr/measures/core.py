@@ -134,11 +134,11 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics) 
         sparse = name.row is not None and not name.row.defaults
         if sparse:  # only the topics the provider yields (NaN: none)
             has = ~np.isnan(in_run_order)
-            summary, integer = aggregate(m, in_run_order[has], int(has.sum()))
+            summary, integer = aggregate(name.agg, in_run_order[has], int(has.sum()))
         else:
             for q in missing:
                 defaults[q][name.caller] = float(m.DEFAULT)
-            summary, integer = aggregate(m, in_run_order, len(all_topics))
+            summary, integer = aggregate(name.agg, in_run_order, len(all_topics))
         ev.columns.append(Column(name.caller, IrMeasuresColumn(name.caller, integer, sparse),
                                  aligned, summary))
     return {q: values for q, values in defaults.items() if values}

@@ -180,14 +180,22 @@ def check_options(options) -> None:
                          f"@cutoff); {', '.join(changed)} apply to trec_eval names only")
 
 
-def aggregate(m, values: np.ndarray, n_qrels_topics: int):
-    """ir_measures' MeanAgg / SumAgg over the values in run order (missing topics add 0)."""
+def aggregator(m) -> str:
+    """"sum" or "mean": how ir_measures aggregates measure m (its SumAgg or MeanAgg)."""
     from ir_measures.measures.base import MeanAgg, SumAgg
 
     agg = m.aggregator()
-    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
     if isinstance(agg, SumAgg):
-        return total, True
+        return "sum"
     if isinstance(agg, MeanAgg):
-        return (total / n_qrels_topics if n_qrels_topics else float("nan")), False
+        return "mean"
     raise UsageError(f"ir_measures measure {m}: aggregator {type(agg).__name__} not supported")
+
+
+def aggregate(kind: str, values: np.ndarray, n_qrels_topics: int):
+    """ir_measures' MeanAgg / SumAgg (``kind``, from :func:`aggregator`) over the values in
+    run order (missing topics add 0): (summary, whether it is a count)."""
+    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
+    if kind == "sum":
+        return total, True
+    return (total / n_qrels_topics if n_qrels_topics else float("nan")), False

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import UsageError
 from ..scorer.options import Options
 from .irm_native import Native, native
-from .names import check_options, not_provided, pytrec_item, split_measures
+from .names import aggregator, check_options, not_provided, pytrec_item, split_measures
 from .pytrec_values import COMPAT, c_int, normalize_measures, select_measures
 from .selection import select
 
@@ -36,6 +37,7 @@ class IrmName:
     caller: str
     measure: object        # the ir_measures measure object
     kind: str              # "pytrec", "judged", "msmarco" or "native"
+    agg: str = "mean"      # ir_measures' aggregation: "mean" or "sum"
     group: int = -1        # pytrec: index into Plan.groups
     match: str = ""        # pytrec: its key among the group's values
     cutoff: int | None = None  # judged, msmarco
@@ -77,6 +79,11 @@ class Plan:
 def pytrec_plan(normalized: set, relevance_level: int, judged_only: bool) -> Plan:
     """The plan of ``RelevanceEvaluator(qrels, measures, relevance_level, judged_only)``, from
     its normalised measure strings (:func:`.pytrec_values.normalize_measures`)."""
+    return _pytrec_plan(frozenset(normalized), relevance_level, bool(judged_only))
+
+
+@lru_cache(maxsize=256)
+def _pytrec_plan(normalized: frozenset, relevance_level: int, judged_only: bool) -> Plan:
     options = Options(relevance_level=relevance_level, max_docs=sys.maxsize,
                       judged_only=bool(judged_only), compat=COMPAT)
     return Plan(options, tuple(select_measures(normalized)), keyed=True)
@@ -92,8 +99,29 @@ def make_plan(measures, options: Options | None = None, *, irm_semantics: bool =
     and only the intent-aware family is allowed (``-R diversity``); None, so when only
     intent-aware names are asked for; False, never.
     """
-    trec_args, irm = split_measures(measures)
-    return plan_of(trec_args, irm, options, irm_semantics=irm_semantics, diversity=diversity)
+    options = options or Options()
+    if isinstance(measures, str) or not hasattr(measures, "__iter__"):
+        measures = None if measures is None else [measures]
+    key = (None if measures is None else tuple(measures), options, irm_semantics, diversity)
+    try:
+        plan = _PLANS.get(key)
+    except TypeError:  # an unhashable measure object: no cache
+        key, plan = None, None
+    if plan is None:
+        trec_args, irm = split_measures(measures)
+        plan = plan_of(trec_args, irm, options, irm_semantics=irm_semantics,
+                       diversity=diversity)
+        if key is not None:
+            if len(_PLANS) >= _PLANS_KEPT:
+                _PLANS.pop(next(iter(_PLANS)))
+            _PLANS[key] = plan
+    return plan
+
+
+# plans are immutable: the last ones made are kept, so that a loop calling evaluate with the
+# same names parses them once
+_PLANS: dict = {}
+_PLANS_KEPT = 256
 
 
 def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
@@ -136,25 +164,26 @@ def _irm_names(irm, options: Options):
             via_msmarco = not (via_pytrec or via_judged) and ir_measures.msmarco.supports(m)
         except AssertionError as exc:
             raise UsageError(f"ir_measures measure {caller!r}: {exc}") from None
+        agg = aggregator(m)
         if via_pytrec:
             key, arg, match, setf_count = pytrec_item(m, setf_count)
             group = keys.setdefault(key, len(keys))
             args.setdefault(group, []).append(arg)
-            names.append(IrmName(caller, m, "pytrec", group, match))
+            names.append(IrmName(caller, m, "pytrec", agg, group, match))
         elif via_judged:
             cutoff = None if m["cutoff"] is not_provided() else m["cutoff"]
             if cutoff is not None and cutoff < 1:
                 raise UsageError(f"{caller!r}: the cutoff must be at least 1")
-            names.append(IrmName(caller, m, "judged", cutoff=cutoff))
+            names.append(IrmName(caller, m, "judged", agg, cutoff=cutoff))
         elif via_msmarco:
             cutoff = m["cutoff"]
             if cutoff is not_provided():
                 raise UsageError(f"ir_measures measure {m} needs @cutoff")
             if cutoff < 1:
                 raise UsageError(f"{caller!r}: the cutoff must be at least 1")
-            names.append(IrmName(caller, m, "msmarco", cutoff=cutoff))
+            names.append(IrmName(caller, m, "msmarco", agg, cutoff=cutoff))
         elif (row := native(m)) is not None:
-            names.append(IrmName(caller, m, "native", row=row))
+            names.append(IrmName(caller, m, "native", agg, row=row))
         else:
             raise UsageError(f"ir_measures measure {caller!r} is not supported by trecqr")
     groups = []

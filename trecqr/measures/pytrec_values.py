@@ -23,6 +23,7 @@ import collections
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -87,7 +88,15 @@ def combine_measures(measures) -> set:
 
 def normalize_measures(measures) -> set:
     """What RelevanceEvaluator hands to trec_eval for these measure strings."""
-    return combine_measures(expand_nicknames(measures))
+    try:
+        return set(_normalized(frozenset(measures)))
+    except TypeError:  # unhashable items: pytrec_eval's own error below
+        return combine_measures(expand_nicknames(measures))
+
+
+@lru_cache(maxsize=256)
+def _normalized(measures: frozenset) -> frozenset:
+    return frozenset(combine_measures(expand_nicknames(measures)))
 
 
 def select_measures(normalized: set):
