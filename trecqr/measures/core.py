@@ -65,7 +65,7 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     if plan.keyed:
         return TopicValues(rk.qids, key_values(per_measure))
     ev = finish_evaluation(rk, options, per_measure, zscores)
-    defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics) if plan.irm else {}
+    defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx) if plan.irm else {}
     return Outcome(ev, {} if plan.diversity else defaults)
 
 
@@ -84,7 +84,8 @@ def key_values(per_measure) -> dict:
     return values
 
 
-def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics) -> dict:
+def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
+                ctx: EvalContext) -> dict:
     """Append one column per ir_measures name to ``ev`` (aligned with its topics); return the
     defaults of the qrels topics the run lacks.
 
@@ -99,9 +100,12 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics) 
         warnings.warn(f"no topic in common: none of the {ranked.num_run_topics} topics of "
                       f"the run has judgments among the {len(all_topics)} qrels topics; "
                       "ir_measures names score every qrels topic with their default (0)")
-    group_values = [key_values([(m, p, compute_values(m, p, EvalContext(grk, grk.options)))
-                                for m, p in g.selection])
-                    for g in plan.groups for grk in [variant(rk, g, qrels, ranked)]]
+    group_values = []
+    for group in plan.groups:
+        grk = variant(rk, group, qrels, ranked)
+        gctx = ctx if grk is rk else EvalContext(grk, grk.options)  # batches made once each
+        group_values.append(key_values([(m, p, compute_values(m, p, gctx))
+                                        for m, p in group.selection]))
     orders: dict = {}  # one ranking per provider order
 
     def ordered(ties):
