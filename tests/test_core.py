@@ -1,0 +1,175 @@
+"""One evaluation core behind every door (issue 20): the plan is made once, one function
+(trecqr.measures.core.execute) runs it, and trec_eval's rankings are built once per call.
+
+Spies wrap the functions the core calls and record who called them, so a door that went
+another way (a second path, a second ranking) fails here; values are checked against the same
+names scored one at a time, so a shared ranking that is wrong fails too.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import trecqr
+from conftest import data_path, run_cli
+from trecqr.formats import Run, read_qrels, read_run
+from trecqr.measures import core, core_rankings, plan as plan_module
+from trecqr.scorer import ordering
+
+QRELS = data_path("cast2021", "qrels-docs.2021.qrel")
+RUN = data_path("cast2021", "docrun_org_convdr.run")
+
+
+def _dicts():
+    q, r = read_qrels(QRELS), read_run(RUN)
+    qrels, run = {}, {}
+    for t, d, g in zip(q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist()):
+        qrels.setdefault(t, {})[d] = g
+    for t, d, s in zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist()):
+        run.setdefault(t, {})[d] = s
+    return qrels, run
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Who called core_rankings.rank (the core's one ranking step), and how often
+    build_rankings and the C dict ranker ran."""
+    seen = {"rank": [], "build_rankings": 0, "rank_run": 0}
+    real_rank, real_build = core.rank, core_rankings.build_rankings
+
+    def rank(*args, **kw):
+        seen["rank"].append(sys._getframe(1).f_code)
+        return real_rank(*args, **kw)
+
+    def build(*args, **kw):
+        seen["build_rankings"] += 1
+        return real_build(*args, **kw)
+
+    monkeypatch.setattr(core, "rank", rank)
+    monkeypatch.setattr(core_rankings, "build_rankings", build)
+    if core_rankings.rank_run is not None:
+        real_c = core_rankings.rank_run
+
+        def rank_run(*args):
+            seen["rank_run"] += 1
+            return real_c(*args)
+
+        monkeypatch.setattr(core_rankings, "rank_run", rank_run)
+    return seen
+
+
+def test_every_door_reaches_the_same_core_function(calls, tmp_path):
+    """evaluate (dicts, files), evaluate_many, RelevanceEvaluator and `trecqr eval` (trec_eval
+    and ir_measures names) all rank through core.execute, once per run, with equal values."""
+    qrels, run = _dicts()
+    ev = trecqr.evaluate(qrels, run, ["map", "nDCG@3"]).aggregate()
+    assert trecqr.evaluate(str(QRELS), str(RUN), ["map", "nDCG@3"]).aggregate() == ev
+    many = trecqr.evaluate_many(str(QRELS), [str(RUN), str(RUN)], ["map", "nDCG@3"])
+    assert [m.aggregate() for m in many] == [ev, ev]
+    per_topic = trecqr.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
+    assert np.mean([v["map"] for v in per_topic.values()]) == pytest.approx(ev["map"],
+                                                                            abs=1e-15)
+    out = run_cli(["eval", "-m", "map", "-m", "nDCG@3", QRELS, RUN])
+    assert out.exit_code == 0, out.output
+    assert f"map                   \tall\t{ev['map']:.4f}" in out.output
+    out = run_cli(["eval", "-m", "map", QRELS, RUN])
+    assert out.exit_code == 0 and f"\t{ev['map']:.4f}" in out.output
+    assert len(calls["rank"]) == 7
+    assert set(calls["rank"]) == {core.execute.__code__}
+
+
+def test_a_mixed_list_builds_rankings_once(calls):
+    """trec_eval names, pytrec_eval-provider names at other levels / -J, RR@3 (msmarco) and
+    alpha_nDCG@10 (pyndeval) in one call: one trec_eval ranking (before: one per path, and
+    alpha_nDCG next to map was refused); each value equals the name scored alone."""
+    names = ["map", "P.5", "RR@3", "nDCG@3", "P(rel=2)@5", "nDCG(judged_only=True)@10",
+             "R@100", "Judged@10", "alpha_nDCG@10"]
+    for qrels, run in [_dicts(), (str(QRELS), str(RUN))]:
+        calls["build_rankings"] = calls["rank_run"] = 0
+        res = trecqr.evaluate(qrels, run, names)
+        assert calls["build_rankings"] + calls["rank_run"] == 1
+        # dicts: the C ranker, when built; files: build_rankings
+        assert calls["rank_run" if isinstance(run, dict) and core_rankings.rank_run
+                     else "build_rankings"] == 1
+        alone = {}
+        for name in names:
+            alone.update(trecqr.evaluate(qrels, run, [name]).aggregate())
+        assert res.aggregate() == alone
+        assert res.aggregate()["alpha_nDCG@10"] > 0 and res.aggregate()["map"] > 0
+
+
+def test_evaluate_on_dicts_makes_no_object_per_line(monkeypatch):
+    """Dicts of pytrec_eval's form go to the C ranker: no run columns (run_from_dict made a
+    Python list entry per line, then Arrow arrays), unless a name reads the run itself."""
+    made = []
+    real = core_rankings.run_from_dict
+    monkeypatch.setattr(core_rankings, "run_from_dict", lambda *a: made.append(1) or real(*a))
+    qrels, run = _dicts()
+    trecqr.evaluate(qrels, run, ["map", "ndcg_cut.3", "RR", "nDCG@3", "R@100"])
+    assert made == []
+    trecqr.evaluate(qrels, run, ["RR@3"])  # ir_measures' Python order: the run's columns
+    assert made == [1]
+
+
+def test_docnos_are_not_cast_through_arrow(monkeypatch):
+    """Ranking columns whose docnos are not decimal numbers (MARCO_D..., CAsT) tries no
+    integer cast of every docno (35% of evaluate's time on such runs before)."""
+    casts = []
+    real = ordering.pc
+
+    class Counting:  # pyarrow.compute as the ranking code sees it, counting its casts
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def cast(self, *a, **k):
+            casts.append(1)
+            return real.cast(*a, **k)
+
+    q, scanned = read_qrels(QRELS), read_run(RUN)
+    # columns as a DataFrame or Arrow gives them (no scanner codes): the general path
+    r = Run(scanned.qid, scanned.docno, scanned.score, scanned.runid, "<columns>")
+    monkeypatch.setattr(ordering, "pc", Counting())
+    res = trecqr.evaluate(q, r, ["map"])
+    assert casts == []
+    numbers = real.cast(real.dictionary_encode(r.docno).indices, "string")  # "0", "1"...
+    trecqr.evaluate(q, Run(r.qid, numbers, r.score, r.runid, "x"), ["map"])
+    assert casts == [1]  # decimal docids (MS MARCO's) are their own codes: one cast
+    assert res.aggregate()["map"] == trecqr.evaluate(str(QRELS), str(RUN), ["map"]) \
+        .aggregate()["map"]
+
+
+def test_fixed_costs_are_paid_once(monkeypatch):
+    """Measure names are read once: by RelevanceEvaluator's constructor (not per evaluate),
+    and once for a loop calling evaluate with the same names (plans are kept)."""
+    reads = []
+    real = plan_module.split_measures
+    monkeypatch.setattr(plan_module, "split_measures", lambda m: reads.append(1) or real(m))
+    qrels, run = _dicts()
+    names = ["P.10", "nDCG@5", "RR(rel=2)"]
+    first = trecqr.evaluate(qrels, run, names).aggregate()
+    for _ in range(3):
+        assert trecqr.evaluate(qrels, run, names).aggregate() == first
+    assert reads == [1]
+    made = []
+    real_select = plan_module.select_measures
+    monkeypatch.setattr(plan_module, "select_measures",
+                        lambda n: made.append(1) or real_select(n))
+    evaluator = trecqr.RelevanceEvaluator(qrels, {"ndcg_cut.5", "P.3", "recall.7"})
+    values = [evaluator.evaluate(run) for _ in range(3)]
+    assert made == [1] and values[0] == values[1] == values[2]
+
+
+def test_gains_and_levels_are_views_of_one_ranking():
+    """nDCG(gains=...) and rel=2 names computed on the call's one ranking equal ir_measures'
+    own pipeline (pytrec_eval on mapped qrels), on the real CAsT 2021 run."""
+    import ir_measures
+
+    qrels, run = _dicts()
+    names = ["nDCG(gains={0:0,1:1,2:5,3:7,4:10})@10", "P(rel=3)@5", "AP(rel=2)",
+             "nDCG(judged_only=True,gains={0:1,1:0,2:2,3:2,4:4})"]
+    got = trecqr.evaluate(qrels, run, names).aggregate()
+    want = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+    assert got == {n: want[ir_measures.parse_measure(n)] for n in names}
