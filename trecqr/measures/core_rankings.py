@@ -104,7 +104,8 @@ def rank(plan, qrels, run) -> Ranked:
         rk = _in_dict_order(rk, qrels, [t for t in run if t in qrels.index])
         order = rk.qids
     elif plan.irm:
-        run_topics = pc.unique(r.qid).to_pylist()
+        codes = getattr(r, "codes", None)  # the scanner's: topics in first-seen order
+        run_topics = codes.topics if codes is not None else pc.unique(r.qid).to_pylist()
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))

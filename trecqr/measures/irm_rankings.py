@@ -51,13 +51,11 @@ def ranking(run, topics: list, ties: str = "input"):
     if ties == "input":
         order = _stable_lexsort((neg, t))
     elif ties in ("docno_asc", "docno_desc"):
-        docno = run.docno.take(pa.array(rows))
-        # docno rank among the distinct docnos, byte-wise (Arrow sorts strings by bytes)
-        uniq = pc.unique(docno)
-        drank = np.empty(len(uniq), np.int64)
-        drank[pc.sort_indices(uniq).to_numpy()] = np.arange(len(uniq))
-        d = drank[pc.index_in(docno, value_set=uniq).to_numpy(zero_copy_only=False)]
-        order = _stable_lexsort((d if ties == "docno_asc" else -d, neg, t))
+        # one stable multi-key sort (Arrow compares strings byte-wise)
+        table = pa.table({"t": t, "s": neg, "d": run.docno.take(pa.array(rows))})
+        way = "ascending" if ties == "docno_asc" else "descending"
+        order = pc.sort_indices(table, sort_keys=[("t", "ascending"), ("s", "ascending"),
+                                                  ("d", way)]).to_numpy()
     else:  # pragma: no cover - internal
         raise ValueError(ties)
     rows, t = rows[order], t[order]
