@@ -15,10 +15,10 @@ from .formats.diversity import read_diversity_qrels
 from .formats.prefs import Prefs, read_prefs, read_qrels_prefs
 from .formats.qrels import Qrels
 from .formats.qrels_jg import QrelsJG, read_qrels_jg
+from .measures.core import execute
+from .measures.plan import Plan
 from .measures.selection import select
-from .scorer.evaluator import EvalContext, evaluate_rankings
 from .scorer.options import Options
-from .scorer.rankings import build_rankings
 from .scorer.zscores import read_zscores
 
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg", "diversity")
@@ -95,10 +95,9 @@ def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *
     check_formats(selection, rel_format)
     rel_info = rel_path if isinstance(rel_path, rel_info_type(rel_format)) else \
         read_rel_info(rel_path, rel_format, options)
-    r = load_run(run, comments=options.v10)
-    rankings = build_rankings(r, topic_qrels(rel_info), options)
-    rankings.check_coverage(r.source, rel_info.source)
-    return evaluate_rankings(EvalContext(rankings, options, r, rel_info), selection, zscores)
+    r = load_run(run, comments=options.v10)  # a Run: its measures read it (ctx.run)
+    plan = Plan(options, tuple(selection))
+    return execute(plan, topic_qrels(rel_info), r, zscores=zscores, rel_info=rel_info).evaluation
 
 
 

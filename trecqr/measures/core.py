@@ -40,14 +40,16 @@ class Outcome:
 
 
 def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
-            empty_topics=()):
+            empty_topics=(), rel_info=None):
     """Run ``plan`` on qrels and a run; an :class:`Outcome` (a pytrec_eval plan: the
     :class:`~.pytrec_values.TopicValues` of the run's judged topics, in run order).
 
     qrels: Qrels, DictQrels, or DiversityQrels (a diversity plan); div: the diversity qrels
     of intent-aware names in a mixed plan. check: refuse inputs with no topic in common, as
     trec_eval. empty_topics: qrels topics with no judgment at all (a dict's ``{"b": {}}``),
-    which ir_measures scores with the measures' defaults.
+    which ir_measures scores with the measures' defaults. rel_info: the judgments of another
+    relevance format (-R prefs, qrels_prefs, qrels_jg), which its measures read; ``qrels``
+    then names the judged (topic, docno) pairs that decide the topics.
     """
     options = plan.options
     if not plan.irm and not plan.keyed and isinstance(run, (str, os.PathLike)) \
@@ -60,7 +62,7 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     rk = ranked.rankings
     if check and not plan.keyed:
         rk.check_coverage(ranked.source, qrels.source)
-    ctx = EvalContext(rk, options, ranked.given_run, qrels)
+    ctx = EvalContext(rk, options, ranked.given_run, qrels if rel_info is None else rel_info)
     per_measure = [(m, p, compute_values(m, p, ctx)) for m, p in plan.trec]
     if plan.keyed:
         return TopicValues(rk.qids, key_values(per_measure))
