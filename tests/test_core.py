@@ -35,14 +35,23 @@ def _dicts():
 
 @pytest.fixture
 def calls(monkeypatch):
-    """Who called core_rankings.rank (the core's one ranking step), and how often
-    build_rankings and the C dict ranker ran."""
+    """Who called the core's two ranking routes (core_rankings.rank, and the C module's
+    dict_values for pytrec_eval's common measures), and how often build_rankings and the C
+    dict ranker ran."""
     seen = {"rank": [], "build_rankings": 0, "rank_run": 0}
-    real_rank, real_build = core.rank, core_rankings.build_rankings
+    real_rank, real_build, real_values = core.rank, core_rankings.build_rankings, \
+        core.dict_values
 
     def rank(*args, **kw):
         seen["rank"].append(sys._getframe(1).f_code)
         return real_rank(*args, **kw)
+
+    def dict_values(*args):
+        seen["rank"].append(sys._getframe(1).f_code)
+        return real_values(*args)
+
+    if real_values is not None:
+        monkeypatch.setattr(core, "dict_values", dict_values)
 
     def build(*args, **kw):
         seen["build_rankings"] += 1
@@ -69,15 +78,16 @@ def test_every_door_reaches_the_same_core_function(calls, tmp_path):
     assert trecqr.evaluate(str(QRELS), str(RUN), ["map", "nDCG@3"]).aggregate() == ev
     many = trecqr.evaluate_many(str(QRELS), [str(RUN), str(RUN)], ["map", "nDCG@3"])
     assert [m.aggregate() for m in many] == [ev, ev]
-    per_topic = trecqr.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
-    assert np.mean([v["map"] for v in per_topic.values()]) == pytest.approx(ev["map"],
-                                                                            abs=1e-15)
+    for measures in ({"map"}, {"map", "bpref"}):  # C measures; numpy ones
+        per_topic = trecqr.RelevanceEvaluator(qrels, measures).evaluate(run)
+        assert np.mean([v["map"] for v in per_topic.values()]) == pytest.approx(ev["map"],
+                                                                                abs=1e-15)
     out = run_cli(["eval", "-m", "map", "-m", "nDCG@3", QRELS, RUN])
     assert out.exit_code == 0, out.output
     assert f"map                   \tall\t{ev['map']:.4f}" in out.output
     out = run_cli(["eval", "-m", "map", QRELS, RUN])
     assert out.exit_code == 0 and f"\t{ev['map']:.4f}" in out.output
-    assert len(calls["rank"]) == 7
+    assert len(calls["rank"]) == 8
     assert set(calls["rank"]) == {core.execute.__code__}
 
 

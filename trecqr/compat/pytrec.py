@@ -55,12 +55,7 @@ class RelevanceEvaluator:
             return {}
         if not isinstance(scores, dict):
             raise TypeError("Argument object scores should be of type dictionary.")
-        tv = execute(self._plan, self._qrels, scores)
-        keys = list(tv.values)
-        if not keys:
-            return {q: {} for q in tv.qids}
-        rows = np.column_stack([tv.values[k] for k in keys]).tolist()
-        return {q: dict(zip(keys, row)) for q, row in zip(tv.qids, rows)}
+        return execute(self._plan, self._qrels, scores)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -275,9 +275,168 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * dict_values(run, qrels, float32, judged_only, level, specs) -> {qid: {key: value}}
+ *
+ * pytrec_eval's whole evaluate for the measures most runs ask for, in C: each topic ranked as
+ * rank_run ranks it, then per spec (key, code, k) one value, computed with trec_eval's loops
+ * (the same operations, in the same order, as trecqr's numpy measures, so bit for bit the
+ * same doubles). codes: 0 P_k, 1 recall_k, 2 recip_rank, 3 ndcg_cut_k, 4 map, 5 map_cut_k.
+ * Topics: the run's topics that have judgments, in the run dict's order (an empty dict is an
+ * empty ranking). No arrays, no numpy: what makes small inputs as fast as pytrec_eval.
+ */
+static int cmp_desc_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? 1 : (x > y ? -1 : 0);
+}
+
+static PyObject *dict_values(PyObject *self, PyObject *args) {
+    PyObject *run, *qrels, *specs;
+    int float32, judged_only;
+    long long level;
+    if (!PyArg_ParseTuple(args, "O!O!ppLO!", &PyDict_Type, &run, &PyDict_Type, &qrels,
+                          &float32, &judged_only, &level, &PyTuple_Type, &specs))
+        return NULL;
+    Py_ssize_t nspec = PyTuple_GET_SIZE(specs);
+    PyObject **keys = PyMem_Malloc((nspec + 1) * sizeof(PyObject *));
+    int *codes = PyMem_Malloc((nspec + 1) * sizeof(int));
+    long long *ks = PyMem_Malloc((nspec + 1) * sizeof(long long));
+    PyObject *out = PyDict_New();
+    Entry *entries = NULL, *tmp = NULL;
+    int64_t *grades = NULL, *ideal = NULL;
+    Py_ssize_t cap = 0, icap = 0;
+    if (!keys || !codes || !ks || !out) goto nomem;
+    for (Py_ssize_t j = 0; j < nspec; j++) {
+        PyObject *spec = PyTuple_GET_ITEM(specs, j);
+        if (!PyArg_ParseTuple(spec, "UiL", &keys[j], &codes[j], &ks[j])) goto fail;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *qid, *docs;
+    while (PyDict_Next(run, &pos, &qid, &docs)) {
+        if (!PyUnicode_Check(qid) || !PyDict_Check(docs)) { bad_run(); goto fail; }
+        PyObject *judged = PyDict_GetItemWithError(qrels, qid);
+        if (judged == NULL && PyErr_Occurred()) goto fail;
+        Py_ssize_t n = PyDict_GET_SIZE(docs);
+        if (judged != NULL && n > cap) {
+            cap = n;
+            PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades);
+            entries = PyMem_Malloc(cap * sizeof(Entry));
+            tmp = PyMem_Malloc(cap * sizeof(Entry));
+            grades = PyMem_Malloc(cap * sizeof(int64_t));
+            if (!entries || !tmp || !grades) goto nomem;
+        }
+        Py_ssize_t ipos = 0, i = 0;
+        PyObject *doc, *value;
+        double s;
+        while (PyDict_Next(docs, &ipos, &doc, &value)) {
+            if (!PyUnicode_Check(doc) || score_of(value, &s) < 0) { bad_run(); goto fail; }
+            if (isnan(s)) {
+                PyErr_Format(PyExc_ValueError,
+                             "query %R doc %R: score is NaN (pytrec_eval's ranking of NaN "
+                             "scores is undefined)", qid, doc);
+                goto fail;
+            }
+            if (judged != NULL) {
+                entries[i].key = order_key(rounded(s, float32));
+                entries[i].doc = doc;
+                i++;
+            }
+        }
+        if (judged == NULL) continue;
+        sort_entries(entries, tmp, n);
+        Py_ssize_t keep = n;
+        for (Py_ssize_t r = 0; r < keep; r++) grades[r] = NONPOOL;
+        for (Py_ssize_t r = 0; r < keep; r++) {
+            PyObject *grade = PyDict_GetItemWithError(judged, entries[r].doc);
+            if (grade == NULL) {
+                if (PyErr_Occurred()) goto fail;
+                continue;
+            }
+            if (grade_at(grade, &grades[r]) < 0) goto fail;
+        }
+        if (judged_only) {
+            Py_ssize_t w = 0;
+            for (Py_ssize_t r = 0; r < keep; r++) if (grades[r] >= 0) grades[w++] = grades[r];
+            keep = w;
+        }
+        /* the topic's judgments: relevant count, and positive grades (the ideal ranking) */
+        Py_ssize_t nj = PyDict_GET_SIZE(judged), npos = 0;
+        if (nj > icap) {
+            icap = nj;
+            PyMem_Free(ideal);
+            ideal = PyMem_Malloc(icap * sizeof(int64_t));
+            if (!ideal) goto nomem;
+        }
+        long long num_rel = 0;
+        Py_ssize_t jpos = 0;
+        PyObject *jdoc, *jgrade;
+        while (PyDict_Next(judged, &jpos, &jdoc, &jgrade)) {
+            long long g = PyLong_AsLongLong(jgrade);
+            if (g == -1 && PyErr_Occurred()) goto fail;
+            if (g >= level) num_rel++;
+            if (g > 0) ideal[npos++] = g;
+        }
+        int sorted_ideal = 0;
+        PyObject *row = PyDict_New();
+        if (row == NULL || PyDict_SetItem(out, qid, row) < 0) { Py_XDECREF(row); goto fail; }
+        Py_DECREF(row);
+        for (Py_ssize_t j = 0; j < nspec; j++) {
+            long long k = ks[j];
+            double v = 0.0;
+            if (codes[j] == 0 || codes[j] == 1) {  /* P_k, recall_k */
+                long long cnt = 0;
+                for (Py_ssize_t r = 0; r < keep && r < k; r++) cnt += grades[r] >= level;
+                if (codes[j] == 0) v = (double)cnt / (double)k;
+                else v = num_rel > 0 ? (double)cnt / (double)num_rel : 0.0;
+            } else if (codes[j] == 2) {  /* recip_rank */
+                for (Py_ssize_t r = 0; r < keep; r++)
+                    if (grades[r] >= level) { v = 1.0 / ((double)r + 1.0); break; }
+            } else if (codes[j] == 3) {  /* ndcg_cut_k: grades as gains */
+                double num = 0.0, den = 0.0;
+                for (Py_ssize_t r = 0; r < keep && r < k; r++)
+                    if (grades[r] > 0) num += (double)grades[r] / log2((double)(r + 2));
+                if (!sorted_ideal) {
+                    qsort(ideal, npos, sizeof(int64_t), cmp_desc_i64);
+                    sorted_ideal = 1;
+                }
+                for (Py_ssize_t r = 0; r < npos && r < k; r++)
+                    den += (double)ideal[r] / log2((double)(r + 2));
+                v = den > 0.0 ? num / den : num;
+            } else {  /* map (4), map_cut_k (5) */
+                double total = 0.0;
+                long long seen = 0;
+                for (Py_ssize_t r = 0; r < keep; r++) {
+                    if (grades[r] < level) continue;
+                    seen++;
+                    if (codes[j] == 5 && r >= k) continue;
+                    total += (double)seen / ((double)r + 1.0);
+                }
+                if (codes[j] == 4) v = seen > 0 ? total / (double)num_rel : 0.0;
+                else v = num_rel > 0 ? total / (double)num_rel : 0.0;
+            }
+            PyObject *f = PyFloat_FromDouble(v);
+            if (f == NULL || PyDict_SetItem(row, keys[j], f) < 0) { Py_XDECREF(f); goto fail; }
+            Py_DECREF(f);
+        }
+    }
+    PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
+    PyMem_Free(keys); PyMem_Free(codes); PyMem_Free(ks);
+    return out;
+
+nomem:
+    PyErr_NoMemory();
+fail:
+    PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
+    PyMem_Free(keys); PyMem_Free(codes); PyMem_Free(ks);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"rank_run", rank_run, METH_VARARGS,
      "rank_run(run, qrels, float32, judged_only, max_docs, wide) -> (topics, offsets, rel)"},
+    {"dict_values", dict_values, METH_VARARGS,
+     "dict_values(run, qrels, float32, judged_only, level, specs) -> {qid: {key: value}}"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..scorer.evaluator import Column, EvalContext, Evaluation, compute_values, finish_evaluation
 from ..scorer.stream import Fallback, score_stream, wants_stream
-from .core_rankings import Ranked, qrels_topics, rank, variant
+from .core_rankings import Ranked, dict_values, qrels_topics, rank, variant
 from .irm_rankings import judged_at_cutoff, ranking, rr_at_cutoff
 from .names import IrMeasuresColumn, aggregate
 from .pytrec_values import CUTOFF_MEASURES, ZERO_VALUED, TopicValues
@@ -41,8 +41,8 @@ class Outcome:
 
 def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
             empty_topics=(), rel_info=None):
-    """Run ``plan`` on qrels and a run; an :class:`Outcome` (a pytrec_eval plan: the
-    :class:`~.pytrec_values.TopicValues` of the run's judged topics, in run order).
+    """Run ``plan`` on qrels and a run; an :class:`Outcome` (a pytrec_eval plan: its result,
+    ``{qid: {key: value}}`` for the run's judged topics, in run order).
 
     qrels: Qrels, DictQrels, or DiversityQrels (a diversity plan); div: the diversity qrels
     of intent-aware names in a mixed plan. check: refuse inputs with no topic in common, as
@@ -52,6 +52,10 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     then names the judged (topic, docno) pairs that decide the topics.
     """
     options = plan.options
+    if plan.keyed and plan.c_specs and dict_values is not None and isinstance(run, dict):
+        # pytrec_eval's common measures on dicts: ranked and computed in one C pass
+        return dict_values(run, qrels.dicts, options.float32_scores, options.judged_only,
+                           options.relevance_level, plan.c_specs)
     if not plan.irm and not plan.keyed and isinstance(run, (str, os.PathLike)) \
             and wants_stream(run, options):  # a large or compressed run file: piece by piece
         try:
@@ -65,10 +69,19 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     ctx = EvalContext(rk, options, ranked.given_run, qrels if rel_info is None else rel_info)
     per_measure = [(m, p, compute_values(m, p, ctx)) for m, p in plan.trec]
     if plan.keyed:
-        return TopicValues(rk.qids, key_values(per_measure))
+        return pytrec_result(TopicValues(rk.qids, key_values(per_measure)))
     ev = finish_evaluation(rk, options, per_measure, zscores)
     defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx) if plan.irm else {}
     return Outcome(ev, {} if plan.diversity else defaults)
+
+
+def pytrec_result(tv: TopicValues) -> dict:
+    """``{qid: {key: value}}``, pytrec_eval's result, from per-topic arrays."""
+    keys = list(tv.values)
+    if not keys:
+        return {q: {} for q in tv.qids}
+    rows = np.column_stack([tv.values[k] for k in keys]).tolist()
+    return {q: dict(zip(keys, row)) for q, row in zip(tv.qids, rows)}
 
 
 def key_values(per_measure) -> dict:

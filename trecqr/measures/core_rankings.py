@@ -21,9 +21,9 @@ from .names import map_gains, mapped_grades
 from .pytrec_values import RUNID, DictQrels, dict_run_columns
 
 try:
-    from ..formats._dicts import rank_run
+    from ..formats._dicts import dict_values, rank_run
 except ImportError:  # the optional C module was not built: the columnar path
-    rank_run = None
+    dict_values = rank_run = None
 
 
 @dataclass
@@ -81,7 +81,7 @@ def rank(plan, qrels, run) -> Ranked:
     A pytrec_eval plan (``keyed``) ranks the run dict's topics that have judgments, in its
     order, an empty dict as an empty ranking; any other plan ranks trec_eval's topics."""
     options = plan.options
-    if rank_run is not None and type(run) is dict and isinstance(qrels, DictQrels) \
+    if rank_run is not None and isinstance(run, dict) and isinstance(qrels, DictQrels) \
             and not (options.complete and options.v10):
         try:
             return _from_dicts(plan, qrels, run)

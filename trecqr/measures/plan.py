@@ -65,6 +65,8 @@ class Plan:
     irm_semantics: bool = False  # the API's rules for ir_measures topics (see api.evaluate)
     keyed: bool = False     # pytrec_eval's result: run topics in run order, pytrec_eval's keys
     diversity: bool = False  # the qrels are diversity qrels (topic subtopic docno grade)
+    # keyed plans whose every measure formats/_dicts.c computes: ((key, code, cutoff), ...)
+    c_specs: tuple | None = None
 
     @property
     def intent_aware(self) -> bool:
@@ -86,7 +88,25 @@ def pytrec_plan(normalized: set, relevance_level: int, judged_only: bool) -> Pla
 def _pytrec_plan(normalized: frozenset, relevance_level: int, judged_only: bool) -> Plan:
     options = Options(relevance_level=relevance_level, max_docs=sys.maxsize,
                       judged_only=bool(judged_only), compat=COMPAT)
-    return Plan(options, tuple(select_measures(normalized)), keyed=True)
+    trec = tuple(select_measures(normalized))
+    return Plan(options, trec, keyed=True, c_specs=_c_specs(trec))
+
+
+# the measures formats/_dicts.c's dict_values computes (its codes), with trec_eval's loops
+_C_CODES = {"P": 0, "recall": 1, "recip_rank": 2, "ndcg_cut": 3, "map": 4, "map_cut": 5}
+
+
+def _c_specs(trec) -> tuple | None:
+    """(pytrec_eval key, C code, cutoff) per value, in the keys' order; None when some
+    measure is not among those the C module computes."""
+    specs = []
+    for measure, params in trec:
+        code = _C_CODES.get(measure.name)
+        if code is None:
+            return None
+        cutoffs = params.values or (0,)
+        specs += [(key, code, int(k)) for key, k in zip(measure.value_names(params), cutoffs)]
+    return tuple(specs) if specs else None
 
 
 def make_plan(measures, options: Options | None = None, *, irm_semantics: bool = False,
