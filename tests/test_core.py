@@ -33,31 +33,47 @@ def _dicts():
     return qrels, run
 
 
+def _callers(depth: int = 4) -> set:
+    """The code objects of the frames above a spy."""
+    frame, out = sys._getframe(2), set()
+    for _ in range(depth):
+        if frame is None:
+            break
+        out.add(frame.f_code)
+        frame = frame.f_back
+    return out
+
+
 @pytest.fixture
 def calls(monkeypatch):
-    """Who called the core's two ranking routes (core_rankings.rank, and the C module's
-    dict_values for pytrec_eval's common measures), and how often build_rankings and the C
-    dict ranker ran."""
-    seen = {"rank": [], "build_rankings": 0, "rank_run": 0}
+    """For each call of the core's two ranking routes (core_rankings.rank, and the C module's
+    dict_values for pytrec_eval's common measures): whether core.execute is just above it;
+    and how often build_rankings and the C dict ranker ran."""
+    seen = {"rank": [], "build_rankings": 0, "rank_run": 0, "dict_values": 0}
     real_rank, real_build, real_values = core.rank, core_rankings.build_rankings, \
         core.dict_values
 
     def rank(*args, **kw):
-        seen["rank"].append(sys._getframe(1).f_code)
+        seen["rank"].append(core.execute.__code__ in _callers())
         return real_rank(*args, **kw)
 
     def dict_values(*args):
-        seen["rank"].append(sys._getframe(1).f_code)
+        seen["rank"].append(core.execute.__code__ in _callers())
+        return real_values(*args)
+
+    def c_pass(*args):  # the C module's one pass that ranks and computes trecqr.evaluate's
+        seen["dict_values"] += 1
         return real_values(*args)
 
     if real_values is not None:
         monkeypatch.setattr(core, "dict_values", dict_values)
+        monkeypatch.setattr(core_rankings, "dict_values", c_pass)
+    monkeypatch.setattr(core, "rank", rank)
 
     def build(*args, **kw):
         seen["build_rankings"] += 1
         return real_build(*args, **kw)
 
-    monkeypatch.setattr(core, "rank", rank)
     monkeypatch.setattr(core_rankings, "build_rankings", build)
     if core_rankings.rank_run is not None:
         real_c = core_rankings.rank_run
@@ -70,25 +86,37 @@ def calls(monkeypatch):
     return seen
 
 
-def test_every_door_reaches_the_same_core_function(calls, tmp_path):
+def test_every_door_reaches_the_same_core_function(calls):
     """evaluate (dicts, files), evaluate_many, RelevanceEvaluator and `trecqr eval` (trec_eval
-    and ir_measures names) all rank through core.execute, once per run, with equal values."""
+    and ir_measures names) all rank through core.execute, with equal values."""
     qrels, run = _dicts()
-    ev = trecqr.evaluate(qrels, run, ["map", "nDCG@3"]).aggregate()
-    assert trecqr.evaluate(str(QRELS), str(RUN), ["map", "nDCG@3"]).aggregate() == ev
-    many = trecqr.evaluate_many(str(QRELS), [str(RUN), str(RUN)], ["map", "nDCG@3"])
-    assert [m.aggregate() for m in many] == [ev, ev]
-    for measures in ({"map"}, {"map", "bpref"}):  # C measures; numpy ones
-        per_topic = trecqr.RelevanceEvaluator(qrels, measures).evaluate(run)
-        assert np.mean([v["map"] for v in per_topic.values()]) == pytest.approx(ev["map"],
-                                                                                abs=1e-15)
-    out = run_cli(["eval", "-m", "map", "-m", "nDCG@3", QRELS, RUN])
-    assert out.exit_code == 0, out.output
-    assert f"map                   \tall\t{ev['map']:.4f}" in out.output
-    out = run_cli(["eval", "-m", "map", QRELS, RUN])
-    assert out.exit_code == 0 and f"\t{ev['map']:.4f}" in out.output
-    assert len(calls["rank"]) == 8
-    assert set(calls["rank"]) == {core.execute.__code__}
+    names = ["map", "nDCG@3"]
+    ev = trecqr.evaluate(qrels, run, names).aggregate()
+    doors = {
+        "evaluate on files": lambda: trecqr.evaluate(str(QRELS), str(RUN), names).aggregate(),
+        "evaluate_many": lambda: [m.aggregate() for m in
+                                  trecqr.evaluate_many(str(QRELS), [str(RUN)] * 2, names)],
+        "RelevanceEvaluator, C measures": lambda: trecqr.RelevanceEvaluator(
+            qrels, {"map"}).evaluate(run),
+        "RelevanceEvaluator, numpy measures": lambda: trecqr.RelevanceEvaluator(
+            qrels, {"map", "bpref"}).evaluate(run),
+        "trecqr eval, ir_measures names": lambda: run_cli(
+            ["eval", "-m", "map", "-m", "nDCG@3", QRELS, RUN]).output,
+        "trecqr eval": lambda: run_cli(["eval", "-m", "map", QRELS, RUN]).output,
+    }
+    for door, call in doors.items():
+        calls["rank"].clear()
+        out = call()
+        assert calls["rank"] and all(calls["rank"]), door
+        if door == "evaluate on files":
+            assert out == ev
+        elif door == "evaluate_many":
+            assert out == [ev, ev]
+        elif door.startswith("RelevanceEvaluator"):
+            assert np.mean([v["map"] for v in out.values()]) == pytest.approx(ev["map"],
+                                                                           abs=1e-15)
+        else:
+            assert f"map                   \tall\t{ev['map']:.4f}" in out
 
 
 def test_a_mixed_list_builds_rankings_once(calls):
@@ -98,11 +126,11 @@ def test_a_mixed_list_builds_rankings_once(calls):
     names = ["map", "P.5", "RR@3", "nDCG@3", "P(rel=2)@5", "nDCG(judged_only=True)@10",
              "R@100", "Judged@10", "alpha_nDCG@10"]
     for qrels, run in [_dicts(), (str(QRELS), str(RUN))]:
-        calls["build_rankings"] = calls["rank_run"] = 0
+        calls["build_rankings"] = calls["rank_run"] = calls["dict_values"] = 0
         res = trecqr.evaluate(qrels, run, names)
-        assert calls["build_rankings"] + calls["rank_run"] == 1
-        # dicts: the C ranker, when built; files: build_rankings
-        assert calls["rank_run" if isinstance(run, dict) and core_rankings.rank_run
+        assert calls["build_rankings"] + calls["rank_run"] + calls["dict_values"] == 1
+        # dicts: the C module's pass, when built; files: build_rankings
+        assert calls["dict_values" if isinstance(run, dict) and core_rankings.rank_run
                      else "build_rankings"] == 1
         alone = {}
         for name in names:

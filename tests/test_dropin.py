@@ -267,3 +267,26 @@ def test_breakdown_and_plot_take_ir_measures_names(tmp_path, cli):
     res = cli(["plot", "depth", qrels, run, "-m", "RR@3", "-o", str(plot)])
     assert res.exit_code == 0, res.output
     assert plot.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("options", [{}, {"relevance_level": 2}, {"judged_only": True},
+                                     {"relevance_level": 3, "judged_only": True,
+                                      "compat": "10.0"}, {"complete": True}])
+def test_evaluate_c_pass_equals_columnar_path_under_options(options, monkeypatch):
+    """trec_eval names on dicts in formats/_dicts.c's one pass (-l, -J, 10.0's doubles, -c):
+    the Results of the columnar path, bit for bit, on a real run."""
+    from trecqr.measures import core_rankings
+
+    qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
+                        shared_data("cast2021", "org_convdr.trec"))
+    measures = ["map", "P.5,10", "recall.100", "recip_rank", "ndcg_cut.3,10", "map_cut.10"]
+    calls = []
+    real = core_rankings.dict_values
+    monkeypatch.setattr(core_rankings, "dict_values", lambda *a: calls.append(1) or real(*a))
+    fast = trecqr.evaluate(qrels, run, measures, **options)
+    assert calls == [1]
+    monkeypatch.setattr(core_rankings, "rank_run", None)
+    slow = trecqr.evaluate(qrels, run, measures, **options)
+    assert fast.aggregate() == slow.aggregate()
+    assert fast.per_query() == slow.per_query()
+    assert fast.evaluation.rankings.qrels_only == slow.evaluation.rankings.qrels_only

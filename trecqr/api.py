@@ -71,7 +71,7 @@ def run_input(run, options: Options):
 def qrels_input(qrels, options: Options):
     """(what the core reads the qrels from, qrels topics without judgments): a plain
     pytrec_eval qrels dict as DictQrels (the C ranker reads it as it is), else columns."""
-    if type(qrels) is dict:
+    if isinstance(qrels, dict):
         strict = strict_dict_qrels(qrels)
         if strict is not None:
             return strict

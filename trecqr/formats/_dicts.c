@@ -276,39 +276,91 @@ fail:
 }
 
 /* ---------------------------------------------------------------------------------------
- * dict_values(run, qrels, float32, judged_only, level, specs) -> {qid: {key: value}}
+ * dict_values(run, qrels, float32, specs[, finite]) -> {qid: {key: value}}
  *
- * pytrec_eval's whole evaluate for the measures most runs ask for, in C: each topic ranked as
- * rank_run ranks it, then per spec (key, code, k) one value, computed with trec_eval's loops
- * (the same operations, in the same order, as trecqr's numpy measures, so bit for bit the
- * same doubles). codes: 0 P_k, 1 recall_k, 2 recip_rank, 3 ndcg_cut_k, 4 map, 5 map_cut_k.
- * Topics: the run's topics that have judgments, in the run dict's order (an empty dict is an
- * empty ranking). No arrays, no numpy: what makes small inputs as fast as pytrec_eval.
+ * pytrec_eval's evaluate for the measures most runs ask for, in C: each topic ranked once, as
+ * rank_run ranks it, then per spec (key, code, k, level, judged_only) one value, computed
+ * with trec_eval's loops (the same operations, in the same order, as trecqr's numpy
+ * measures, so bit for bit the same doubles). codes: 0 P_k, 1 recall_k, 2 recip_rank,
+ * 3 ndcg_cut_k, 4 map, 5 map_cut_k; level: the relevance level (>= 1); judged_only: -J (the
+ * unjudged documents left out of the ranking). Topics: the run's topics that have judgments,
+ * in the run dict's order (an empty dict is an empty ranking). No arrays, no numpy: what
+ * makes small inputs as fast as pytrec_eval.
  */
+typedef struct { PyObject *key; int code; long long k, level; int judged_only; } Spec;
+
 static int cmp_desc_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? 1 : (x > y ? -1 : 0);
 }
 
+static double spec_value(const Spec *sp, const int64_t *grades, Py_ssize_t keep,
+                         const int64_t *jgrades, Py_ssize_t nj, int64_t *ideal,
+                         Py_ssize_t npos) {
+    long long level = sp->level, k = sp->k, num_rel = 0;
+    for (Py_ssize_t i = 0; i < nj; i++) num_rel += jgrades[i] >= level;
+    Py_ssize_t rank = 0;  /* 0-based rank among the documents kept (-J: judged ones) */
+    if (sp->code == 0 || sp->code == 1) {  /* P_k, recall_k */
+        long long cnt = 0;
+        for (Py_ssize_t r = 0; r < keep && rank < k; r++) {
+            if (sp->judged_only && grades[r] < 0) continue;
+            cnt += grades[r] >= level;
+            rank++;
+        }
+        if (sp->code == 0) return (double)cnt / (double)k;
+        return num_rel > 0 ? (double)cnt / (double)num_rel : 0.0;
+    }
+    if (sp->code == 2) {  /* recip_rank */
+        for (Py_ssize_t r = 0; r < keep; r++) {
+            if (sp->judged_only && grades[r] < 0) continue;
+            if (grades[r] >= level) return 1.0 / ((double)rank + 1.0);
+            rank++;
+        }
+        return 0.0;
+    }
+    if (sp->code == 3) {  /* ndcg_cut_k: the grades as gains; level plays no part */
+        double num = 0.0, den = 0.0;
+        for (Py_ssize_t r = 0; r < keep && rank < k; r++) {
+            if (sp->judged_only && grades[r] < 0) continue;
+            if (grades[r] > 0) num += (double)grades[r] / log2((double)(rank + 2));
+            rank++;
+        }
+        for (Py_ssize_t r = 0; r < npos && r < k; r++)
+            den += (double)ideal[r] / log2((double)(r + 2));
+        return den > 0.0 ? num / den : num;
+    }
+    /* map (4), map_cut_k (5) */
+    double total = 0.0;
+    long long seen = 0;
+    for (Py_ssize_t r = 0; r < keep; r++) {
+        if (sp->judged_only && grades[r] < 0) continue;
+        if (grades[r] >= level) {
+            seen++;
+            if (sp->code == 4 || rank < k) total += (double)seen / ((double)rank + 1.0);
+        }
+        rank++;
+    }
+    if (sp->code == 4) return seen > 0 ? total / (double)num_rel : 0.0;
+    return num_rel > 0 ? total / (double)num_rel : 0.0;
+}
+
 static PyObject *dict_values(PyObject *self, PyObject *args) {
     PyObject *run, *qrels, *specs;
-    int float32, judged_only;
-    long long level;
-    if (!PyArg_ParseTuple(args, "O!O!ppLO!", &PyDict_Type, &run, &PyDict_Type, &qrels,
-                          &float32, &judged_only, &level, &PyTuple_Type, &specs))
+    int float32, finite = 0;
+    if (!PyArg_ParseTuple(args, "O!O!pO!|p", &PyDict_Type, &run, &PyDict_Type, &qrels,
+                          &float32, &PyTuple_Type, &specs, &finite))
         return NULL;
     Py_ssize_t nspec = PyTuple_GET_SIZE(specs);
-    PyObject **keys = PyMem_Malloc((nspec + 1) * sizeof(PyObject *));
-    int *codes = PyMem_Malloc((nspec + 1) * sizeof(int));
-    long long *ks = PyMem_Malloc((nspec + 1) * sizeof(long long));
+    Spec *sp = PyMem_Malloc((nspec + 1) * sizeof(Spec));
     PyObject *out = PyDict_New();
     Entry *entries = NULL, *tmp = NULL;
-    int64_t *grades = NULL, *ideal = NULL;
+    int64_t *grades = NULL, *ideal = NULL, *jgrades = NULL;
     Py_ssize_t cap = 0, icap = 0;
-    if (!keys || !codes || !ks || !out) goto nomem;
+    if (!sp || !out) goto nomem;
     for (Py_ssize_t j = 0; j < nspec; j++) {
-        PyObject *spec = PyTuple_GET_ITEM(specs, j);
-        if (!PyArg_ParseTuple(spec, "UiL", &keys[j], &codes[j], &ks[j])) goto fail;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, j), "UiLLp", &sp[j].key, &sp[j].code,
+                              &sp[j].k, &sp[j].level, &sp[j].judged_only))
+            goto fail;
     }
     Py_ssize_t pos = 0;
     PyObject *qid, *docs;
@@ -336,6 +388,10 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
                              "scores is undefined)", qid, doc);
                 goto fail;
             }
+            if (finite && isinf(s)) {
+                PyErr_Format(PyExc_ValueError, "query %R doc %R: score is infinite", qid, doc);
+                goto fail;
+            }
             if (judged != NULL) {
                 entries[i].key = order_key(rounded(s, float32));
                 entries[i].doc = doc;
@@ -344,9 +400,8 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         }
         if (judged == NULL) continue;
         sort_entries(entries, tmp, n);
-        Py_ssize_t keep = n;
-        for (Py_ssize_t r = 0; r < keep; r++) grades[r] = NONPOOL;
-        for (Py_ssize_t r = 0; r < keep; r++) {
+        for (Py_ssize_t r = 0; r < n; r++) {
+            grades[r] = NONPOOL;
             PyObject *grade = PyDict_GetItemWithError(judged, entries[r].doc);
             if (grade == NULL) {
                 if (PyErr_Occurred()) goto fail;
@@ -354,80 +409,43 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
             }
             if (grade_at(grade, &grades[r]) < 0) goto fail;
         }
-        if (judged_only) {
-            Py_ssize_t w = 0;
-            for (Py_ssize_t r = 0; r < keep; r++) if (grades[r] >= 0) grades[w++] = grades[r];
-            keep = w;
-        }
-        /* the topic's judgments: relevant count, and positive grades (the ideal ranking) */
-        Py_ssize_t nj = PyDict_GET_SIZE(judged), npos = 0;
+        /* the topic's judgments: grades, and the positive ones (the ideal ranking) */
+        Py_ssize_t nj = PyDict_GET_SIZE(judged), npos = 0, jn = 0;
         if (nj > icap) {
             icap = nj;
-            PyMem_Free(ideal);
+            PyMem_Free(ideal); PyMem_Free(jgrades);
             ideal = PyMem_Malloc(icap * sizeof(int64_t));
-            if (!ideal) goto nomem;
+            jgrades = PyMem_Malloc(icap * sizeof(int64_t));
+            if (!ideal || !jgrades) goto nomem;
         }
-        long long num_rel = 0;
         Py_ssize_t jpos = 0;
         PyObject *jdoc, *jgrade;
         while (PyDict_Next(judged, &jpos, &jdoc, &jgrade)) {
             long long g = PyLong_AsLongLong(jgrade);
             if (g == -1 && PyErr_Occurred()) goto fail;
-            if (g >= level) num_rel++;
+            jgrades[jn++] = g;
             if (g > 0) ideal[npos++] = g;
         }
-        int sorted_ideal = 0;
+        qsort(ideal, npos, sizeof(int64_t), cmp_desc_i64);
         PyObject *row = PyDict_New();
         if (row == NULL || PyDict_SetItem(out, qid, row) < 0) { Py_XDECREF(row); goto fail; }
         Py_DECREF(row);
         for (Py_ssize_t j = 0; j < nspec; j++) {
-            long long k = ks[j];
-            double v = 0.0;
-            if (codes[j] == 0 || codes[j] == 1) {  /* P_k, recall_k */
-                long long cnt = 0;
-                for (Py_ssize_t r = 0; r < keep && r < k; r++) cnt += grades[r] >= level;
-                if (codes[j] == 0) v = (double)cnt / (double)k;
-                else v = num_rel > 0 ? (double)cnt / (double)num_rel : 0.0;
-            } else if (codes[j] == 2) {  /* recip_rank */
-                for (Py_ssize_t r = 0; r < keep; r++)
-                    if (grades[r] >= level) { v = 1.0 / ((double)r + 1.0); break; }
-            } else if (codes[j] == 3) {  /* ndcg_cut_k: grades as gains */
-                double num = 0.0, den = 0.0;
-                for (Py_ssize_t r = 0; r < keep && r < k; r++)
-                    if (grades[r] > 0) num += (double)grades[r] / log2((double)(r + 2));
-                if (!sorted_ideal) {
-                    qsort(ideal, npos, sizeof(int64_t), cmp_desc_i64);
-                    sorted_ideal = 1;
-                }
-                for (Py_ssize_t r = 0; r < npos && r < k; r++)
-                    den += (double)ideal[r] / log2((double)(r + 2));
-                v = den > 0.0 ? num / den : num;
-            } else {  /* map (4), map_cut_k (5) */
-                double total = 0.0;
-                long long seen = 0;
-                for (Py_ssize_t r = 0; r < keep; r++) {
-                    if (grades[r] < level) continue;
-                    seen++;
-                    if (codes[j] == 5 && r >= k) continue;
-                    total += (double)seen / ((double)r + 1.0);
-                }
-                if (codes[j] == 4) v = seen > 0 ? total / (double)num_rel : 0.0;
-                else v = num_rel > 0 ? total / (double)num_rel : 0.0;
-            }
-            PyObject *f = PyFloat_FromDouble(v);
-            if (f == NULL || PyDict_SetItem(row, keys[j], f) < 0) { Py_XDECREF(f); goto fail; }
+            PyObject *f = PyFloat_FromDouble(spec_value(&sp[j], grades, n, jgrades, jn, ideal,
+                                                        npos));
+            if (f == NULL || PyDict_SetItem(row, sp[j].key, f) < 0) { Py_XDECREF(f); goto fail; }
             Py_DECREF(f);
         }
     }
     PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
-    PyMem_Free(keys); PyMem_Free(codes); PyMem_Free(ks);
+    PyMem_Free(jgrades); PyMem_Free(sp);
     return out;
 
 nomem:
     PyErr_NoMemory();
 fail:
     PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
-    PyMem_Free(keys); PyMem_Free(codes); PyMem_Free(ks);
+    PyMem_Free(jgrades); PyMem_Free(sp);
     Py_XDECREF(out);
     return NULL;
 }
@@ -436,7 +454,7 @@ static PyMethodDef methods[] = {
     {"rank_run", rank_run, METH_VARARGS,
      "rank_run(run, qrels, float32, judged_only, max_docs, wide) -> (topics, offsets, rel)"},
     {"dict_values", dict_values, METH_VARARGS,
-     "dict_values(run, qrels, float32, judged_only, level, specs) -> {qid: {key: value}}"},
+     "dict_values(run, qrels, float32, specs) -> {qid: {key: value}}"},
     {NULL, NULL, 0, NULL},
 };
 

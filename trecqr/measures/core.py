@@ -54,8 +54,7 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     options = plan.options
     if plan.keyed and plan.c_specs and dict_values is not None and isinstance(run, dict):
         # pytrec_eval's common measures on dicts: ranked and computed in one C pass
-        return dict_values(run, qrels.dicts, options.float32_scores, options.judged_only,
-                           options.relevance_level, plan.c_specs)
+        return dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs)
     if not plan.irm and not plan.keyed and isinstance(run, (str, os.PathLike)) \
             and wants_stream(run, options):  # a large or compressed run file: piece by piece
         try:
@@ -67,7 +66,8 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     if check and not plan.keyed:
         rk.check_coverage(ranked.source, qrels.source)
     ctx = EvalContext(rk, options, ranked.given_run, qrels if rel_info is None else rel_info)
-    per_measure = [(m, p, compute_values(m, p, ctx)) for m, p in plan.trec]
+    per_measure = c_values(plan.trec, ranked) if ranked.c_values is not None else \
+        [(m, p, compute_values(m, p, ctx)) for m, p in plan.trec]
     if plan.keyed:
         return pytrec_result(TopicValues(rk.qids, key_values(per_measure)))
     ev = finish_evaluation(rk, options, per_measure, zscores)
@@ -82,6 +82,18 @@ def pytrec_result(tv: TopicValues) -> dict:
         return {q: {} for q in tv.qids}
     rows = np.column_stack([tv.values[k] for k in keys]).tolist()
     return {q: dict(zip(keys, row)) for q, row in zip(tv.qids, rows)}
+
+
+def c_values(selection, ranked: Ranked, prefix: str = "") -> list:
+    """[(measure, params, values)] for ``ranked``'s topics from the C pass's values (keys of
+    a pytrec_eval invocation's names prefixed ``"i:"``)."""
+    rows = [ranked.c_values[q] for q in ranked.rankings.qids]
+    out = []
+    for measure, params in selection:
+        keys = [prefix + key for key in measure.value_names(params)]
+        values = np.array([[row[k] for k in keys] for row in rows], dtype=np.float64)
+        out.append((measure, params, values.reshape(len(rows), len(keys))))
+    return out
 
 
 def key_values(per_measure) -> dict:
@@ -116,11 +128,14 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
                       f"the run has judgments among the {len(all_topics)} qrels topics; "
                       "ir_measures names score every qrels topic with their default (0)")
     group_values = []
-    for group in plan.groups:
-        grk = variant(rk, group, qrels, ranked)
-        gctx = ctx if grk is rk else EvalContext(grk, grk.options)  # batches made once each
-        group_values.append(key_values([(m, p, compute_values(m, p, gctx))
-                                        for m, p in group.selection]))
+    for i, group in enumerate(plan.groups):
+        if ranked.c_values is not None:
+            per_measure = c_values(group.selection, ranked, f"{i}:")
+        else:
+            grk = variant(rk, group, qrels, ranked)
+            gctx = ctx if grk is rk else EvalContext(grk, grk.options)  # batches made once
+            per_measure = [(m, p, compute_values(m, p, gctx)) for m, p in group.selection]
+        group_values.append(key_values(per_measure))
     orders: dict = {}  # one ranking per provider order
 
     def ordered(ties):

@@ -37,6 +37,9 @@ class Ranked:
     given_run: object      # the Run the caller passed (measures may read it), else None
     run: object            # Run columns, or the run dict they are made from
     qrels: object          # Qrels or DictQrels
+    # formats/_dicts.c's values of the plan's c_specs, {qid: {key: value}}: then the
+    # rankings hold the topics only (the C pass ranked each topic once, for every value)
+    c_values: dict | None = None
 
     def run_columns(self) -> Run:
         if isinstance(self.run, dict):
@@ -63,7 +66,7 @@ def strict_dict_qrels(qrels: dict):
     (:func:`~trecqr.formats.qrels_from_dict`)."""
     judged, empty = {}, []
     for qid, docs in qrels.items():
-        if type(qid) is not str or type(docs) is not dict:
+        if type(qid) is not str or not isinstance(docs, dict):
             return None
         if not docs:
             empty.append(qid)
@@ -124,8 +127,20 @@ def _dict_rankings(qrels: DictQrels, topics, offsets, rel, options, runid, **cov
 
 
 def _from_dicts(plan, qrels: DictQrels, run: dict) -> Ranked:
-    """The C ranker's rankings of a run dict (one pass over the dicts, no columns)."""
+    """The C ranker's rankings of a run dict (one pass over the dicts, no columns); when the
+    C module computes every value of the plan, those values and the topics only."""
     options = plan.options
+    if plan.c_specs is not None and dict_values is not None and not plan.keyed:
+        values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs, True)
+        in_run = [q for q in values if run[q]]
+        topics = sorted(in_run)
+        with_docs = [q for q, d in run.items() if d]
+        listed = set(in_run)
+        rk = _dict_rankings(qrels, topics, np.zeros(len(topics) + 1, np.int64),
+                            np.zeros(0, np.int64), options, "trecqr",
+                            qrels_only=sorted(q for q in qrels.topics if q not in listed),
+                            run_only=sorted(q for q in with_docs if q not in qrels.index))
+        return Ranked(rk, in_run, "<run dict>", len(with_docs), None, run, qrels, values)
     topics, offsets, rel = rank_run(run, qrels.dicts, options.float32_scores,
                                     options.judged_only, min(options.max_docs, 2 ** 62),
                                     qrels.wide, not plan.keyed)

@@ -19,7 +19,7 @@ ir_measures names are sorted by the provider whose values trecqr reproduces:
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..errors import UsageError
@@ -65,7 +65,8 @@ class Plan:
     irm_semantics: bool = False  # the API's rules for ir_measures topics (see api.evaluate)
     keyed: bool = False     # pytrec_eval's result: run topics in run order, pytrec_eval's keys
     diversity: bool = False  # the qrels are diversity qrels (topic subtopic docno grade)
-    # keyed plans whose every measure formats/_dicts.c computes: ((key, code, cutoff), ...)
+    # trec's and the groups' measures as formats/_dicts.c computes them on dicts, when it
+    # computes every one: ((key, code, cutoff, level, -J), ...) (_c_specs)
     c_specs: tuple | None = None
 
     @property
@@ -89,24 +90,44 @@ def _pytrec_plan(normalized: frozenset, relevance_level: int, judged_only: bool)
     options = Options(relevance_level=relevance_level, max_docs=sys.maxsize,
                       judged_only=bool(judged_only), compat=COMPAT)
     trec = tuple(select_measures(normalized))
-    return Plan(options, trec, keyed=True, c_specs=_c_specs(trec))
+    return Plan(options, trec, keyed=True, c_specs=_c_specs(trec, options))
 
 
 # the measures formats/_dicts.c's dict_values computes (its codes), with trec_eval's loops
 _C_CODES = {"P": 0, "recall": 1, "recip_rank": 2, "ndcg_cut": 3, "map": 4, "map_cut": 5}
 
 
-def _c_specs(trec) -> tuple | None:
-    """(pytrec_eval key, C code, cutoff) per value, in the keys' order; None when some
-    measure is not among those the C module computes."""
+def _c_specs(selection, options: Options, prefix: str = "") -> tuple | None:
+    """(key, C code, cutoff, relevance level, -J) per value, in the keys' order (``prefix``
+    + pytrec_eval's key); None when some measure is not among those the C module computes,
+    or the options are not its (-M, -l below 1, 10.0's -c)."""
+    if options.max_docs != sys.maxsize or options.relevance_level < 1 or \
+            (options.complete and options.v10):
+        return None
     specs = []
-    for measure, params in trec:
+    for measure, params in selection:
         code = _C_CODES.get(measure.name)
         if code is None:
             return None
         cutoffs = params.values or (0,)
-        specs += [(key, code, int(k)) for key, k in zip(measure.value_names(params), cutoffs)]
+        specs += [(prefix + key, code, int(k), options.relevance_level, options.judged_only)
+                  for key, k in zip(measure.value_names(params), cutoffs)]
     return tuple(specs) if specs else None
+
+
+def _all_c_specs(trec, groups, options: Options) -> tuple | None:
+    """The specs of trec_eval's names and of every pytrec_eval invocation, keys of group i
+    prefixed ``"i:"``: one C pass computes them all (None: some measure it does not)."""
+    specs = () if not trec else _c_specs(trec, options)
+    if specs is None:
+        return None
+    for i, group in enumerate(groups):
+        opts = replace(options, relevance_level=group.level, judged_only=group.judged_only)
+        more = None if group.gains else _c_specs(group.selection, opts, f"{i}:")
+        if more is None:
+            return None
+        specs += more
+    return specs or None
 
 
 def make_plan(measures, options: Options | None = None, *, irm_semantics: bool = False,
@@ -150,7 +171,8 @@ def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
     options = options or Options()
     trec = tuple(select(trec_args, options.compat)) if trec_args or not irm else ()
     names, groups = _irm_names(irm, options) if irm else ((), ())
-    plan = Plan(options, trec, names, groups, irm_semantics)
+    plan = Plan(options, trec, names, groups, irm_semantics,
+                c_specs=_all_c_specs(trec, groups, options))
     only_ia = bool(names) and not trec and all(
         n.row is not None and n.row.qrels_kind == "diversity" for n in names)
     if diversity or (diversity is None and only_ia):
