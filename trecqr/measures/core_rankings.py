@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow.compute as pc
 
-from ..formats import Run, read_run, run_from_dict
+from ..formats import Qrels, Run, read_run, run_from_dict
 from ..scorer.rankings import Rankings, build_rankings
 from ..scorer.ragged import IDX, padded_ranges
 from .names import map_gains, mapped_grades
@@ -94,6 +94,12 @@ def rank(plan, qrels, run) -> Ranked:
             # the general reader names what is wrong
     q = qrels.columns() if isinstance(qrels, DictQrels) else qrels
     given = run if isinstance(run, Run) else None
+    if given is not None and plan.c_specs is not None and not plan.keyed \
+            and rank_run is not None and isinstance(q, Qrels) and not (options.complete and
+                                                                       options.v10):
+        small = _small_columns(plan, q, run)
+        if small is not None:
+            return small
     if isinstance(run, dict):
         r = dict_run_columns(run) if plan.keyed else run_from_dict(run)
     elif given is not None:
@@ -113,6 +119,35 @@ def rank(plan, qrels, run) -> Ranked:
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
+
+
+SMALL_ROWS = 4096  # columns up to this many rows go through the C pass as dicts
+
+
+def _as_dict(qid, docno, values) -> dict | None:
+    """{qid: {docno: value}} of small columns; None when a (qid, docno) repeats (the
+    columnar path names the line)."""
+    out: dict = {}
+    for t, d, v in zip(qid.to_pylist(), docno.to_pylist(), values.tolist()):
+        out.setdefault(t, {})[d] = v
+    return out if sum(map(len, out.values())) == len(values) else None
+
+
+def _small_columns(plan, q: Qrels, run: Run) -> Ranked | None:
+    """Small run and qrels columns (a DataFrame's, an Arrow table's) scored in the C pass,
+    where numpy's per-call costs would be most of the time; None: the columnar path."""
+    if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
+        return None
+    qd, rd = _as_dict(q.qid, q.docno, q.grade), _as_dict(run.qid, run.docno, run.score)
+    if qd is None or rd is None:
+        return None
+    try:
+        ranked = _from_dicts(plan, DictQrels(qd), rd)
+    except (TypeError, ValueError):
+        return None
+    ranked.rankings = replace(ranked.rankings, runid=run.runid)
+    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, run
+    return ranked
 
 
 def _dict_rankings(qrels: DictQrels, topics, offsets, rel, options, runid, **coverage):
