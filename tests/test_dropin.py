@@ -115,24 +115,88 @@ def test_compare_takes_ir_measures_names_with_their_values():
 
 
 @pytest.mark.parametrize("level,judged", [(1, False), (2, False), (1, True), (3, True)])
-def test_dict_fast_path_equals_columnar_path(level, judged):
+def test_dict_fast_path_equals_columnar_path(level, judged, monkeypatch):
     """formats/_dicts.c ranks run dicts itself: same values, bit for bit, as the columnar
     path (run columns, build_rankings) on the real CAsT 2021 passage runs, every measure."""
+    from trecqr.measures import core_rankings
     from trecqr.measures import pytrec_values as pv
+    from trecqr.measures.core import execute
+    from trecqr.measures.plan import pytrec_plan
 
     qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
                         shared_data("cast2021", "docrun_org_convdr.run"))
     run["no-such-topic"] = {"d": 1.0}
     run[next(iter(qrels))] = {}  # an empty ranking of a judged topic
-    selection = pv.select_measures(pv.normalize_measures({"all_trec"}))
+    plan = pytrec_plan(pv.normalize_measures({"all_trec"}), level, judged)
     dq = pv.DictQrels(qrels)
-    fast = pv.dict_values(dq, run, selection, relevance_level=level, judged_only=judged)
-    slow = pv.pytrec_values(dq.columns(), pv.dict_run_columns(run), selection,
-                            relevance_level=level, judged_only=judged, topic_order=list(run))
-    assert fast.qids == slow.qids and len(fast.qids) == 158
-    assert fast.values.keys() == slow.values.keys()
-    for key in fast.values:
-        np.testing.assert_array_equal(fast.values[key], slow.values[key], err_msg=key)
+    fast = execute(plan, dq, run)
+    monkeypatch.setattr(core_rankings, "rank_run", None)
+    slow = execute(plan, dq, run)
+    assert list(fast) == list(slow) and len(fast) == 158
+    np.testing.assert_equal(fast, slow)  # NaN equals NaN here, and nothing else is loosened
+    assert next(iter(fast.values())).keys() == next(iter(slow.values())).keys()
+
+
+@pytest.mark.parametrize("level,judged", [(1, False), (2, False), (1, True), (3, True)])
+def test_c_measures_equal_numpy_measures(level, judged, monkeypatch):
+    """formats/_dicts.c's dict_values (P, recall, recip_rank, ndcg_cut, map, map_cut with
+    trec_eval's loops) gives the numpy measures' doubles bit for bit, keys in the same order,
+    on the real CAsT 2021 runs (ties, grades 0-4, empty and unjudged topics)."""
+    from trecqr.measures import core
+    from trecqr.measures import pytrec_values as pv
+    from trecqr.measures.core import execute
+    from trecqr.measures.plan import pytrec_plan
+
+    measures = {"P.1,5,10,1000", "recall.3,100", "recip_rank", "ndcg_cut.1,3,10,2000", "map",
+                "map_cut.5,100"}
+    plan = pytrec_plan(pv.normalize_measures(measures), level, judged)
+    assert plan.c_specs is not None
+    real = core.dict_values
+    for name in ("docrun_org_convdr.run", "org_manual_bm25.trec"):
+        qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
+                            shared_data("cast2021", name))
+        run["no-such-topic"] = {"d": 1.0}
+        run[next(iter(qrels))] = {}
+        dq = pv.DictQrels(qrels)
+        calls = []
+        with monkeypatch.context() as m:
+            m.setattr(core, "dict_values", lambda *a: calls.append(1) or real(*a))
+            fast = execute(plan, dq, run)
+        assert calls == [1]  # the C path computed these
+        with monkeypatch.context() as m:
+            m.setattr(core, "dict_values", None)
+            slow = execute(plan, dq, run)
+        assert list(fast) == list(slow) and len(fast) > 100
+        for qid in slow:
+            assert list(fast[qid]) == list(slow[qid])
+            assert fast[qid] == slow[qid], qid  # == on floats: the same doubles
+
+
+@pytest.mark.parametrize("measures", [["all_trec"], ["RR", "nDCG@3", "P(rel=2)@5",
+                                                     "nDCG(judged_only=True)@10", "R@100",
+                                                     "AP(rel=3)"]])
+def test_evaluate_dict_fast_path_equals_columnar_path(measures, monkeypatch):
+    """trecqr.evaluate on dicts ranks them with formats/_dicts.c: the same Results, bit for
+    bit, as the columnar path, on a real run (trec_eval's topics: sorted, an empty dict is no
+    topic; ir_measures' defaults and run-order means)."""
+    from trecqr.measures import core_rankings
+
+    qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
+                        shared_data("cast2021", "docrun_org_convdr.run"))
+    run = dict(reversed(list(run.items())))  # not in strcmp order
+    run["no-such-topic"] = {"d": 1.0}
+    run[next(iter(qrels))] = {}  # a judged topic without documents: absent, for trec_eval
+    qrels["unjudged-topic"] = {}
+    fast = trecqr.evaluate(qrels, run, measures)
+    monkeypatch.setattr(core_rankings, "rank_run", None)
+    slow = trecqr.evaluate(qrels, run, measures)
+    assert fast.evaluation.qids == slow.evaluation.qids
+    assert len(fast.evaluation.qids) == 157
+    assert fast.aggregate() == slow.aggregate()
+    assert fast.per_query() == slow.per_query()
+    assert fast.evaluation.rankings.qrels_only == slow.evaluation.rankings.qrels_only
+    assert fast.evaluation.rankings.run_only == slow.evaluation.rankings.run_only
+    assert "no-such-topic" in fast.evaluation.rankings.run_only
 
 
 def test_dict_fast_path_ties_and_scores():
@@ -203,3 +267,26 @@ def test_breakdown_and_plot_take_ir_measures_names(tmp_path, cli):
     res = cli(["plot", "depth", qrels, run, "-m", "RR@3", "-o", str(plot)])
     assert res.exit_code == 0, res.output
     assert plot.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("options", [{}, {"relevance_level": 2}, {"judged_only": True},
+                                     {"relevance_level": 3, "judged_only": True,
+                                      "compat": "10.0"}, {"complete": True}])
+def test_evaluate_c_pass_equals_columnar_path_under_options(options, monkeypatch):
+    """trec_eval names on dicts in formats/_dicts.c's one pass (-l, -J, 10.0's doubles, -c):
+    the Results of the columnar path, bit for bit, on a real run."""
+    from trecqr.measures import core_rankings
+
+    qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
+                        shared_data("cast2021", "org_convdr.trec"))
+    measures = ["map", "P.5,10", "recall.100", "recip_rank", "ndcg_cut.3,10", "map_cut.10"]
+    calls = []
+    real = core_rankings.dict_values
+    monkeypatch.setattr(core_rankings, "dict_values", lambda *a: calls.append(1) or real(*a))
+    fast = trecqr.evaluate(qrels, run, measures, **options)
+    assert calls == [1]
+    monkeypatch.setattr(core_rankings, "rank_run", None)
+    slow = trecqr.evaluate(qrels, run, measures, **options)
+    assert fast.aggregate() == slow.aggregate()
+    assert fast.per_query() == slow.per_query()
+    assert fast.evaluation.rankings.qrels_only == slow.evaluation.rankings.qrels_only

@@ -9,23 +9,33 @@ names (``map``, ``P.5,10``, ``ndcg_cut.3``, nicknames such as ``all_trec``) or i
 
 from __future__ import annotations
 
+import os
 import sys
-
-import pyarrow.compute as pc
 from dataclasses import dataclass, field
 
-from .errors import UsageError
+import numpy as np
+import pyarrow as pa
+
 from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
                       run_from_dict, run_from_frame)
-from .measures.selection import select
-from .scorer.evaluator import EvalContext, Evaluation, evaluate_rankings
+from .formats.diversity import (DiversityQrels, detect_diversity, load_diversity_qrels,
+                                topic_qrels)
+from .measures.core import Outcome, execute
+from .measures.core_rankings import strict_dict_qrels
+from .measures.plan import Plan, make_plan, plan_of
+from .scorer.evaluator import Evaluation
 from .scorer.options import Options
-from .scorer.rankings import build_rankings
-from .scorer.stream import Fallback, score_stream, wants_stream
+from .scorer.zscores import read_zscores
+
+# pandas (about 170 ms to import) is imported by Results.to_dataframe only.
 
 
 def _is_frame(obj) -> bool:
     return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def _is_path(obj) -> bool:
+    return isinstance(obj, (str, os.PathLike))
 
 
 def load_run(run, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
@@ -50,42 +60,67 @@ def load_qrels(qrels, *, comments: bool = True) -> Qrels:
     return read_qrels(qrels, comments=comments)
 
 
+def run_input(run, options: Options):
+    """What the core reads a run from: a dict or a path as given (the core ranks dicts in
+    one pass, and reads or streams files), anything else as columns."""
+    if isinstance(run, (dict, Run)) or _is_path(run):
+        return run
+    return load_run(run, comments=options.v10)
+
+
+def qrels_input(qrels, options: Options):
+    """(what the core reads the qrels from, qrels topics without judgments): a plain
+    pytrec_eval qrels dict as DictQrels (the C ranker reads it as it is), else columns."""
+    if isinstance(qrels, dict):
+        strict = strict_dict_qrels(qrels)
+        if strict is not None:
+            return strict
+        return qrels_from_dict(qrels), [t for t, d in qrels.items() if not d]
+    return load_qrels(qrels, comments=options.v10), []
+
+
+def run_plan(plan: Plan, qrels, run, *, zscores=None, check: bool = True) -> Outcome:
+    """The core on the caller's objects (paths, dicts, DataFrames, parsed files). A
+    diversity plan reads diversity qrels; a plan that mixes intent-aware names with others
+    reads both kinds from the same object."""
+    if zscores is not None and not hasattr(zscores, "apply"):  # a path, as -Z takes
+        zscores = read_zscores(zscores)
+    r = run_input(run, plan.options)
+    if plan.diversity:
+        div = load_diversity_qrels(_as_records(qrels))
+        return execute(plan, topic_qrels(div), r, div=div, zscores=zscores, check=check)
+    div = detect_diversity(qrels) if plan.intent_aware else None
+    if div is not None:
+        q, empty = topic_qrels(div), []
+    else:
+        q, empty = qrels_input(qrels, plan.options)
+        if plan.intent_aware:  # standard qrels: one subtopic per topic, as ir_measures does
+            div = _one_subtopic(q if isinstance(q, Qrels) else q.columns())
+    return execute(plan, q, r, div=div, zscores=zscores, check=check, empty_topics=empty)
+
+
+def _as_records(qrels):
+    """A qrels dict as diversity records (one subtopic per topic); anything else as given."""
+    if isinstance(qrels, dict):
+        return [(q, "0", d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    return qrels
+
+
+def _one_subtopic(q: Qrels) -> DiversityQrels:
+    return DiversityQrels(q.qid, pa.array(np.full(len(q.grade), "0"), pa.string()), q.docno,
+                          q.grade, q.source)
+
+
 def score_trec(qrels, run, measures=None, options: Options | None = None, *,
                zscores=None, check: bool = True) -> Evaluation:
-    """trec_eval's computation: parsed inputs and ``-m`` style measure arguments. check=False
-    leaves out trec_eval's refusal of inputs with no topic in common.
-
-    ir_measures names (``RR@3``, ``nDCG@3``) are scored too, with their semantics, so every
-    command built on this (compare, breakdown, plot, diff) takes the same vocabulary as eval.
-    """
-    options = options or Options()
-    comments = options.v10
+    """trec_eval's computation: inputs and ``-m`` style measure arguments (ir_measures names
+    too, with their semantics, so every command built on this (compare, breakdown, plot,
+    diff) takes the same vocabulary as eval). check=False leaves out trec_eval's refusal of
+    inputs with no topic in common."""
     if isinstance(measures, str):
         measures = [measures]
-    if any(not isinstance(m, str) or "@" in m or "(" in m for m in measures or []):
-        from .measures.names import split_measures
-
-        trec_args, irm = split_measures(list(measures))
-        if irm:
-            ev = split_and_score(qrels, run, trec_args, irm, options, zscores).evaluation
-            if not trec_args:  # "runid" stood in for the trec_eval part
-                ev.columns = [c for c in ev.columns if c.name != "runid"]
-            return ev
-    selection = select(list(measures or []), options.compat)
-    q = load_qrels(qrels, comments=comments)
-    if wants_stream(run, options):  # a large or compressed run file: piece by piece
-        try:
-            return score_stream(q, run, selection, options, zscores)
-        except Fallback:  # the whole-file readers report its errors
-            pass
-    r = load_run(run, comments=comments, judged=pc.unique(q.docno),
-                 float32=options.float32_scores)
-    rankings = build_rankings(r, q, options)
-    if check:
-        rankings.check_coverage(r.source, q.source)
-    run_arg = r if r is run else None  # a run read here is not needed past this point
-    del r
-    return evaluate_rankings(EvalContext(rankings, options, run_arg, q), selection, zscores)
+    plan = make_plan(measures, options or Options())
+    return run_plan(plan, qrels, run, zscores=zscores, check=check).evaluation
 
 
 @dataclass
@@ -120,7 +155,7 @@ class Results:
 
     def to_dataframe(self):
         """Long format: one row per (qid, measure); qid ``all`` holds the summary."""
-        import pandas as pd
+        import pandas as pd  # lazy: see the module's imports
 
         rows = [(qid, m, v) for qid, vals in self.per_query().items() for m, v in vals.items()]
         rows += [("all", m, v) for m, v in self.aggregate().items()]
@@ -146,52 +181,25 @@ def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: i
 
     diversity: the qrels are diversity qrels (``topic subtopic docno grade``, ndeval's and
     pyndeval's reading: the second column is the subtopic), for the intent-aware family
-    (``alpha_nDCG@10``, ``ERR_IA@20``...). None (default): so when those are asked for; a
-    qrels dict then has one subtopic per topic, as ir_measures gives pyndeval.
+    (``alpha_nDCG@10``, ``ERR_IA@20``...). None (default): so when only those are asked for
+    (next to other names, the qrels are read both ways); a qrels dict then has one subtopic
+    per topic, as ir_measures gives pyndeval.
     """
-    from .measures.names import split_measures
-
     options = Options(relevance_level=relevance_level,
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
-    trec_args, irm = split_measures(measures)
-    if diversity or (diversity is None and _intent_aware(irm)):
-        if isinstance(qrels, dict):
-            qrels = [(q, "0", d, g) for q, docs in qrels.items() for d, g in docs.items()]
-        return Results(score_diversity(qrels, run, measures, options), {})
-    return split_and_score(qrels, run, trec_args, irm, options, zscores, irm_semantics=True)
+    plan = make_plan(measures, options, irm_semantics=True, diversity=diversity)
+    only_irm = bool(plan.irm) and not plan.trec
+    out = run_plan(plan, qrels, run, zscores=zscores, check=plan.diversity or not only_irm)
+    return Results(out.evaluation, {n.caller: n.caller for n in plan.irm}, out.defaults)
 
 
-def _intent_aware(irm) -> bool:
-    from .measures.irm_native import native
-
-    return any(native(m) is not None and native(m).qrels_kind == "diversity" for _, m in irm)
-
-
-def split_and_score(qrels, run, trec_args, irm, options, zscores=None, *,
-                    irm_semantics: bool = False) -> Results:
-    """Evaluate trec_eval-style arguments, then ir_measures-style names (if any).
-    irm_semantics: the API's ir_measures rules for topics (see :func:`evaluate`)."""
-    if zscores is not None and not hasattr(zscores, "apply"):  # a path, as run_trec_eval takes
-        from .scorer.zscores import read_zscores
-
-        zscores = read_zscores(zscores)
-    comments = options.v10
-    q = load_qrels(qrels, comments=comments)
-    # ir_measures names need the run itself; trec_eval's alone may stream it (score_trec)
-    r = run if not irm and wants_stream(run, options) else load_run(run, comments=comments)
-    names: dict = {}
-    only_irm = bool(irm) and not trec_args
-    ev = score_trec(q, r, trec_args if trec_args or not irm else ["runid"], options,
-                    zscores=zscores, check=not (only_irm and irm_semantics))
-    defaults: dict = {}
-    if irm:
-        from .measures.names import score_ir_measures
-
-        empty = [t for t, d in qrels.items() if not d] \
-            if irm_semantics and isinstance(qrels, dict) else []
-        defaults = score_ir_measures(q, r, irm, options, ev, names, empty)
-    return Results(ev, names, defaults)
+def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Results:
+    """trec_eval arguments and ir_measures names already split
+    (:func:`trecqr.measures.names.split_measures`), scored as :func:`score_trec` scores them."""
+    plan = plan_of(trec_args, irm, options)
+    out = run_plan(plan, qrels, run, zscores=zscores)
+    return Results(out.evaluation, {n.caller: n.caller for n in plan.irm}, out.defaults)
 
 
 # what the ndeval program prints, in its order (-R diversity without -m)
@@ -205,21 +213,6 @@ def score_diversity(qrels, run, measures, options: Options):
     (``alpha_nDCG@10``, ``ERR_IA@20``, ``nNRBP``...), on diversity qrels (topic subtopic docno
     grade). The topics printed are trec_eval's (in the run and the qrels); the summary is
     ir_measures' mean over the qrels topics. Without measures: ndeval's own 21 columns."""
-    from .formats.diversity import load_diversity_qrels, topic_qrels
-    from .measures.irm_native import native
-    from .measures.names import score_ir_measures, split_measures
-
     measures = [measures] if isinstance(measures, str) else list(measures or [])
-    trec, irm = split_measures(measures or NDEVAL_MEASURES)
-    other = trec + [name for name, m in irm
-                    if native(m) is None or native(m).qrels_kind != "diversity"]
-    if other:
-        raise UsageError("-R diversity computes the intent-aware measures (alpha_nDCG@k, "
-                         "alpha_DCG@k, ERR_IA@k, nERR_IA@k, NRBP, nNRBP, P_IA@k, AP_IA, "
-                         f"StRecall@k), not {other[0]!r}")
-    div = load_diversity_qrels(qrels)
-    r = load_run(run, comments=options.v10)
-    ev = score_trec(topic_qrels(div), r, ["runid"], options)
-    score_ir_measures(div, r, irm, options, ev, {})
-    ev.columns = [c for c in ev.columns if c.name != "runid"]
-    return ev
+    plan = make_plan(measures or NDEVAL_MEASURES, options, diversity=True)
+    return run_plan(plan, qrels, run).evaluation

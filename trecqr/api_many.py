@@ -14,14 +14,20 @@ the command's own per-run function) and ``trecqr compare`` (:func:`score_trec_ma
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
+import json
 import os
 import uuid
 import warnings
 from dataclasses import dataclass, field
 
+from .api import evaluate, load_qrels, score_trec
+from .api_trec_eval import read_rel_info
 from .errors import UsageError
 from .guard import usable_cpus, worker_pool
+from .scorer.options import Options
 
 _GLOB = "*?["
 # A pool of processes costs ~1 s to start and warm up, and one process scores ~100 MB of run
@@ -109,13 +115,9 @@ class Relevance:
 
 
 def _read_relevance(path, kind, options):
-    from .api import load_qrels
-
     comments = True if options is None else options.v10
     if kind == "qrels":
         return load_qrels(path, comments=comments)
-    from .api_trec_eval import read_rel_info
-
     return read_rel_info(path, kind, options)
 
 
@@ -220,8 +222,6 @@ def slim(ev):
 
 
 def _score_trec_task(qrels, run, measures, options):
-    from .api import score_trec
-
     return slim(score_trec(qrels, run, measures, options))
 
 
@@ -233,8 +233,6 @@ def score_trec_many(qrels, runs, measures, options, *, executor=None, jobs=None)
 
 
 def _evaluate_task(qrels, run, measures, options):
-    from .api import evaluate
-
     res = evaluate(qrels, run, measures, **options)
     slim(res.evaluation)
     return res
@@ -258,8 +256,6 @@ def evaluate_many(qrels, runs, measures=None, executor=None, *, jobs: int | None
         runs = expand_runs([os.fspath(r) for r in runs])[0]
     if isinstance(measures, str):
         measures = [measures]
-    from .scorer.options import Options
-
     compat = options.get("compat", "9.0.8")
     rel = Relevance.of(qrels, "qrels", Options(compat="10.0" if compat == "10.0" else "9.0.8"))
     return run_many(_evaluate_task, rel, runs, (measures, options), executor=executor,
@@ -322,8 +318,6 @@ def _dask_client(address: str):
 def join_outputs(fmt: str, names, texts, several: bool) -> str:
     """The outputs of several runs as one: trec text in turn; a ``run`` column (first) in the
     structured formats; JSON, a list of the runs' documents."""
-    import json
-
     if fmt == "trec" or not several:
         return "".join(texts)
     if fmt == "json":
@@ -332,9 +326,6 @@ def join_outputs(fmt: str, names, texts, several: bool) -> str:
     if fmt == "jsonl":
         return "".join(f'{{"run": {json.dumps(name)}, {line[1:]}\n' for name, t in
                        zip(names, texts) for line in t.splitlines() if line)
-    import csv
-    import io
-
     delim = "," if fmt == "csv" else "\t"
     buf = io.StringIO()
     csv.writer(buf, delimiter=delim, lineterminator="\n").writerow(["run"])

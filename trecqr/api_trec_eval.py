@@ -9,8 +9,17 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .api import load_run, score_diversity, score_trec
 from .errors import UsageError
+from .formats.diversity import read_diversity_qrels
+from .formats.prefs import Prefs, read_prefs, read_qrels_prefs
+from .formats.qrels import Qrels
+from .formats.qrels_jg import QrelsJG, read_qrels_jg
+from .measures.core import execute
+from .measures.plan import Plan
+from .measures.selection import select
 from .scorer.options import Options
+from .scorer.zscores import read_zscores
 
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg", "diversity")
 # measures that read no relevance information (every other one needs its own -R format)
@@ -27,27 +36,19 @@ def read_z(zscores):
     """The -Z file, read (None when not given)."""
     if zscores is None:
         return None
-    from .scorer.zscores import read_zscores
-
     return read_zscores(zscores)
 
 
 def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "qrels",
                   zscores=None):
     """Return the Evaluation that ``trec_eval [options] -m ... QRELS RUN`` would print."""
-    from .api import score_trec
-
     check_rel_format(rel_format)
     z = read_z(zscores)
     if rel_format == "diversity":
         if z is not None:
             raise UsageError("-Z applies to trec_eval measures, not to -R diversity")
-        from .api import score_diversity
-
         return score_diversity(qrels, run, measures, options)
     if rel_format == "qrels":
-        from .measures.selection import select
-
         check_formats(select(list(measures or []), options.compat), rel_format)
         return score_trec(qrels, run, measures, options, zscores=z)
     return score_rel_info(qrels, run, measures, options, rel_format, zscores=z)
@@ -68,27 +69,17 @@ def read_rel_info(path, rel_format: str, options: Options):
     """The relevance file in a non-qrels format (prefs, qrels_prefs, qrels_jg, diversity)."""
     comments = options.v10
     if rel_format == "prefs":
-        from .formats.prefs import read_prefs
-
         return read_prefs(path, comments=comments)
     if rel_format == "qrels_prefs":
-        from .formats.prefs import read_qrels_prefs
-
         return read_qrels_prefs(path, comments=comments)
     if rel_format == "diversity":
-        from .formats.diversity import read_diversity_qrels
-
         return read_diversity_qrels(path)
-    from .formats.qrels_jg import read_qrels_jg
-
     return read_qrels_jg(path, comments=comments)
 
 
 def topic_qrels(rel_info):
     """Qrels with one row per judged (topic, docno): enough to decide which topics trec_eval
     evaluates (and -c's num_q); the grades are never read by the measures of these formats."""
-    from .formats.qrels import Qrels
-
     table = pa.table({"q": rel_info.qid, "d": rel_info.docno})
     pairs = table.group_by(["q", "d"]).aggregate([])
     return Qrels(pairs.column("q").combine_chunks(), pairs.column("d").combine_chunks(),
@@ -98,30 +89,18 @@ def topic_qrels(rel_info):
 def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *,
                    zscores=None):
     """Score a run against ``-R prefs``, ``-R qrels_prefs`` or ``-R qrels_jg`` judgments."""
-    from .api import load_run
-    from .measures.selection import select
-    from .scorer.evaluator import EvalContext, evaluate_rankings
-    from .scorer.rankings import build_rankings
-
     if isinstance(measures, str):
         measures = [measures]
     selection = select(list(measures or []), options.compat)
     check_formats(selection, rel_format)
     rel_info = rel_path if isinstance(rel_path, rel_info_type(rel_format)) else \
         read_rel_info(rel_path, rel_format, options)
-    r = load_run(run, comments=options.v10)
-    rankings = build_rankings(r, topic_qrels(rel_info), options)
-    rankings.check_coverage(r.source, rel_info.source)
-    return evaluate_rankings(EvalContext(rankings, options, r, rel_info), selection, zscores)
+    r = load_run(run, comments=options.v10)  # a Run: its measures read it (ctx.run)
+    plan = Plan(options, tuple(selection))
+    return execute(plan, topic_qrels(rel_info), r, zscores=zscores, rel_info=rel_info).evaluation
 
 
 
 
 def rel_info_type(rel_format: str):
-    if rel_format == "qrels_jg":
-        from .formats.qrels_jg import QrelsJG
-
-        return QrelsJG
-    from .formats.prefs import Prefs
-
-    return Prefs
+    return QrelsJG if rel_format == "qrels_jg" else Prefs

@@ -25,8 +25,10 @@ import numpy as np
 
 from ..version import __version__
 from ..errors import UsageError
-from ..measures.pytrec_values import (DictQrels, c_int, dict_values, normalize_measures,
-                                      select_measures, supported_measures, supported_nicknames)
+from ..measures.core import execute
+from ..measures.plan import pytrec_plan
+from ..measures.pytrec_values import (DictQrels, c_int, normalize_measures, supported_measures,
+                                      supported_nicknames)
 
 
 class RelevanceEvaluator:
@@ -41,12 +43,10 @@ class RelevanceEvaluator:
         if level < 1:
             raise TypeError("Argument relevance_level should be positive.")
         try:
-            self._selection = select_measures(normalized)
+            self._plan = pytrec_plan(normalized, level, judged != 0)
         except UsageError as exc:
             raise ValueError(f"unsupported measure parameters: {exc}") from None
         self._qrels = DictQrels(query_relevance)
-        self._level = level
-        self._judged = judged != 0
         self.measures = normalized
 
     def evaluate(self, scores) -> dict:
@@ -55,13 +55,7 @@ class RelevanceEvaluator:
             return {}
         if not isinstance(scores, dict):
             raise TypeError("Argument object scores should be of type dictionary.")
-        tv = dict_values(self._qrels, scores, self._selection, relevance_level=self._level,
-                         judged_only=self._judged)
-        keys = list(tv.values)
-        if not keys:
-            return {q: {} for q in tv.qids}
-        rows = np.column_stack([tv.values[k] for k in keys]).tolist()
-        return {q: dict(zip(keys, row)) for q, row in zip(tv.qids, rows)}
+        return execute(self._plan, self._qrels, scores)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -16,13 +16,20 @@ it), ``-M 0`` (pytrec_eval crashes when the first topic has no documents), and m
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from ..api import load_qrels, load_run
 from ..errors import UsageError
+from ..formats import Run
+from ..formats.order import trec_order
+from ..measures.pytrec_values import (COMPAT, CUTOFF_MEASURES, ZERO_VALUED, normalize_measures,
+                                      supported_measures)
+from ..measures.selection import select
 from ..scorer.evaluator import EvalContext, evaluate_rankings
 from ..scorer.options import Options
-from ..measures.pytrec_values import COMPAT, CUTOFF_MEASURES, ZERO_VALUED, supported_measures
+from ..scorer.rankings import build_rankings
+
+# pytrec_eval itself is imported by --engine pytrec_eval only (it is an optional cross-check).
 
 _NATIVE = frozenset({"relstring"})  # shown by trecqr: pytrec_eval returns no value for it
 
@@ -62,8 +69,6 @@ def _check_options(options: Options, selection) -> None:
 
 def _pytrec_argument(measure, params) -> str:
     """The measure string for pytrec_eval, refused when pytrec_eval would alter the parameters."""
-    from ..measures.pytrec_values import normalize_measures
-
     if params.printable is None:
         return measure.name
     arg = f"{measure.name}.{params.printable}"
@@ -80,9 +85,6 @@ def _pytrec_argument(measure, params) -> str:
 
 def _truncate(run, max_docs: int):
     """Keep the first max_docs documents of every topic, in trec_eval 9.0.8's order."""
-    from ..formats import Run
-    from ..formats.order import trec_order
-
     order, rank = trec_order(run, float32=True)[:2]
     keep = np.sort(order[rank <= max_docs])
     return Run(run.qid.take(keep), run.docno.take(keep), run.score[keep], run.runid,
@@ -92,10 +94,6 @@ def _truncate(run, max_docs: int):
 def score_with_pytrec_eval(qrels, run, measures, options: Options, zscores=None):
     """The Evaluation trec_eval would print, with per-topic values computed by pytrec_eval."""
     import pytrec_eval
-
-    from ..api import load_qrels, load_run
-    from ..measures.selection import select
-    from ..scorer.rankings import build_rankings
 
     selection = select(list(measures or []), options.compat)
     _check_options(options, selection)

@@ -82,6 +82,23 @@ def sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
     return order
 
 
+def _block_sort(score: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
+    """Rows by score descending within each topic block, equal scores in row order: the
+    order of a stable lexsort on (topic, -score) when topics are in blocks, as one stable
+    sort per row of a padded (topics x depth) array (many short sorts, not one long one)."""
+    lengths = np.diff(np.append(starts, n)).astype(np.int64)
+    width = int(lengths.max())
+    if width * len(starts) > 4 * n:  # very uneven blocks: padding would cost more
+        qcode = np.repeat(np.arange(len(starts)), lengths)
+        return np.lexsort((-score, qcode)).astype(IDX)
+    cols = np.arange(width)
+    valid = cols[None, :] < lengths[:, None]
+    neg = np.full((len(starts), width), np.inf, dtype=score.dtype)
+    neg[valid] = -score  # rows are consecutive blocks: row-major fill is the row order
+    within = np.argsort(neg, axis=1, kind="stable")
+    return (within + starts[:, None].astype(np.int64))[valid].astype(IDX)
+
+
 def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
     """Row order of trec_eval's ranking, the 1-based rank of each row in that order, and the
     start of each topic's block in it.
@@ -108,7 +125,9 @@ def trec_order(run, float32: bool, qcode: np.ndarray | None = None):
                 order = sort_ties(None, qcode, score, run.docno)
             del down
         del same, heads
-        if order is None:
+        if order is None and grouped:
+            order = sort_ties(_block_sort(score, starts, n), qcode, score, run.docno)
+        elif order is None:
             order = sort_ties(np.lexsort((-score, qcode)).astype(IDX), qcode, score, run.docno)
             q = qcode[order]
             starts = np.flatnonzero(np.concatenate([[True], q[1:] != q[:-1]])).astype(IDX)

@@ -10,6 +10,7 @@ import importlib
 import pkgutil
 
 from .base import REGISTRY, Measure, Params, register
+from .table import MODULE_OF
 
 _INFRASTRUCTURE = {"base", "table", "selection", "names"}
 _loaded = False
@@ -17,8 +18,6 @@ _loaded = False
 
 def load_family(name: str) -> None:
     """Import the module that registers measure ``name`` (table.MODULE_OF)."""
-    from .table import MODULE_OF
-
     if name not in REGISTRY and name in MODULE_OF:
         importlib.import_module(f"{__name__}.{MODULE_OF[name]}")
 

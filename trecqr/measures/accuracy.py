@@ -18,6 +18,7 @@ Where every retrieved document (within the cutoff) is relevant the provider divi
 from __future__ import annotations
 
 import numpy as np
+from ir_measures.providers.base import NOT_PROVIDED
 
 from ..errors import UsageError
 from .irm_rankings import lookup, ranking
@@ -27,8 +28,6 @@ def accuracy(run, qrels, topics: list, measure) -> np.ndarray:
     """Per-topic Accuracy, NaN where the provider reports nothing (the ``NATIVE`` signature;
     aggregate with ``nanmean``, as the provider's mean covers reported topics only)."""
     import ir_measures
-    from ir_measures.providers.base import NOT_PROVIDED
-
     measure.validate_params()
     if not ir_measures.accuracy.supports(measure):  # pragma: no cover - every Accuracy is
         raise UsageError(f"ir_measures measure {measure} is not supported by its provider "

@@ -29,6 +29,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from ir_measures.providers.base import NOT_PROVIDED
 
 from ..errors import UsageError
 from .irm_rankings import lookup, ranking
@@ -37,8 +38,6 @@ MAX_N = 1000  # ir_measures' RankingMaker(max_n=1000), cwl_eval's default depth
 
 
 def _param(measure, name):
-    from ir_measures.providers.base import NOT_PROVIDED
-
     value = measure[name]
     return None if value is NOT_PROVIDED else value
 

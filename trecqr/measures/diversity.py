@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from ir_measures.providers.base import NOT_PROVIDED
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -279,8 +280,6 @@ def _ideal_gains(judged: Judged, T: int, alpha: float, depth: int | None) -> np.
 
 # ------------------------------------------------------------------------------ measures
 def _param(measure, name, default):
-    from ir_measures.providers.base import NOT_PROVIDED
-
     if name not in measure.SUPPORTED_PARAMS:
         return default
     value = measure[name]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from ir_measures.providers.base import NOT_PROVIDED
 
 from ..errors import UsageError
 from .irm_rankings import lookup, ranking, topic_codes
@@ -39,8 +40,6 @@ MAX_JUDGMENT = 4
 
 def _check(measure) -> int:
     import ir_measures
-    from ir_measures.providers.base import NOT_PROVIDED
-
     measure.validate_params()
     if not ir_measures.gdeval.supports(measure):
         why = "it needs an @cutoff" if measure.NAME == "ERR" else \

@@ -1,12 +1,14 @@
 """Rankings and judgments as ir_measures' Python providers see them (cwl_eval, gdeval, compat,
-accuracy): one ordered list of run rows per topic, and each row's grade looked up in the qrels.
+accuracy, msmarco, judged): one ordered list of run rows per topic, and each row's grade looked
+up in the qrels. The one module of ranking code for ir_measures' orders (trec_eval's own is
+:mod:`trecqr.scorer.rankings`).
 
 Each provider orders a topic differently, so the order is a parameter:
 
 * ``"input"``: score descending, ties in input (file or dict) order: Python's stable
   ``sorted(key=score, reverse=True)`` (cwl_eval, accuracy);
 * ``"docno_asc"``: score descending, ties by docno ascending (compat: ``sort()`` then a stable
-  sort on the score);
+  sort on the score; msmarco and judged: ``sorted(key=(-score, docno))``);
 * ``"docno_desc"``: score descending, ties by docno descending, byte-wise (gdeval's ``runOrder``,
   trec_eval's rule).
 
@@ -49,13 +51,11 @@ def ranking(run, topics: list, ties: str = "input"):
     if ties == "input":
         order = _stable_lexsort((neg, t))
     elif ties in ("docno_asc", "docno_desc"):
-        docno = run.docno.take(pa.array(rows))
-        # docno rank among the distinct docnos, byte-wise (Arrow sorts strings by bytes)
-        uniq = pc.unique(docno)
-        drank = np.empty(len(uniq), np.int64)
-        drank[pc.sort_indices(uniq).to_numpy()] = np.arange(len(uniq))
-        d = drank[pc.index_in(docno, value_set=uniq).to_numpy(zero_copy_only=False)]
-        order = _stable_lexsort((d if ties == "docno_asc" else -d, neg, t))
+        # one stable multi-key sort (Arrow compares strings byte-wise)
+        table = pa.table({"t": t, "s": neg, "d": run.docno.take(pa.array(rows))})
+        way = "ascending" if ties == "docno_asc" else "descending"
+        order = pc.sort_indices(table, sort_keys=[("t", "ascending"), ("s", "ascending"),
+                                                  ("d", way)]).to_numpy()
     else:  # pragma: no cover - internal
         raise ValueError(ties)
     rows, t = rows[order], t[order]
@@ -84,3 +84,49 @@ def lookup(run, rows: np.ndarray, qrels, qrels_rows: np.ndarray | None = None,
     where = pc.index_in(rkeys, value_set=qkeys).fill_null(-1).to_numpy(zero_copy_only=False)
     where = where.astype(np.int64)
     return np.where(where >= 0, qrows[np.maximum(where, 0)], -1)
+
+
+# --------------------------------------------------------------------------- msmarco, judged
+def _ranks(t: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """1-based rank of each ranked row within its topic."""
+    return np.arange(len(t)) - starts[t] + 1
+
+
+def _in_qrels(run, rows, topic, qrels, topics, qrels_mask) -> np.ndarray:
+    """Whether each ranked row's (topic, docno) is among the qrels rows selected by mask."""
+    qcode = topic_codes(qrels.qid, topics)
+    keep = (qcode >= 0) & qrels_mask
+    kept = qrels.docno.filter(pa.array(keep))
+    docs = pc.unique(kept)
+    ndocs = max(len(docs), 1)
+    qkey = qcode[keep] * ndocs + pc.index_in(kept, value_set=docs).to_numpy().astype(np.int64)
+    where = pc.index_in(run.docno.take(pa.array(rows)), value_set=docs)
+    found = where.is_valid().to_numpy(zero_copy_only=False)
+    rkey = topic * ndocs + where.fill_null(0).to_numpy().astype(np.int64)
+    return found & np.isin(rkey, qkey)
+
+
+def rr_at_cutoff(run, qrels, topics: list, rel: int, cutoff: int, ranked=None) -> np.ndarray:
+    """ir_measures' msmarco provider, MRR@cutoff per topic: 1/rank of the first document with
+    grade >= rel, in ``sorted(key=(-score, docno))`` order (``ranked``: that ranking, when the
+    caller has it already)."""
+    rows, topic, starts = ranked or ranking(run, topics, "docno_asc")
+    rank = _ranks(topic, starts)
+    hit = _in_qrels(run, rows, topic, qrels, topics, qrels.grade >= rel) & (rank <= cutoff)
+    first = np.full(len(topics), np.iinfo(np.int64).max)
+    np.minimum.at(first, topic[hit], rank[hit])
+    found = first < np.iinfo(np.int64).max
+    return np.where(found, 1.0 / np.where(found, first, 1), 0.0)
+
+
+def judged_at_cutoff(run, qrels, topics: list, cutoff: int | None, ranked=None) -> np.ndarray:
+    """ir_measures' Judged@cutoff: judged docs (any grade) in the top cutoff, over
+    min(cutoff, documents retrieved); the whole ranking without a cutoff."""
+    rows, topic, starts = ranked or ranking(run, topics, "docno_asc")
+    rank = _ranks(topic, starts)
+    judged = _in_qrels(run, rows, topic, qrels, topics, np.ones(len(qrels), bool))
+    size = np.bincount(topic, minlength=len(topics))
+    depth = size if cutoff is None else np.minimum(size, cutoff)
+    counted = judged & (rank <= depth[topic])
+    count = np.bincount(topic[counted], minlength=len(topics)).astype(np.float64)
+    return count / depth

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..formats.qrels_jg import QrelsJG
+from ..scorer.jg_rankings import form_res_rels_jg
 from ..scorer.rankings import seqsum
 from .base import DoubleCutoffs, LongCutoffs, Measure, register
 
@@ -21,9 +23,6 @@ def jg_rankings(ctx):
     """The JGRankings of this evaluation (form_res_rels_jg), built on first use."""
     cached = ctx.__dict__.get("_jg_rankings")
     if cached is None:
-        from ..formats.qrels_jg import QrelsJG
-        from ..scorer.jg_rankings import form_res_rels_jg
-
         if not isinstance(ctx.rel_info, QrelsJG):
             raise UsageError("judgment group measures (*_avgjg) need -R qrels_jg "
                              "relevance information")

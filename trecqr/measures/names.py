@@ -6,9 +6,11 @@ ir_measures' default pipeline computes it:
 * measures its pytrec_eval provider supports become a trec_eval measure plus the options it
   passes (``P(rel=2)@5`` is ``P.5`` at relevance level 2, ``nDCG(judged_only=True)`` is ``ndcg``
   under -J, ``nDCG(gains=...)`` maps the grades first, ``SetF(beta=b)`` is ``set_F.b``), scored
-  through :mod:`trecqr.measures.pytrec_values`, the pytrec_eval drop-in's rules;
+  on the same rankings as trec_eval's names, with the pytrec_eval drop-in's rules;
 * ``RR@k`` (msmarco provider) and ``Judged@k`` (judged provider) rank in Python's order
-  (float64 score descending, docno ascending): :mod:`._irm_ranked`.
+  (float64 score descending, docno ascending): :mod:`.irm_rankings`.
+
+This module reads names; :mod:`.plan` turns them into one plan, :mod:`.core` runs it.
 
 Aggregates are ir_measures': a topic of the qrels missing from the run counts as 0, so means
 divide by the number of qrels topics; values are added in the run's topic order; ``Num*``
@@ -26,14 +28,16 @@ whichever pytrec_eval invocation comes first in a set's iteration order).
 
 from __future__ import annotations
 
-
 import numpy as np
-import pyarrow.compute as pc
 
 from ..errors import UsageError
+from ..formats import Qrels
+from ..scorer.options import Options
 from .base import Measure
-from .irm_native import native
 from .table import NICKNAMES, TABLE
+
+# ir_measures (about 50 ms to import) is imported where a name must be parsed as one of its
+# names: a trec_eval-only evaluation never imports it.
 
 _TREC_NAMES = frozenset(n for v in TABLE.values() for n in v) | frozenset(
     n for v in NICKNAMES.values() for n in v)
@@ -85,20 +89,24 @@ class IrMeasuresColumn(Measure):
         self.explanation = f"ir_measures {name}"
 
 
-def _cutoff(m, what="cutoff"):
+def not_provided():
+    """ir_measures' marker of a parameter left out."""
     from ir_measures.providers.base import NOT_PROVIDED
 
+    return NOT_PROVIDED
+
+
+def _cutoff(m, what="cutoff"):
     value = m[what]
-    if value is NOT_PROVIDED:
+    if value is not_provided():
         raise UsageError(f"ir_measures measure {m} needs @{what}")
     return value
 
 
-def _pytrec_plan(m, setf_count: int):
+def pytrec_item(m, setf_count: int):
     """(options key, pytrec_eval measure string, result key) as ir_measures' provider builds
     them (providers/pytrec_eval_provider.py)."""
-    from ir_measures.providers.base import NOT_PROVIDED
-
+    NOT_PROVIDED = not_provided()
     name = m.NAME
     rel = m["rel"] if "rel" in m.SUPPORTED_PARAMS else 1
     jo = bool(m["judged_only"]) if "judged_only" in m.SUPPORTED_PARAMS else False
@@ -145,21 +153,23 @@ def _pytrec_plan(m, setf_count: int):
     return key, arg, match or arg, setf_count
 
 
-def _map_gains(qrels, gains):
+def mapped_grades(grades: np.ndarray, gains) -> np.ndarray:
     """Grades mapped by nDCG's gains (``gains.get(grade, grade)``); pytrec_eval needs ints."""
-    from ..formats import Qrels
-
     mapping = dict(gains)
-    uniq, inverse = np.unique(qrels.grade, return_inverse=True)
+    uniq, inverse = np.unique(grades, return_inverse=True)
     mapped = [mapping.get(int(g), int(g)) for g in uniq]
     if not all(isinstance(v, int) for v in mapped):
         raise UsageError(f"nDCG gains must be integers for pytrec_eval (got {mapping})")
-    return Qrels(qrels.qid, qrels.docno, np.array(mapped, np.int64)[inverse], qrels.source)
+    return np.array(mapped, np.int64)[inverse].reshape(np.shape(grades))
 
 
-def _check_options(options) -> None:
-    from ..scorer.options import Options
+def map_gains(qrels, gains):
+    """Qrels with their grades mapped by nDCG's gains."""
+    return Qrels(qrels.qid, qrels.docno, mapped_grades(qrels.grade, gains), qrels.source)
 
+
+def check_options(options) -> None:
+    """ir_measures names carry their own parameters: trec_eval's options must be left alone."""
     default = Options()
     changed = [flag for flag, attr in (("relevance_level", "relevance_level"),
                                        ("max_docs", "max_docs"), ("judged_only", "judged_only"),
@@ -170,115 +180,22 @@ def _check_options(options) -> None:
                          f"@cutoff); {', '.join(changed)} apply to trec_eval names only")
 
 
-def _aggregate(m, values: np.ndarray, n_qrels_topics: int):
-    """ir_measures' MeanAgg / SumAgg over the values in run order (missing topics add 0)."""
+def aggregator(m) -> str:
+    """"sum" or "mean": how ir_measures aggregates measure m (its SumAgg or MeanAgg)."""
     from ir_measures.measures.base import MeanAgg, SumAgg
 
     agg = m.aggregator()
-    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
     if isinstance(agg, SumAgg):
-        return total, True
+        return "sum"
     if isinstance(agg, MeanAgg):
-        return (total / n_qrels_topics if n_qrels_topics else float("nan")), False
+        return "mean"
     raise UsageError(f"ir_measures measure {m}: aggregator {type(agg).__name__} not supported")
 
 
-def score_ir_measures(qrels, run, names, options, evaluation, out_names,
-                      empty_topics=()) -> dict:
-    """Add one column per ir_measures name to ``evaluation``; ``out_names`` maps column name
-    to the name as the caller wrote it.
-
-    ir_measures' semantics: a qrels topic absent from the run, or with no judgments at all
-    (``empty_topics``: ``{"b": {}}`` in a qrels dict), gets the measure's DEFAULT and counts in
-    the mean. Returns those values, ``{qid: {name: DEFAULT}}``, for the per-topic results.
-    """
-    import warnings
-
-    import ir_measures
-
-    from .pytrec_values import c_int, normalize_measures, pytrec_values, select_measures
-    from ..scorer.evaluator import Column
-    from ._irm_ranked import judged_at_cutoff, rr_at_cutoff
-
-    _check_options(options)
-    qrels_topics = set(pc.unique(qrels.qid).to_pylist())
-    topics = [q for q in pc.unique(run.qid).to_pylist() if q in qrels_topics]  # run order
-    all_topics = qrels_topics | set(empty_topics)
-    if not topics:
-        warnings.warn(f"no topic in common: none of the {len(pc.unique(run.qid))} topics of "
-                      f"the run has judgments among the {len(all_topics)} qrels topics; "
-                      "ir_measures names score every qrels topic with their default (0)")
-
-    per_name = {}  # caller name -> (measure, values aligned with topics)
-    no_default = set()  # names whose provider yields no DEFAULT for topics it leaves out
-    groups: dict = {}
-    setf_count = 0
-    for caller, m in names:
-        if caller in per_name or any(caller == c for items in groups.values()
-                                     for c, *_ in items):
-            continue
-        try:
-            m.validate_params()
-            via_pytrec = ir_measures.pytrec_eval.supports(m)
-            via_judged = not via_pytrec and ir_measures.judged.supports(m)
-            via_msmarco = not (via_pytrec or via_judged) and ir_measures.msmarco.supports(m)
-        except AssertionError as exc:
-            raise UsageError(f"ir_measures measure {caller!r}: {exc}") from None
-        if via_pytrec:
-            key, arg, match, setf_count = _pytrec_plan(m, setf_count)
-            groups.setdefault(key, []).append((caller, m, arg, match))
-        elif via_judged:
-            cutoff = None if m["cutoff"] is ir_measures.providers.base.NOT_PROVIDED \
-                else m["cutoff"]
-            if cutoff is not None and cutoff < 1:
-                raise UsageError(f"{caller!r}: the cutoff must be at least 1")
-            per_name[caller] = (m, judged_at_cutoff(run, qrels, topics, cutoff))
-        elif via_msmarco:
-            cutoff = _cutoff(m)
-            if cutoff < 1:
-                raise UsageError(f"{caller!r}: the cutoff must be at least 1")
-            per_name[caller] = (m, rr_at_cutoff(run, qrels, topics, m["rel"], cutoff))
-        elif (row := native(m)) is not None:
-            values = np.asarray(row.function()(run, qrels, topics, m), dtype=np.float64)
-            if not row.defaults:  # only the topics the provider yields (NaN: none)
-                no_default.add(caller)
-            per_name[caller] = (m, values)
-        else:
-            raise UsageError(f"ir_measures measure {caller!r} is not supported by trecqr")
-
-    for (rel, _, gains, judged_only), items in groups.items():
-        try:
-            level = c_int(rel)
-        except TypeError:  # pytrec_eval reads rel as a C int
-            raise UsageError(f"{items[0][0]!r}: rel must be an integer of -2**31..2**31-1 "
-                             "(pytrec_eval's C int)") from None
-        if level < 1:
-            raise UsageError(f"{items[0][0]!r}: pytrec_eval needs rel >= 1 for this measure")
-        q = qrels if gains is None else _map_gains(qrels, gains)
-        selection = select_measures(normalize_measures([arg for _, _, arg, _ in items]))
-        tv = pytrec_values(q, run, selection, relevance_level=level, judged_only=judged_only,
-                           topic_order=topics)
-        for caller, m, _, match in items:
-            per_name[caller] = (m, tv.values[match])
-
-    position = {q: i for i, q in enumerate(topics)}
-    take = np.array([position.get(q, -1) for q in evaluation.qids], dtype=np.int64)
-    missing = sorted(all_topics - set(topics))
-    defaults: dict = {q: {} for q in missing}
-    for caller, _ in names:
-        if caller not in per_name or caller in out_names:
-            continue
-        m, values = per_name[caller]
-        if caller in no_default:
-            has = ~np.isnan(values)
-            summary, integer = _aggregate(m, values[has], int(has.sum()))
-        else:
-            for q in missing:
-                defaults[q][caller] = float(m.DEFAULT)
-            summary, integer = _aggregate(m, values, len(all_topics))
-        aligned = np.where(take >= 0, values[np.maximum(take, 0)] if len(values) else 0.0, 0.0)
-        evaluation.columns.append(Column(caller, IrMeasuresColumn(caller, integer,
-                                                                  caller in no_default),
-                                         aligned, summary))
-        out_names[caller] = caller
-    return {q: values for q, values in defaults.items() if values}
+def aggregate(kind: str, values: np.ndarray, n_qrels_topics: int):
+    """ir_measures' MeanAgg / SumAgg (``kind``, from :func:`aggregator`) over the values in
+    run order (missing topics add 0): (summary, whether it is a count)."""
+    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
+    if kind == "sum":
+        return total, True
+    return (total / n_qrels_topics if n_qrels_topics else float("nan")), False

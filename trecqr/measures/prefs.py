@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..formats.prefs import Prefs
+from ..scorer.prefs_counts import form_prefs_counts
 from .base import Measure, register
 
 PREFS_FORMATS = ("prefs", "qrels_prefs")
@@ -22,9 +24,6 @@ def prefs_counts(ctx):
     """The PrefCounts of this evaluation (form_prefs_counts), computed on first use."""
     cached = ctx.__dict__.get("_prefs_counts")
     if cached is None:
-        from ..formats.prefs import Prefs
-        from ..scorer.prefs_counts import form_prefs_counts
-
         if not isinstance(ctx.rel_info, Prefs):
             raise UsageError("preference measures (prefs_*) need -R prefs or -R qrels_prefs "
                              "relevance information")

@@ -1,7 +1,8 @@
 """pytrec_eval's semantics over trecqr's engine: measure strings, keys, topics, dict inputs.
 
 Both front-ends need this: the pytrec_eval drop-in (:mod:`trecqr.compat.pytrec`) and the
-ir_measures names (:mod:`trecqr.measures.names`), whose pytrec_eval provider it reproduces.
+ir_measures names (:mod:`trecqr.measures.names`), whose pytrec_eval provider it reproduces;
+the core (:mod:`trecqr.measures.core`) computes both.
 
 * measure strings go through pytrec_eval's own normalisation (nicknames expanded; ``P_5``,
   ``P.5`` and ``P.5,10`` merged into one ``P.10,5`` argument per measure; anything else is
@@ -21,17 +22,15 @@ from __future__ import annotations
 import collections
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..formats import Qrels, Run
-from ..scorer.evaluator import EvalContext, evaluate_rankings
 from ..scorer.options import Options
-from ..scorer.rankings import Rankings, build_rankings, levels_fit
-from ..scorer.ragged import IDX
+from ..scorer.rankings import levels_fit
 from .selection import select
 from .table import NICKNAMES
 
@@ -46,8 +45,7 @@ CUTOFF_MEASURES = frozenset({"P", "Rprec_mult", "iprec_at_recall", "map_cut", "n
 # measures whose per-topic value pytrec_eval never fills (their output is a string or nothing)
 ZERO_VALUED = frozenset({"runid", "relstring"})
 
-_PLACEHOLDER = "\x00trecqr-empty-ranking"
-_RUNID = "my_little_test_run"  # what pytrec_eval names every run
+RUNID = "my_little_test_run"  # what pytrec_eval names every run
 
 
 # --------------------------------------------------------------------------- measure names
@@ -90,7 +88,15 @@ def combine_measures(measures) -> set:
 
 def normalize_measures(measures) -> set:
     """What RelevanceEvaluator hands to trec_eval for these measure strings."""
-    return combine_measures(expand_nicknames(measures))
+    try:
+        return set(_normalized(frozenset(measures)))
+    except TypeError:  # unhashable items: pytrec_eval's own error below
+        return combine_measures(expand_nicknames(measures))
+
+
+@lru_cache(maxsize=256)
+def _normalized(measures: frozenset) -> frozenset:
+    return frozenset(combine_measures(expand_nicknames(measures)))
 
 
 def select_measures(normalized: set):
@@ -125,71 +131,6 @@ class TopicValues:
 
     qids: list
     values: dict
-
-
-def keyed_values(ev, topic_order) -> TopicValues:
-    """An Evaluation's columns under pytrec_eval's keys, for the topics of ``topic_order``."""
-    values = {}
-    seen = set()
-    for col in ev.columns:
-        name = col.measure.name
-        if name in CUTOFF_MEASURES:
-            key = col.name
-        elif name in seen:
-            continue  # pytrec_eval reports the first value of other measures only
-        else:
-            key = name
-        seen.add(name)
-        if name in ZERO_VALUED:
-            values[key] = np.zeros(len(col.values))
-        else:
-            values[key] = np.asarray(col.values, dtype=np.float64)
-    if list(ev.qids) == list(topic_order):
-        return TopicValues(list(ev.qids), values)
-    index = {q: i for i, q in enumerate(ev.qids)}
-    wanted = [q for q in dict.fromkeys(topic_order) if q in index]
-    take = np.array([index[q] for q in wanted], dtype=np.int64)
-    return TopicValues(wanted, {k: v[take] for k, v in values.items()})
-
-
-def pytrec_values(qrels: Qrels, run: Run, selection, *, relevance_level: int = 1,
-                  judged_only: bool = False, topic_order=None) -> TopicValues:
-    """Score a columnar ``run`` as pytrec_eval would, with trecqr's engine.
-
-    ``topic_order``: the run's topics in the order results are wanted (pytrec_eval: the run
-    dict's order; default: first appearance in ``run``). Topics listed there with no row in
-    ``run`` are scored on an empty ranking, as pytrec_eval scores ``{qid: {}}``.
-    """
-    options = pytrec_options(relevance_level, judged_only)
-    run_topics = pc.unique(run.qid).to_pylist()
-    if topic_order is None:
-        topic_order = run_topics
-    qrels_topics = set(pc.unique(qrels.qid).to_pylist())
-    with_rows = set(run_topics)
-    empty = [q for q in dict.fromkeys(topic_order) if q in qrels_topics and q not in with_rows]
-    scored = run
-    if empty:  # one unjudged placeholder per empty topic, removed again after ranking
-        scored = Run(pa.concat_arrays([run.qid, pa.array(empty, pa.string())]),
-                     pa.concat_arrays([run.docno,
-                                       pa.array([_PLACEHOLDER] * len(empty), pa.string())]),
-                     np.concatenate([run.score, np.zeros(len(empty))]), run.runid, run.source)
-    rankings = build_rankings(scored, qrels, options)
-    if empty:
-        rankings = _drop_placeholders(rankings, set(empty))
-    ev = evaluate_rankings(EvalContext(rankings, options, run, qrels), selection)
-    return keyed_values(ev, topic_order)
-
-
-def _drop_placeholders(rk, empty: set):
-    """Remove the placeholder document of topics that had an empty ranking."""
-    counts = np.diff(rk.offsets)
-    is_empty = np.array([q in empty for q in rk.qids], dtype=bool)
-    drop = is_empty & (counts == 1)  # under -J the placeholder is already gone
-    rel = np.delete(rk.rel, rk.offsets[:-1][drop])
-    counts = np.where(drop, 0, counts)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return replace(rk, offsets=offsets, rel=rel,
-                   run_only=[q for q in rk.run_only if q not in empty])
 
 
 # --------------------------------------------------------------------------- dict inputs
@@ -232,6 +173,7 @@ class DictQrels:
         self.num_rel_all = int(np.count_nonzero(self.grade > 0))
         self._docnos = docnos
         self._sizes = sizes
+        self.source = "<qrels dict>"
         self._columns = None
 
     def columns(self) -> Qrels:
@@ -265,7 +207,7 @@ def dict_run_columns(scores: dict) -> Run:
         i = int(np.flatnonzero(np.isnan(score))[0])
         raise ValueError(f"query {qids[i]!r} doc {docnos[i]!r}: score is NaN "
                          "(pytrec_eval's ranking of NaN scores is undefined)")
-    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), score, _RUNID,
+    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), score, RUNID,
                "<run dict>")
 
 
@@ -273,40 +215,3 @@ def _number(v):
     if isinstance(v, (str, bytes)) or not hasattr(type(v), "__float__"):
         raise TypeError(v)
     return float(v)
-
-
-def _rank_dicts():
-    try:
-        from ..formats._dicts import rank_run
-    except ImportError:  # the optional C module was not built: the columnar path
-        return None
-    return rank_run
-
-
-def dict_values(qrels: DictQrels, scores: dict, selection, *, relevance_level: int = 1,
-                judged_only: bool = False) -> TopicValues:
-    """Score a run dict as pytrec_eval would: topics in the run dict's order, those with
-    judgments only. Ranked in one pass over the dicts by the C module when it is built."""
-    options = pytrec_options(relevance_level, judged_only)
-    rank_run = _rank_dicts()
-    if rank_run is None:
-        return pytrec_values(qrels.columns(), dict_run_columns(scores), selection,
-                             relevance_level=relevance_level, judged_only=judged_only,
-                             topic_order=list(scores))
-    topics, offsets, rel = rank_run(scores, qrels.dicts, options.float32_scores,
-                                    options.judged_only, min(options.max_docs, 2 ** 62),
-                                    qrels.wide)
-    offsets = np.frombuffer(offsets, dtype=np.int64)
-    rel = np.frombuffer(rel, dtype=np.int64 if qrels.wide else IDX)
-    rows = np.array([qrels.index[q] for q in topics], dtype=np.int64)
-    level_counts = qrels.level_counts[rows]
-    num_rel = level_counts[:, qrels.levels >= options.relevance_level].sum(axis=1)
-    judged_topics = set(topics)
-    rankings = Rankings(
-        qids=list(topics), offsets=offsets, rel=rel, num_rel=num_rel, levels=qrels.levels,
-        level_counts=level_counts, bogus=np.zeros(len(topics), dtype=bool), options=options,
-        runid=_RUNID, num_qrels_topics=len(qrels.topics), num_rel_all=qrels.num_rel_all,
-        qrels_only=[q for q in qrels.topics if q not in judged_topics],
-        run_only=[q for q in scores if q not in qrels.index])
-    ev = evaluate_rankings(EvalContext(rankings, options, None, None), selection)
-    return keyed_values(ev, topics)

@@ -8,14 +8,13 @@ parameters; the first ``-m`` that gives parameters for a measure wins; no ``-m``
 from __future__ import annotations
 
 from ..errors import UsageError
+from . import load_family
 from .base import REGISTRY, Measure, Params
 from .table import MODULE_OF, NICKNAMES, TABLE
 
 
 def select(args: list[str] | tuple[str, ...], compat: str = "9.0.8") -> list[tuple[Measure, Params]]:
     """Measures (with parsed parameters) named by trec_eval-style ``-m`` arguments."""
-    from . import load_family
-
     table = TABLE[compat]
     nick = NICKNAMES[compat]
     marked: set[str] = set()

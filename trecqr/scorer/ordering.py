@@ -59,6 +59,8 @@ def block_ranks(starts: np.ndarray, n: int) -> np.ndarray:
 # --------------------------------------------------------------------------- duplicates
 def _canonical_ints(chunk: pa.Array) -> np.ndarray | None:
     """The docnos of an Arrow chunk as integers, if all are canonical decimals (else None)."""
+    if len(chunk) and not _decimal(chunk[0].as_py()):  # "d123", "MARCO_D1": no cast tried
+        return None
     try:
         values = as_numpy(pc.cast(chunk, pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -73,6 +75,10 @@ def _canonical_ints(chunk: pa.Array) -> np.ndarray | None:
 
 
 _POWERS_OF_TEN = 10 ** np.arange(10, dtype=np.int64)
+
+
+def _decimal(docno) -> bool:
+    return docno is not None and docno.isascii() and docno.isdigit()
 
 
 def _docno_codes(docno) -> np.ndarray:

@@ -35,8 +35,21 @@ def padded(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray, pad) -> 
     return out
 
 
+SMALL_CELLS = 1 << 14  # below this many padded cells in all, one group: padding costs nothing
+
+
 def depth_groups(lengths: np.ndarray, max_cells: int = MAX_BATCH_CELLS):
-    """Index groups of rows of similar length (powers of two), each at most max_cells padded."""
+    """Index groups of rows of similar length (powers of two), each at most max_cells padded;
+    one group (and one of the empty rows) when all of them padded fit in SMALL_CELLS (a few
+    topics: numpy's per-call overhead, not padding, is then the cost)."""
+    n = len(lengths)
+    if n and n * (int(lengths.max()) or 1) <= min(SMALL_CELLS, max_cells):
+        if lengths.all():
+            yield np.arange(n)
+        else:  # empty rankings apart, as below (a batch of depth 0)
+            yield from (idx for idx in (np.flatnonzero(lengths == 0), np.flatnonzero(lengths))
+                        if len(idx))
+        return
     klass = np.where(lengths > 0, np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64) + 1, 0)
     for k in np.unique(klass):
         idx = np.flatnonzero(klass == k)

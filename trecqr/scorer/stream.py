@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..memory import stream_plan
-from ..formats import runstream
+from ..formats import run as run_format, runstream
+from ..formats.run import Run
 from ..formats.arrays import arrow_indices, as_numpy
 from ..formats.order import qid_codes
 from .evaluator import EvalContext, compute_values, finish_evaluation
@@ -41,9 +42,7 @@ class Fallback(Exception):
 def wants_stream(run, options: Options) -> bool:
     """Stream a run given as a path: when it is large, or compressed with a codec the
     whole-file readers lack (bzip2, xz, zstd)."""
-    from ..formats.run import _scanner
-
-    if _scanner is None or not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-":
+    if run_format._scanner is None or not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-":
         return False
     name = os.fspath(run)
     try:
@@ -144,8 +143,6 @@ class _QrelsByTopic:
 def _bogus_values(qrels, topics, selection, options: Options):
     """trec_eval 10.0 -c: the judged topics without results, scored on its one-document
     bogus ranking (build_rankings makes it: a run with no judged topic)."""
-    from ..formats.run import Run
-
     fake = Run(pa.array(["\x00none"], pa.string()), pa.array(["\x00none"], pa.string()),
                np.zeros(1), "bogus")
     rk = build_rankings(fake, qrels, options)

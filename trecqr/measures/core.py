@@ -1,0 +1,180 @@
+"""The evaluation core: one function, :func:`execute`, runs a plan (:mod:`.plan`) on inputs.
+
+Every door reaches it: ``trecqr.evaluate``, ``evaluate_many``, ``RelevanceEvaluator``,
+``trecqr eval`` and the commands built on :func:`trecqr.api.score_trec` (compare, breakdown,
+cqr, presets). Per call, trec_eval's rankings are built once (:func:`.core_rankings.rank`),
+whatever the mix of names: trec_eval's names are computed on them, and so is every ir_measures
+name that its pytrec_eval provider computes (another relevance level, -J or nDCG gains is a
+view of the same rankings, :func:`.core_rankings.variant`). Names ranked in another order
+(``RR@k``, ``Judged@k``, cwl_eval, gdeval, compat, accuracy, pyndeval) read the run's columns,
+each order computed once (:mod:`.irm_rankings`).
+
+The inputs are columns (:class:`~trecqr.formats.Run`, :class:`~trecqr.formats.Qrels`), a
+run path (read here, or streamed piece by piece when large), or pytrec_eval dicts: a run dict
+with :class:`~.pytrec_values.DictQrels` is ranked in one pass by the C module.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..scorer.evaluator import Column, EvalContext, Evaluation, compute_values, finish_evaluation
+from ..scorer.stream import Fallback, score_stream, wants_stream
+from .core_rankings import Ranked, dict_values, qrels_topics, rank, variant
+from .irm_rankings import judged_at_cutoff, ranking, rr_at_cutoff
+from .names import IrMeasuresColumn, aggregate
+from .pytrec_values import CUTOFF_MEASURES, ZERO_VALUED, TopicValues
+
+
+@dataclass
+class Outcome:
+    """What a plan gives: the Evaluation (trec_eval's columns, then the ir_measures names'),
+    and the ir_measures defaults of qrels topics the run lacks, ``{qid: {name: DEFAULT}}``."""
+
+    evaluation: Evaluation
+    defaults: dict = field(default_factory=dict)
+
+
+def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
+            empty_topics=(), rel_info=None):
+    """Run ``plan`` on qrels and a run; an :class:`Outcome` (a pytrec_eval plan: its result,
+    ``{qid: {key: value}}`` for the run's judged topics, in run order).
+
+    qrels: Qrels, DictQrels, or DiversityQrels (a diversity plan); div: the diversity qrels
+    of intent-aware names in a mixed plan. check: refuse inputs with no topic in common, as
+    trec_eval. empty_topics: qrels topics with no judgment at all (a dict's ``{"b": {}}``),
+    which ir_measures scores with the measures' defaults. rel_info: the judgments of another
+    relevance format (-R prefs, qrels_prefs, qrels_jg), which its measures read; ``qrels``
+    then names the judged (topic, docno) pairs that decide the topics.
+    """
+    options = plan.options
+    if plan.keyed and plan.c_specs and dict_values is not None and isinstance(run, dict):
+        # pytrec_eval's common measures on dicts: ranked and computed in one C pass
+        return dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs)
+    if not plan.irm and not plan.keyed and isinstance(run, (str, os.PathLike)) \
+            and wants_stream(run, options):  # a large or compressed run file: piece by piece
+        try:
+            return Outcome(score_stream(qrels, run, list(plan.trec), options, zscores))
+        except Fallback:  # the whole-file readers report its errors
+            pass
+    ranked = rank(plan, qrels, run)
+    rk = ranked.rankings
+    if check and not plan.keyed:
+        rk.check_coverage(ranked.source, qrels.source)
+    ctx = EvalContext(rk, options, ranked.given_run, qrels if rel_info is None else rel_info)
+    per_measure = c_values(plan.trec, ranked) if ranked.c_values is not None else \
+        [(m, p, compute_values(m, p, ctx)) for m, p in plan.trec]
+    if plan.keyed:
+        return pytrec_result(TopicValues(rk.qids, key_values(per_measure)))
+    ev = finish_evaluation(rk, options, per_measure, zscores)
+    defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx) if plan.irm else {}
+    return Outcome(ev, {} if plan.diversity else defaults)
+
+
+def pytrec_result(tv: TopicValues) -> dict:
+    """``{qid: {key: value}}``, pytrec_eval's result, from per-topic arrays."""
+    keys = list(tv.values)
+    if not keys:
+        return {q: {} for q in tv.qids}
+    rows = np.column_stack([tv.values[k] for k in keys]).tolist()
+    return {q: dict(zip(keys, row)) for q, row in zip(tv.qids, rows)}
+
+
+def c_values(selection, ranked: Ranked, prefix: str = "") -> list:
+    """[(measure, params, values)] for ``ranked``'s topics from the C pass's values (keys of
+    a pytrec_eval invocation's names prefixed ``"i:"``)."""
+    rows = [ranked.c_values[q] for q in ranked.rankings.qids]
+    out = []
+    for measure, params in selection:
+        keys = [prefix + key for key in measure.value_names(params)]
+        values = np.array([[row[k] for k in keys] for row in rows], dtype=np.float64)
+        out.append((measure, params, values.reshape(len(rows), len(keys))))
+    return out
+
+
+def key_values(per_measure) -> dict:
+    """Per-topic values under pytrec_eval's keys: one per value of a cutoff measure (``P_5``),
+    the measure's name otherwise (its first value)."""
+    values = {}
+    for measure, params, vals in per_measure:
+        name = measure.name
+        if name in CUTOFF_MEASURES:
+            for j, key in enumerate(measure.value_names(params)):
+                values[key] = np.asarray(vals[:, j], dtype=np.float64)
+        elif name not in values:
+            values[name] = np.zeros(len(vals)) if name in ZERO_VALUED else \
+                np.asarray(vals[:, 0], dtype=np.float64)
+    return values
+
+
+def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
+                ctx: EvalContext) -> dict:
+    """Append one column per ir_measures name to ``ev`` (aligned with its topics); return the
+    defaults of the qrels topics the run lacks.
+
+    ir_measures' semantics: a qrels topic absent from the run, or with no judgments at all,
+    gets the measure's DEFAULT and counts in the mean, taken in the run's topic order."""
+    rk = ranked.rankings
+    topics = ranked.run_order  # the evaluated topics, in the run's order
+    where = {q: i for i, q in enumerate(rk.qids)}
+    perm = np.array([where[q] for q in topics], dtype=np.int64)  # run order -> rk order
+    all_topics = set(qrels_topics(div if plan.diversity else qrels)) | set(empty_topics)
+    if not topics:
+        warnings.warn(f"no topic in common: none of the {ranked.num_run_topics} topics of "
+                      f"the run has judgments among the {len(all_topics)} qrels topics; "
+                      "ir_measures names score every qrels topic with their default (0)")
+    group_values = []
+    for i, group in enumerate(plan.groups):
+        if ranked.c_values is not None:
+            per_measure = c_values(group.selection, ranked, f"{i}:")
+        else:
+            grk = variant(rk, group, qrels, ranked)
+            gctx = ctx if grk is rk else EvalContext(grk, grk.options)  # batches made once
+            per_measure = [(m, p, compute_values(m, p, gctx)) for m, p in group.selection]
+        group_values.append(key_values(per_measure))
+    orders: dict = {}  # one ranking per provider order
+
+    def ordered(ties):
+        if ties not in orders:
+            orders[ties] = ranking(ranked.run_columns(), topics, ties)
+        return orders[ties]
+
+    missing = sorted(all_topics - set(topics))
+    defaults: dict = {q: {} for q in missing}
+    for name in plan.irm:
+        m = name.measure
+        if name.kind == "pytrec":
+            aligned = group_values[name.group][name.match]  # rk order
+            in_run_order = aligned[perm]
+        else:
+            if name.kind == "judged":
+                in_run_order = judged_at_cutoff(ranked.run_columns(), ranked.qrels_columns(),
+                                                topics, name.cutoff, ordered("docno_asc"))
+            elif name.kind == "msmarco":
+                in_run_order = rr_at_cutoff(ranked.run_columns(), ranked.qrels_columns(),
+                                            topics, m["rel"], name.cutoff,
+                                            ordered("docno_asc"))
+            else:
+                judged = div if name.row.qrels_kind == "diversity" else ranked.qrels_columns()
+                in_run_order = np.asarray(
+                    name.row.function()(ranked.run_columns(), judged, topics, m),
+                    dtype=np.float64)
+            aligned = np.zeros(len(rk.qids))
+            aligned[perm] = in_run_order
+        sparse = name.row is not None and not name.row.defaults
+        if sparse:  # only the topics the provider yields (NaN: none)
+            has = ~np.isnan(in_run_order)
+            summary, integer = aggregate(name.agg, in_run_order[has], int(has.sum()))
+        else:
+            for q in missing:
+                defaults[q][name.caller] = float(m.DEFAULT)
+            summary, integer = aggregate(name.agg, in_run_order, len(all_topics))
+        ev.columns.append(Column(name.caller, IrMeasuresColumn(name.caller, integer, sparse),
+                                 aligned, summary))
+    return {q: values for q, values in defaults.items() if values}
+
+
