@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 from dataclasses import dataclass, field
 
 from .errors import UsageError
-from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
-                      run_from_dict, run_from_frame)
+from .formats import Qrels, Run
+from .formats.objects import load_qrels_any, load_run_any
 from .measures.selection import select
 from .scorer.evaluator import EvalContext, Evaluation, evaluate_rankings
 from .scorer.options import Options
@@ -24,30 +24,14 @@ from .scorer.rankings import build_rankings
 from .scorer.stream import Fallback, score_stream, wants_stream
 
 
-def _is_frame(obj) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
-
-
 def load_run(run, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
-    """A Run from a path, dict, DataFrame or Run. judged (the qrels' docnos) lets the file
-    scanner match lines against the qrels while it reads."""
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, dict):
-        return run_from_dict(run)
-    if _is_frame(run):
-        return run_from_frame(run)
-    return read_run(run, comments=comments, judged=judged, float32=float32)
+    """A Run from any input (formats.objects: paths, dicts, DataFrames, tables, rows...).
+    judged (the qrels' docnos) lets the file scanner match lines against the qrels."""
+    return load_run_any(run, comments=comments, judged=judged, float32=float32)
 
 
 def load_qrels(qrels, *, comments: bool = True) -> Qrels:
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, dict):
-        return qrels_from_dict(qrels)
-    if _is_frame(qrels):
-        return qrels_from_frame(qrels)
-    return read_qrels(qrels, comments=comments)
+    return load_qrels_any(qrels, comments=comments)
 
 
 def score_trec(qrels, run, measures=None, options: Options | None = None, *,

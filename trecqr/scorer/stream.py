@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..formats import runstream
 from ..formats.arrays import arrow_indices, as_numpy
+from ..formats.objects import is_columnar_file
 from ..formats.order import qid_codes
 from .evaluator import EvalContext, compute_values, finish_evaluation
 from .options import Options
@@ -42,7 +43,8 @@ def wants_stream(run, options: Options) -> bool:
     whole-file readers lack (bzip2, xz, zstd)."""
     from ..formats.run import _scanner
 
-    if _scanner is None or not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-":
+    if _scanner is None or not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-" \
+            or is_columnar_file(run, comments=options.v10):  # Parquet, JSONL, 3 columns...
         return False
     name = os.fspath(run)
     try:
