@@ -214,3 +214,38 @@ def test_bad_rows_name_the_object_and_the_row(tmp_path):
         trecqr.evaluate(qrels, rows, ["map"])
     result = run_cli(["eval", str(tmp_path / "run.tsv"), str(tsv)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
+
+
+def test_relevance_evaluator_takes_frames_tables_and_rows(files, cols):
+    """pytrec_eval's drop-in: a DataFrame (PyTerrier's columns), an Arrow table, ranx objects
+    and ir_datasets rows give what the dicts give (it raised "Expected dictionary as value")."""
+    ranx = pytest.importorskip("ranx")
+    from ir_datasets.formats import TrecQrels
+    from ir_datasets.util import LocalDownload
+
+    q, d, s, qq, qd, g = cols
+    qrels_dict = ranx.Qrels.from_file(str(files[0]), kind="trec").to_dict()
+    run_dict = ranx.Run.from_file(str(files[1]), kind="trec").to_dict()
+    measures = {"map", "ndcg_cut_3", "recip_rank", "P_10"}
+    expected = trecqr.RelevanceEvaluator(qrels_dict, measures).evaluate(run_dict)
+    assert len(expected) == 158
+    frame_qrels = pd.DataFrame({"qid": qq, "docno": qd, "label": g})
+    for qrels in (frame_qrels, ranx.Qrels.from_file(str(files[0]), kind="trec"),
+                  TrecQrels(LocalDownload(str(files[0])), {}).qrels_iter()):
+        ev = trecqr.RelevanceEvaluator(qrels, measures)
+        for run in (pd.DataFrame({"qid": q, "docno": d, "score": s}),
+                    pa.table({"query_id": q, "doc_id": d, "score": s}),
+                    ranx.Run.from_file(str(files[1]), kind="trec")):
+            assert ev.evaluate(run) == expected
+    assert trecqr.RelevanceEvaluator(frame_qrels, measures).evaluate([]) == {}
+
+
+def test_evaluate_many_takes_every_kind(files, cols, expected):
+    ranx = pytest.importorskip("ranx")
+    q, d, s, qq, qd, g = cols
+    runs = [pd.DataFrame({"qid": q, "docno": d, "score": s}),
+            pa.table({"query_id": q, "doc_id": d, "score": s}),
+            ranx.Run.from_file(str(files[1]), kind="trec"), files[1]]
+    qrels = pd.DataFrame({"query_id": qq, "doc_id": qd, "relevance": g})
+    for res in trecqr.evaluate_many(qrels, runs, MEASURES):
+        _same(res, expected)

@@ -101,3 +101,27 @@ def load_qrels_any(obj, *, comments: bool = True) -> Qrels:
 def is_columnar_file(obj, *, comments: bool = True) -> bool:
     """Whether a path names a run file the TREC scanner does not read (streaming skips it)."""
     return isinstance(obj, (str, os.PathLike)) and file_kind(obj, comments=comments) != "trec"
+
+
+def as_dict(obj, load) -> dict:
+    """``{qid: {docno: value}}`` of any run (load=load_run_any) or qrels (load_qrels_any)
+    input: pytrec_eval's drop-in takes dicts, and reads every other kind through here."""
+    if isinstance(obj, dict):
+        return obj
+    columns = load(obj)
+    values = columns.score if isinstance(columns, Run) else columns.grade
+    out: dict = {}
+    for qid, docno, value in zip(columns.qid.to_pylist(), columns.docno.to_pylist(),
+                                 values.tolist()):
+        out.setdefault(qid, {})[docno] = value
+    return out
+
+
+def is_table_like(obj) -> bool:
+    """A DataFrame, an Arrow table, a ranx Run/Qrels, a list of namedtuples or an iterator:
+    the inputs other than dicts and paths that :func:`as_dict` reads."""
+    if is_frame(obj) or is_arrow_table(obj) or _ranx(obj, "run") or _ranx(obj, "qrels"):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return bool(obj) and hasattr(obj[0], "_fields")
+    return _rows(obj) and iter(obj) is obj  # a generator or iterator (read once)
