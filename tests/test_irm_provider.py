@@ -24,7 +24,8 @@ def pipelines():
         [p for p in ir_measures.DefaultPipeline.providers if p.NAME != "trecqr"])
     provider = trecqr.register_ir_measures()
     yield own, provider
-    ir_measures.DefaultPipeline.providers.remove(provider)
+    if provider in ir_measures.DefaultPipeline.providers:
+        ir_measures.DefaultPipeline.providers.remove(provider)
 
 
 def test_registering_puts_trecqr_first_once(pipelines):
@@ -73,3 +74,62 @@ def test_inputs_are_taken_as_ir_measures_gives_them(pipelines):
                                                 run).items()}
     assert ir_measures.calc_aggregate(measures, rows, scored) == two
     assert ir_measures.calc_aggregate(measures, qrels, {}) == {m: 0.0 for m in measures}
+
+
+def test_pyterrier_experiment_gives_the_same_table(pipelines):
+    """pt.Experiment on the five CAsT 2021 organiser runs (pt.Transformer.from_df), with
+    ir_measures' own providers and with trecqr's first: the same table, mean and per query.
+    PyTerrier's Experiment needs no Java and downloads nothing."""
+    pt = pytest.importorskip("pyterrier")
+    import pandas as pd
+
+    from trecqr.compat import irm_provider
+
+    qrels = pd.DataFrame([q._asdict() for q in ir_measures.read_trec_qrels(
+        str(data_path("cast2021", "qrels-docs.2021.qrel")))]).rename(
+        columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    systems, topics = [], set()
+    for name in RUNS:
+        run = pd.DataFrame([r._asdict() for r in ir_measures.read_trec_run(
+            str(data_path("cast2021", f"docrun_{name}.run")))]).rename(
+            columns={"query_id": "qid", "doc_id": "docno"})
+        topics |= set(run.qid)
+        systems.append(pt.Transformer.from_df(run))
+    topics = pd.DataFrame({"qid": sorted(topics), "query": "unused"})
+    measures = [ir_measures.parse_measure(m) for m in
+                ("AP", "nDCG@3", "nDCG@10", "RR", "RR@10", "R@100", "P@10", "Judged@10",
+                 "NumRet", "Bpref", "infAP", "SetF", "Success@5", "Compat")]
+    provider = pipelines[1]
+    calls = []
+    original = irm_provider.TrecqrEvaluator._iter_calc
+
+    def counted(self, run):
+        calls.append(len(self.measures))
+        yield from original(self, run)
+
+    tables = {}
+    for first in (False, True):
+        providers = ir_measures.DefaultPipeline.providers
+        if provider in providers:
+            providers.remove(provider)
+        if first:
+            trecqr.register_ir_measures()
+        irm_provider.TrecqrEvaluator._iter_calc = counted
+        try:
+            tables[first] = (pt.Experiment(systems, topics, qrels, measures, names=RUNS),
+                             pt.Experiment(systems, topics, qrels, measures, names=RUNS,
+                                           perquery=True))
+        finally:
+            irm_provider.TrecqrEvaluator._iter_calc = original
+        assert len(calls) == (10 if first else 0)
+    # the order of the measure columns (and per-query rows) is the order in which metrics are
+    # first yielded: in ir_measures' own pipeline it follows the iteration of a set of
+    # measures, which changes with PYTHONHASHSEED; values are compared column by column
+    own, mine = tables[False][0], tables[True][0]
+    pd.testing.assert_frame_equal(own, mine[list(own.columns)], check_exact=True)
+    rows = (lambda t: t.sort_values(["name", "qid", "measure"], ignore_index=True))
+    pd.testing.assert_frame_equal(rows(tables[False][1]), rows(tables[True][1]),
+                                  check_exact=True)
+    assert len(tables[True][1]) == 5 * 239 * len(measures)  # every topic, NaN if unjudged
+    mean = tables[True][0].set_index("name")
+    assert mean.shape == (5, len(measures)) and mean.loc["org_manual_bm25", "AP"] > 0.1
