@@ -14,6 +14,7 @@ import sys
 import pyarrow.compute as pc
 from dataclasses import dataclass, field
 
+from .api_views import ResultsViews
 from .errors import UsageError
 from .formats import Qrels, Run
 from .formats.objects import load_qrels_any, load_run_any
@@ -72,8 +73,8 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
     return evaluate_rankings(EvalContext(rankings, options, run_arg, q), selection, zscores)
 
 
-@dataclass
-class Results:
+@dataclass(repr=False)  # api_views: a short repr, _repr_html_, to_dataframe(wide=...)
+class Results(ResultsViews):
     """Per-topic and summary values of an evaluation, keyed by measure name."""
 
     evaluation: Evaluation
@@ -101,14 +102,6 @@ class Results:
         for qid, values in self.defaults.items():  # qrels topics the run lacks (ir_measures)
             result.setdefault(qid, {}).update(values)
         return result
-
-    def to_dataframe(self):
-        """Long format: one row per (qid, measure); qid ``all`` holds the summary."""
-        import pandas as pd
-
-        rows = [(qid, m, v) for qid, vals in self.per_query().items() for m, v in vals.items()]
-        rows += [("all", m, v) for m, v in self.aggregate().items()]
-        return pd.DataFrame(rows, columns=["query_id", "measure", "value"])
 
 
 def _py(v):
