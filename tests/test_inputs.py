@@ -249,3 +249,37 @@ def test_evaluate_many_takes_every_kind(files, cols, expected):
     qrels = pd.DataFrame({"query_id": qq, "doc_id": qd, "relevance": g})
     for res in trecqr.evaluate_many(qrels, runs, MEASURES):
         _same(res, expected)
+
+
+@pytest.fixture
+def irds_entry(files, tmp_path):
+    """A dataset in ir_datasets' registry whose qrels and scored documents are the CAsT 2021
+    files, read by ir_datasets' own TREC parsers (local files: nothing can be downloaded)."""
+    import ir_datasets
+    from ir_datasets.datasets.base import Dataset
+    from ir_datasets.formats import TrecQrels, TrecScoredDocs
+    from ir_datasets.util import LocalDownload
+
+    names = {"trecqr-test/cast2021": (files[0], files[1]),
+             "trecqr-test/missing": (tmp_path / "no-qrels", tmp_path / "no-run")}
+    for name, (qrels, run) in names.items():
+        ir_datasets.registry.register(name, Dataset(TrecQrels(LocalDownload(str(qrels)), {}),
+                                                    TrecScoredDocs(LocalDownload(str(run)))))
+    yield
+    for name in names:
+        del ir_datasets.registry._registered[name]
+
+
+def test_irds_qrels_and_scoreddocs(irds_entry, files, expected):
+    """irds:<id> for qrels and runs, as index, search and cqr take it (it was "no such
+    file"); the same values as the files, from the API and the command line."""
+    _same(trecqr.evaluate("irds:trecqr-test/cast2021", "irds:trecqr-test/cast2021", MEASURES),
+          expected)
+    _same(trecqr.evaluate("irds:trecqr-test/cast2021", files[1], MEASURES), expected)
+    cli = run_cli(["eval", "-q", "-m", "map", "irds:trecqr-test/cast2021", str(files[1])])
+    ref = run_cli(["eval", "-q", "-m", "map", str(files[0]), str(files[1])])
+    assert cli.exit_code == 0 and cli.stdout == ref.stdout
+    with pytest.raises(InputError, match=r"^irds:trecqr-test/missing: cannot read the qrels"):
+        trecqr.evaluate("irds:trecqr-test/missing", files[1], ["map"])
+    bad = run_cli(["eval", "irds:no-such/dataset", str(files[1])])
+    assert bad.exit_code == 2 and "has no dataset 'no-such/dataset'" in bad.stderr

@@ -10,6 +10,7 @@ input                                          read by
 a Run / Qrels                                  returned as is
 a path: TREC text (``.gz``, ``-`` ...) or JSON  the TREC readers (:mod:`.run`, :mod:`.qrels`)
 a path: Parquet, Feather, JSONL, 3-column      :mod:`.colfiles`
+``irds:<dataset id>``: qrels, scoreddocs       :mod:`.irds_files` (local files only)
 ``{qid: {docno: value}}`` (pytrec_eval, ranx)  :func:`~.run.run_from_dict`, ...
 a pandas DataFrame, a pyarrow Table            :mod:`.tables` (both column conventions)
 a ranx ``Run`` / ``Qrels`` (duck-typed)        its ``to_dict()``, then as a dict
@@ -24,9 +25,13 @@ import os
 from ..errors import InputError
 from .colfiles import (file_kind, read_three_column_qrels, read_three_column_run, table_qrels,
                        table_run)
+from .irds_files import irds_qrels, irds_run
 from .qrels import Qrels, qrels_from_dict, read_qrels
 from .run import Run, read_run, run_from_dict
 from .tables import is_arrow_table, is_frame, qrels_from_table, rows_table, run_from_table
+
+IRDS = "irds:"  # a dataset of ir_datasets, read from local files only
+
 
 def _ranx(obj, attr: str) -> bool:
     """A ranx Run (``attr`` "run") or Qrels ("qrels"): told by its methods, ranx not imported."""
@@ -53,6 +58,8 @@ def load_run_any(obj, *, comments: bool = True, judged=None, float32: bool | Non
         return obj
     if isinstance(obj, dict):
         return run_from_dict(obj)
+    if isinstance(obj, str) and obj.startswith(IRDS):
+        return irds_run(obj[len(IRDS):])
     if isinstance(obj, (str, os.PathLike)):
         kind = file_kind(obj, comments=comments)
         if kind == "3col":
@@ -79,6 +86,8 @@ def load_qrels_any(obj, *, comments: bool = True) -> Qrels:
         return obj
     if isinstance(obj, dict):
         return qrels_from_dict(obj)
+    if isinstance(obj, str) and obj.startswith(IRDS):
+        return irds_qrels(obj[len(IRDS):])
     if isinstance(obj, (str, os.PathLike)):
         kind = file_kind(obj, comments=comments)
         if kind == "3col":
@@ -100,7 +109,8 @@ def load_qrels_any(obj, *, comments: bool = True) -> Qrels:
 
 def is_columnar_file(obj, *, comments: bool = True) -> bool:
     """Whether a path names a run file the TREC scanner does not read (streaming skips it)."""
-    return isinstance(obj, (str, os.PathLike)) and file_kind(obj, comments=comments) != "trec"
+    return isinstance(obj, (str, os.PathLike)) and (
+        str(obj).startswith(IRDS) or file_kind(obj, comments=comments) != "trec")
 
 
 def as_dict(obj, load) -> dict:
