@@ -13,7 +13,10 @@ are copied into a temporary folder beside a one-file ``pytrec_eval`` package tha
   file defines the other 2 only when run as a script), with trec_eval's test/ folder at the
   commit pytrec_eval pins as its submodule;
 * ir_measures' test_pytrec_eval.py, test_util.py, test_judged.py and test_aggregate.py under
-  pytest (tag v0.4.3 unless --ir-measures-ref says otherwise).
+  pytest (tag v0.4.3 unless --ir-measures-ref says otherwise);
+* ir_measures' test_util.py, test_judged.py and test_aggregate.py again, with the real
+  pytrec_eval and trecqr's ir_measures provider first in the default pipeline (a conftest.py
+  calls ``trecqr.register_ir_measures()`` and fails the session if trecqr computed nothing).
 
 Exit status 0 when every suite passes.
 """
@@ -30,6 +33,29 @@ from pathlib import Path
 SHIM = "import sys, trecqr\nsys.modules[__name__] = trecqr\n"
 IRM_TESTS = ["tests/test_pytrec_eval.py", "tests/test_util.py", "tests/test_judged.py",
              "tests/test_aggregate.py"]
+PROVIDER_TESTS = ["tests/test_util.py", "tests/test_judged.py", "tests/test_aggregate.py"]
+PROVIDER_CONFTEST = """\
+import trecqr
+from trecqr.compat import irm_provider
+
+trecqr.register_ir_measures()
+CALLS = []
+_iter_calc = irm_provider.TrecqrEvaluator._iter_calc
+
+
+def _counted(self, run):
+    CALLS.append(self.measures)
+    yield from _iter_calc(self, run)
+
+
+irm_provider.TrecqrEvaluator._iter_calc = _counted
+
+
+def pytest_sessionfinish(session, exitstatus):
+    print(f"\\ntrecqr's provider scored {len(CALLS)} runs")
+    if not CALLS:
+        session.exitstatus = 1
+"""
 
 
 def git_dir(path: str) -> str:
@@ -88,6 +114,14 @@ def main() -> int:
             results[f"ir_measures {args.ir_measures_ref} tests"] = run(
                 [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *IRM_TESTS],
                 irm, env)
+            with_provider = tmp / "ir_measures_provider"
+            export(args.ir_measures, args.ir_measures_ref, ["tests"], with_provider)
+            (with_provider / "tests" / "conftest.py").write_text(PROVIDER_CONFTEST)
+            here = str(Path(__file__).resolve().parent.parent)  # this checkout's trecqr
+            results[f"ir_measures {args.ir_measures_ref} tests, trecqr's provider first"] = run(
+                [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s",
+                 *PROVIDER_TESTS], with_provider,
+                dict(os.environ, PYTHONPATH=here, PYTHONDONTWRITEBYTECODE="1"))
 
     print()
     for name, ok in results.items():

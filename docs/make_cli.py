@@ -33,7 +33,12 @@ def render() -> str:
     paths = command_paths()
     lines = ["# Command reference", "",
              "Generated from the commands' own help by `python3 docs/make_cli.py > docs/cli.md`;",
-             "tests/test_docs.py fails when it is out of date. Every command also answers `-h`.", ""]
+             "tests/test_docs.py fails when it is out of date. Every command also answers `-h`.",
+             "`trecqr measures` (or `trecqr eval -m help`) lists every measure name.", "",
+             "Shell completion of commands, options and file names is click's: add",
+             "`eval \"$(_TRECQR_COMPLETE=bash_source trecqr)\"` to `~/.bashrc`",
+             "(`zsh_source` in `~/.zshrc`; `_TRECQR_COMPLETE=fish_source trecqr | source` in",
+             "`~/.config/fish/completions/trecqr.fish`).", ""]
     for path, cmd, _ in paths:
         if path:
             anchor = "-".join(path)

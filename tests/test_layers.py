@@ -21,12 +21,12 @@ The rule, precisely:
   1     trecqr.formats                                               TREC files in and out
   2     trecqr.scorer                                                rankings, evaluation core
   3     trecqr.measures                                              measure families
-  4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval            the Python API, trec_eval's
-                                                                     pipeline
+  4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval,           the Python API, trec_eval's
+        trecqr.api_views                                             pipeline, notebook views
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
         trecqr.report                                                generative metrics, reports
   6     trecqr.compat                                                pytrec_eval drop-in
-  7     trecqr.cli, trecqr.launch                                    the command line
+  7     trecqr.cli, trecqr.launch, trecqr.measures_command           the command line
   8     trecqr                                                       package exports
   ====  ===========================================================  ==========================
 
@@ -57,10 +57,10 @@ LAYERS = [
     (1, ("trecqr.formats",)),
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),
-    (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval")),
+    (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval", "trecqr.api_views")),
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report")),
     (6, ("trecqr.compat",)),
-    (7, ("trecqr.cli", "trecqr.launch")),
+    (7, ("trecqr.cli", "trecqr.launch", "trecqr.measures_command")),
     (8, ("trecqr",)),
 ]
 

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels, read_run,
-                      run_from_dict, run_from_frame)
+from .api_views import ResultsViews
+from .formats import Qrels, Run, qrels_from_dict
 from .formats.diversity import (DiversityQrels, detect_diversity, load_diversity_qrels,
                                 topic_qrels)
+from .formats.objects import is_columnar_file, load_qrels_any, load_run_any
 from .measures.core import Outcome, execute
 from .measures.core_rankings import strict_dict_qrels
 from .measures.plan import Plan, make_plan, plan_of
@@ -27,43 +28,24 @@ from .scorer.evaluator import Evaluation
 from .scorer.options import Options
 from .scorer.zscores import read_zscores
 
-# pandas (about 170 ms to import) is imported by Results.to_dataframe only.
-
-
-def _is_frame(obj) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
-
-
 def _is_path(obj) -> bool:
     return isinstance(obj, (str, os.PathLike))
 
 
 def load_run(run, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
-    """A Run from a path, dict, DataFrame or Run. judged (the qrels' docnos) lets the file
-    scanner match lines against the qrels while it reads."""
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, dict):
-        return run_from_dict(run)
-    if _is_frame(run):
-        return run_from_frame(run)
-    return read_run(run, comments=comments, judged=judged, float32=float32)
+    """A Run from any input (formats.objects: paths, dicts, DataFrames, tables, rows...).
+    judged (the qrels' docnos) lets the file scanner match lines against the qrels."""
+    return load_run_any(run, comments=comments, judged=judged, float32=float32)
 
 
 def load_qrels(qrels, *, comments: bool = True) -> Qrels:
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, dict):
-        return qrels_from_dict(qrels)
-    if _is_frame(qrels):
-        return qrels_from_frame(qrels)
-    return read_qrels(qrels, comments=comments)
+    return load_qrels_any(qrels, comments=comments)
 
 
 def run_input(run, options: Options):
     """What the core reads a run from: a dict or a path as given (the core ranks dicts in
     one pass, and reads or streams files), anything else as columns."""
-    if isinstance(run, (dict, Run)) or _is_path(run):
+    if isinstance(run, (dict, Run)) or (_is_path(run) and not is_columnar_file(run)):
         return run
     return load_run(run, comments=options.v10)
 
@@ -123,8 +105,8 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
     return run_plan(plan, qrels, run, zscores=zscores, check=check).evaluation
 
 
-@dataclass
-class Results:
+@dataclass(repr=False)  # api_views: a short repr, _repr_html_, to_dataframe(wide=...)
+class Results(ResultsViews):
     """Per-topic and summary values of an evaluation, keyed by measure name."""
 
     evaluation: Evaluation
@@ -152,14 +134,6 @@ class Results:
         for qid, values in self.defaults.items():  # qrels topics the run lacks (ir_measures)
             result.setdefault(qid, {}).update(values)
         return result
-
-    def to_dataframe(self):
-        """Long format: one row per (qid, measure); qid ``all`` holds the summary."""
-        import pandas as pd  # lazy: see the module's imports
-
-        rows = [(qid, m, v) for qid, vals in self.per_query().items() for m, v in vals.items()]
-        rows += [("all", m, v) for m, v in self.aggregate().items()]
-        return pd.DataFrame(rows, columns=["query_id", "measure", "value"])
 
 
 def _py(v):

@@ -12,6 +12,7 @@ import click
 
 from .errors import UsageError
 from .guard import run_guarded
+from .measures_command import measures_help
 
 
 def _lean_arrow_memory() -> None:
@@ -58,7 +59,8 @@ class LazyGroup(click.Group):
                                   "search": "trecqr.retrieval.commands:search_command",
                                   "cqr": "trecqr.retrieval.cqr:command",
                                   "suggest": "trecqr.generative.suggest:command",
-                                  "validate": "trecqr.adapters.validate:command"},
+                                  "validate": "trecqr.adapters.validate:command",
+                                  "measures": "trecqr.measures_command:command"},
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="trecqr")
 def main():
@@ -82,8 +84,9 @@ def main():
 @click.option("-N", "num_docs", type=click.IntRange(0, 2**62), default=None, metavar="N",
               help="Number of documents in the collection (for utility's 4th coefficient).")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
+              callback=measures_help, is_eager=True,
               help="Measure or nickname (official, all_trec, ...), or an ir_measures name "
-                   "(RR@3, nDCG@10, R(rel=2)@100); repeatable.")
+                   "(RR@3, nDCG@10, R(rel=2)@100); repeatable. -m help lists them.")
 @click.option("-R", "rel_format", default="qrels", show_default=True, metavar="FORMAT",
               help="Relevance file format: qrels, prefs, qrels_prefs, qrels_jg, diversity "
                    "(topic subtopic docno grade, for alpha_nDCG@k, ERR_IA@k...).")

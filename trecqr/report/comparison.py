@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from .comparison_views import ComparisonViews
+
 
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """``1 run``, ``2 runs``; nouns: an irregular plural."""
@@ -33,8 +35,8 @@ class PairResult:
     significant: bool = False
 
 
-@dataclass
-class Comparison:
+@dataclass(repr=False)  # comparison_views: a short repr, _repr_html_, to_dataframe, to_latex
+class Comparison(ComparisonViews):
     runs: list                      # run names, in the order given
     measures: list                  # output measure names (ndcg_cut_3, ...)
     means: dict                     # {run: {measure: mean over the run's compared topics}}

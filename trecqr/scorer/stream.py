@@ -24,6 +24,7 @@ from ..memory import stream_plan
 from ..formats import run as run_format, runstream
 from ..formats.run import Run
 from ..formats.arrays import arrow_indices, as_numpy
+from ..formats.objects import is_columnar_file
 from ..formats.order import qid_codes
 from .evaluator import EvalContext, compute_values, finish_evaluation
 from .options import Options
@@ -42,7 +43,9 @@ class Fallback(Exception):
 def wants_stream(run, options: Options) -> bool:
     """Stream a run given as a path: when it is large, or compressed with a codec the
     whole-file readers lack (bzip2, xz, zstd)."""
-    if run_format._scanner is None or not isinstance(run, (str, os.PathLike)) or os.fspath(run) == "-":
+    if run_format._scanner is None or not isinstance(run, (str, os.PathLike)) \
+            or os.fspath(run) == "-" \
+            or is_columnar_file(run, comments=options.v10):  # Parquet, JSONL, 3 columns...
         return False
     name = os.fspath(run)
     try:

@@ -1,0 +1,244 @@
+"""Runs and qrels held as tables: pandas DataFrames, pyarrow Tables, rows of namedtuples.
+
+Every table becomes the columns the TREC file readers produce (:class:`~trecqr.formats.Run`,
+:class:`~trecqr.formats.Qrels`) in Arrow, column by column, with no Python object per row: a
+DataFrame's columns go to Arrow with ``pyarrow.Array.from_pandas``, rows of namedtuples
+(ir_datasets' ``qrels_iter()`` / ``scoreddocs_iter()``, ir_measures' ``Qrel``/``ScoredDoc``)
+are transposed once with ``zip`` and each column is converted by Arrow in one call.
+
+The column names of the tools users hold are all read, the first one present winning:
+
+=========  ============================================================================
+column     names
+=========  ============================================================================
+topic      ``query_id`` (ir_measures, ir_datasets), ``qid`` (PyTerrier), ``q_id`` (ranx)
+document   ``doc_id``, ``docno`` (PyTerrier), ``docid``
+score      ``score`` (a run; PyTerrier's ``rank`` is ignored, as trec_eval ignores ranks)
+grade      ``relevance``, ``label`` (PyTerrier), ``score`` (ranx's qrels frame), ``grade``,
+           ``rel``
+=========  ============================================================================
+
+Integer (or categorical) ids are read as their decimal text, as a TREC file would hold them.
+A bad value is reported as one line naming the object and its row (0-based, positional):
+``<run DataFrame>: row 17: score 'abc' is not a number``.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from .arrays import as_numpy
+from .qrels import Qrels, parse_grade, warn_truncated
+from .run import Run, parse_score
+
+TOPIC = ("query_id", "qid", "q_id")
+DOCUMENT = ("doc_id", "docno", "docid")
+SCORE = ("score",)
+GRADE = ("relevance", "label", "score", "grade", "rel")
+
+
+def is_frame(obj) -> bool:
+    """A pandas DataFrame, told by its shape (pandas need not be imported)."""
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns") and hasattr(obj, "iloc")
+
+
+def is_arrow_table(obj) -> bool:
+    return isinstance(obj, (pa.Table, pa.RecordBatch))
+
+
+def _pick(names, wanted: tuple, what: str, source: str) -> str:
+    for name in wanted:
+        if name in names:
+            return name
+    raise InputError(source, None, f"no {what} column (one of {', '.join(wanted)}); "
+                                   f"columns: {', '.join(map(str, names)) or 'none'}")
+
+
+def _from_pandas(series, name: str, source: str) -> pa.Array:
+    try:
+        arr = pa.Array.from_pandas(series)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python objects in one column
+        arr = pa.Array.from_pandas(series.map(_text_or_none))
+    return arr
+
+
+def _text_or_none(value):
+    return None if value is None or value != value else str(value)
+
+
+def frame_table(frame, columns: list, source: str) -> pa.Table:
+    """The named columns of a DataFrame as an Arrow table (only those are converted)."""
+    return pa.table({c: _from_pandas(frame[c], c, source) for c in columns})
+
+
+def _combined(arr) -> pa.Array:
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _first_null(arr: pa.Array) -> int:
+    return int(np.flatnonzero(as_numpy(pc.is_null(arr)))[0])
+
+
+def id_column(arr, what: str, source: str) -> pa.Array:
+    """A topic or document column as Arrow strings: text as is, integers as decimal text."""
+    arr = _combined(arr)
+    if arr.null_count:
+        raise InputError(source, None, f"row {_first_null(arr)}: {what} is missing")
+    typ = arr.type
+    if pa.types.is_dictionary(typ):
+        arr = arr.dictionary_decode()
+        typ = arr.type
+    if pa.types.is_floating(typ):  # ids that went through a float column (pandas with NaN)
+        values = as_numpy(arr)
+        bad = np.flatnonzero(values != np.trunc(values))
+        if len(bad):
+            i = int(bad[0])
+            raise InputError(source, None, f"row {i}: {what} {values[i]!r} is not an id "
+                                           "(text or an integer)")
+        arr = pc.cast(arr, pa.int64())
+        typ = arr.type
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
+        try:
+            return pc.cast(arr, pa.string())
+        except pa.ArrowInvalid:
+            raise InputError(source, None, f"{what} column is not UTF-8 text") from None
+    if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)
+            or pa.types.is_integer(typ)):
+        raise InputError(source, None, f"{what} column holds {typ}, not text or integers")
+    return pc.cast(arr, pa.string()) if typ != pa.string() else arr
+
+
+def score_column(arr, source: str) -> np.ndarray:
+    """A run's scores as float64: numbers, or text that reads as a finite decimal number."""
+    arr = _combined(arr)
+    if arr.null_count:
+        raise InputError(source, None, f"row {_first_null(arr)}: score is missing")
+    typ = arr.type
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        texts = arr.to_pylist()  # only text scores (JSON "1.5"): checked one by one
+        for i, text in enumerate(texts):
+            if parse_score(text.strip()) is None:
+                raise InputError(source, None, f"row {i}: score {text!r} is not a number")
+        arr = pc.cast(arr, pa.float64())
+    elif not (pa.types.is_integer(typ) or pa.types.is_floating(typ)
+              or pa.types.is_boolean(typ) or pa.types.is_decimal(typ)):
+        raise InputError(source, None, f"score column holds {typ}, not numbers")
+    score = np.array(as_numpy(pc.cast(arr, pa.float64())), dtype=np.float64)
+    finite = np.isfinite(score)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise InputError(source, None, f"row {i}: score is NaN or infinite")
+    return score
+
+
+def grade_column(arr, source: str) -> np.ndarray:
+    """Grades as int64; fractional ones truncated with one warning, as trec_eval's atol does."""
+    arr = _combined(arr)
+    if arr.null_count:
+        raise InputError(source, None, f"row {_first_null(arr)}: relevance is missing")
+    typ = arr.type
+    if pa.types.is_boolean(typ):
+        return as_numpy(arr).astype(np.int64)
+    if pa.types.is_integer(typ):
+        if pa.types.is_uint64(typ) and len(arr) and pc.max(arr).as_py() >= 1 << 63:
+            raise InputError(source, None, "a grade is out of the 64-bit integer range")
+        return np.array(as_numpy(pc.cast(arr, pa.int64())), dtype=np.int64)
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        grades, first, count = [], None, 0
+        for i, text in enumerate(arr.to_pylist()):
+            value, truncated = parse_grade(text.strip(), source, None)
+            if truncated:
+                count += 1
+                first = first or (i, text, value)
+            grades.append(value)
+        if first:
+            warn_truncated(f"{source}: row {first[0]}", None, first[1], first[2], count)
+        return np.asarray(grades, dtype=np.int64)
+    if not pa.types.is_floating(typ):
+        raise InputError(source, None, f"relevance column holds {typ}, not integers")
+    rel = np.asarray(as_numpy(pc.cast(arr, pa.float64())))
+    finite = np.isfinite(rel)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise InputError(source, None, f"row {i}: relevance {rel[i]!r} is not an integer")
+    cut = np.trunc(rel)
+    fractional = np.flatnonzero(cut != rel)
+    if len(fractional):
+        i = int(fractional[0])
+        warn_truncated(f"{source}: row {i}", None, repr(float(rel[i])), int(cut[i]),
+                       len(fractional))
+    if len(cut) and (cut.min() < -2.0 ** 63 or cut.max() >= 2.0 ** 63):
+        raise InputError(source, None, "a grade is out of the 64-bit integer range")
+    return cut.astype(np.int64)
+
+
+def _columns(obj, wanted: list, source: str):
+    """{role: Arrow column} for roles (name, candidates, what) of a DataFrame or Arrow table."""
+    names = list(obj.columns) if is_frame(obj) else obj.schema.names
+    picked = {role: _pick(names, cands, what, source) for role, cands, what in wanted}
+    if is_frame(obj):
+        table = frame_table(obj, sorted(set(picked.values())), source)
+        return {role: table.column(name) for role, name in picked.items()}
+    return {role: obj.column(name) for role, name in picked.items()}
+
+
+def _empty(n: int, source: str) -> None:
+    if n == 0:
+        raise InputError(source, None, "no rows")
+
+
+def run_from_table(obj, source: str = "<run table>", runid: str = "trecqr") -> Run:
+    """A Run from a DataFrame or an Arrow Table / RecordBatch (see the module docstring)."""
+    cols = _columns(obj, [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"),
+                          ("s", SCORE, "score")], source)
+    _empty(len(cols["s"]), source)
+    return Run(id_column(cols["q"], "query id", source), id_column(cols["d"], "doc id", source),
+               score_column(cols["s"], source), runid, source)
+
+
+def qrels_from_table(obj, source: str = "<qrels table>") -> Qrels:
+    """Qrels from a DataFrame or an Arrow Table / RecordBatch (see the module docstring)."""
+    cols = _columns(obj, [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"),
+                          ("g", GRADE, "relevance")], source)
+    _empty(len(cols["g"]), source)
+    return Qrels(id_column(cols["q"], "query id", source),
+                 id_column(cols["d"], "doc id", source), grade_column(cols["g"], source),
+                 source)
+
+
+def rows_table(first, rest, source: str) -> pa.Table:
+    """Rows of namedtuples (``first`` and the iterator of the others) as an Arrow table."""
+    fields = getattr(first, "_fields", None)
+    if fields is None:
+        if isinstance(first, dict):
+            rows = [first, *rest]
+            try:
+                return pa.Table.from_pylist(rows)
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise InputError(source, None, f"rows of dicts: {exc}") from None
+        raise InputError(source, None, f"expected rows of namedtuples (query_id, doc_id, ...) "
+                                       f"such as ir_datasets' and ir_measures', not "
+                                       f"{type(first).__name__}")
+    rows = [first, *rest]
+    out = {}
+    for i, name in enumerate(fields):
+        values = list(map(itemgetter(i), rows))  # one C-level pass per field
+        out[name] = _column(values, first[i])
+    return pa.table(out)
+
+
+def _column(values: list, example) -> pa.Array:
+    """Values of one field as an Arrow array, typed from the first row's value (Arrow's own
+    type inference is ten times slower on text); mixed types are read as text."""
+    typ = pa.string() if isinstance(example, str) else pa.float64() \
+        if isinstance(example, float) else pa.int64() \
+        if isinstance(example, int) and not isinstance(example, bool) else None
+    try:
+        return pa.array(values, typ)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([_text_or_none(v) for v in values], pa.string())
