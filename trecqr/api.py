@@ -67,10 +67,10 @@ def run_plan(plan: Plan, qrels, run, *, zscores=None, check: bool = True) -> Out
     reads both kinds from the same object."""
     if zscores is not None and not hasattr(zscores, "apply"):  # a path, as -Z takes
         zscores = read_zscores(zscores)
-    r = run_input(run, plan.options)
-    if plan.diversity:
+    if plan.diversity:  # the qrels are read first, so their errors come first
         div = load_diversity_qrels(_as_records(qrels))
-        return execute(plan, topic_qrels(div), r, div=div, zscores=zscores, check=check)
+        return execute(plan, topic_qrels(div), run_input(run, plan.options), div=div,
+                       zscores=zscores, check=check)
     div = detect_diversity(qrels) if plan.intent_aware else None
     if div is not None:
         q, empty = topic_qrels(div), []
@@ -78,6 +78,7 @@ def run_plan(plan: Plan, qrels, run, *, zscores=None, check: bool = True) -> Out
         q, empty = qrels_input(qrels, plan.options)
         if plan.intent_aware:  # standard qrels: one subtopic per topic, as ir_measures does
             div = _one_subtopic(q if isinstance(q, Qrels) else q.columns())
+    r = run_input(run, plan.options)
     return execute(plan, q, r, div=div, zscores=zscores, check=check, empty_topics=empty)
 
 
