@@ -26,8 +26,26 @@ def _keys(qid, docno) -> pa.Array:
     return pc.binary_join_element_wise(qid, docno, "\x1f")
 
 
+def score_positions(pool: Pool) -> np.ndarray:
+    """Each present candidate's position in its run when the run is sorted by its normalised
+    score (descending, ties by docno descending): the order ranx reads hit lists in (it sorts
+    a normalised run before). It is the run's own order except after the borda
+    normalisation, where the documents a run lacks follow its own."""
+    doc_rank = np.empty(len(pool.docno), np.int64)
+    doc_rank[as_numpy(pc.array_sort_indices(pool.docno, order="descending"))] = \
+        np.arange(len(pool.docno))
+    pos = np.full(pool.pos.shape, -1, np.int64)
+    for r in range(pool.n_runs):
+        rows = np.flatnonzero(pool.present[:, r])
+        order = rows[np.lexsort((doc_rank[rows], -pool.score[rows, r], pool.topic[rows]))]
+        topic = pool.topic[order]
+        pos[order, r] = np.arange(len(order)) - np.searchsorted(topic, topic)
+    return pos
+
+
 def hit_lists(pool: Pool, qrels) -> list:
     """[(hits (topics x depth), lengths)] per run, over the qrels' topics."""
+    pool = pool.with_scores(pool.score, score_positions(pool))
     grade = np.asarray(qrels.grade)
     relevant = _keys(qrels.qid.filter(pa.array(grade >= 1)),
                      qrels.docno.filter(pa.array(grade >= 1)))
