@@ -22,9 +22,10 @@ The rule, precisely:
   4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval            the Python API, trec_eval's
                                                                      pipeline
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
-        trecqr.report                                                generative metrics, reports
+        trecqr.report, trecqr.fusion                                 generative metrics, reports,
+                                                                     fusion
   6     trecqr.compat                                                pytrec_eval drop-in
-  7     trecqr.cli, trecqr.launch                                    the command line
+  7     trecqr.cli, trecqr.launch, trecqr.fuse_command               the command line
   8     trecqr                                                       package exports
   ====  ===========================================================  ==========================
 
@@ -55,9 +56,10 @@ LAYERS = [
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),
     (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval")),
-    (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report")),
+    (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report",
+         "trecqr.fusion")),
     (6, ("trecqr.compat",)),
-    (7, ("trecqr.cli", "trecqr.launch")),
+    (7, ("trecqr.cli", "trecqr.launch", "trecqr.fuse_command")),
     (8, ("trecqr",)),
 ]
 

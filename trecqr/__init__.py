@@ -27,6 +27,7 @@ _EXPORTS = {
     "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
     "write_qrels": ".formats", "write_run": ".formats",
     "compare": ".report.compare",
+    "fuse": ".fusion", "optimize_fusion": ".fusion",
 }
 
 __all__ = list(_EXPORTS)
