@@ -54,11 +54,18 @@ def _sequential_sum(pool: Pool, values: np.ndarray) -> np.ndarray:
     return total[pool.topic]
 
 
-def min_max(pool: Pool) -> Pool:
+def min_max(pool: Pool, floor: float = FLOOR, constant: float | None = None) -> Pool:
+    """ranx's min-max; floor=0 with constant=1.0 is the plain one sim_ret++'s CombSUM uses
+    ((s - min) / (max - min), a topic whose scores are all equal gets 1)."""
     s = pool.score
     lo = _per_topic(pool, s, np.minimum, np.inf)
     hi = _per_topic(pool, s, np.maximum, -np.inf)
-    return pool.with_scores((s - lo) / np.maximum(hi - lo, FLOOR))
+    if constant is None:
+        return pool.with_scores((s - lo) / np.maximum(hi - lo, floor))
+    flat = hi == lo
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = (s - lo) / np.where(flat, 1.0, hi - lo)
+    return pool.with_scores(np.where(flat & pool.present, constant, scaled))
 
 
 def max_norm(pool: Pool) -> Pool:
