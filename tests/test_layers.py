@@ -24,9 +24,11 @@ The rule, precisely:
   4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval,           the Python API, trec_eval's
         trecqr.api_views                                             pipeline, notebook views
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
-        trecqr.report                                                generative metrics, reports
+        trecqr.report, trecqr.fusion                                 generative metrics, reports,
+                                                                     fusion
   6     trecqr.compat                                                pytrec_eval drop-in
-  7     trecqr.cli, trecqr.launch, trecqr.measures_command           the command line
+  7     trecqr.cli, trecqr.launch, trecqr.measures_command,          the command line
+        trecqr.fuse_command
   8     trecqr                                                       package exports
   ====  ===========================================================  ==========================
 
@@ -58,9 +60,10 @@ LAYERS = [
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),
     (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval", "trecqr.api_views")),
-    (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report")),
+    (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report",
+         "trecqr.fusion")),
     (6, ("trecqr.compat",)),
-    (7, ("trecqr.cli", "trecqr.launch", "trecqr.measures_command")),
+    (7, ("trecqr.cli", "trecqr.launch", "trecqr.measures_command", "trecqr.fuse_command")),
     (8, ("trecqr",)),
 ]
 

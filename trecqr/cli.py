@@ -51,6 +51,7 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, lazy={"collapse": "trecqr.adapters.collapse:collapse_command",
                                   "diff": "trecqr.report.diff:command",
+                                  "fuse": "trecqr.fuse_command:command",
                                   "compare": "trecqr.report.compare:command",
                                   "breakdown": "trecqr.report.breakdown:command",
                                   "plot": "trecqr.report.plots:command",

@@ -44,7 +44,13 @@ import math
 import os
 
 import numpy as np
+import pyarrow as pa
 
+from ..formats.run import Run
+from ..fusion import comb as fusion_comb
+from ..fusion import normalization as fusion_norm
+from ..fusion import positional as fusion_positional
+from ..fusion.pool import build_pool
 from . import rm3 as R
 from .overlap import jaccard_at_k, overlap_at_k, rbo
 from .rankers import Ranker
@@ -109,28 +115,41 @@ def _order_scores(scores: dict, k: int) -> list:
     return [(d, s) for s, _, d in rows[:k]]
 
 
-def rrf(rankings, k_rrf: int = RRF_K) -> dict:
-    """{docid: sum 1/(k_rrf + rank)} over rankings (each a list of docids or (docid, score))."""
-    out: dict = {}
+def _pool(rankings, scored: bool):
+    """The rankings as one topic's Pool (trecqr.fusion): ranks are list positions (the
+    scores, when not used, are made to keep that order)."""
+    runs = []
     for r in rankings:
-        for rank, item in enumerate(r, 1):
-            d = item[0] if isinstance(item, tuple) else item
-            out[d] = out.get(d, 0.0) + 1.0 / (k_rrf + rank)
-    return out
+        docs = [item[0] if isinstance(item, tuple) else item for item in r]
+        scores = [float(item[1]) for item in r] if scored else -np.arange(len(docs), dtype=float)
+        runs.append(Run(pa.array(["q"] * len(docs), pa.string()), pa.array(docs, pa.string()),
+                        np.asarray(scores, np.float64)))
+    if not any(len(run) for run in runs):
+        return None
+    return build_pool(runs)
+
+
+def _as_dict(pool, fused) -> dict:
+    return dict(zip(pool.docno.to_pylist(), fused.tolist()))
+
+
+def rrf(rankings, k_rrf: int = RRF_K) -> dict:
+    """{docid: sum 1/(k_rrf + rank)} over rankings (each a list of docids or (docid, score)):
+    trecqr.fusion's RRF, with ranks from the list order."""
+    pool = _pool(rankings, scored=False)
+    if pool is None:
+        return {}
+    return _as_dict(pool, fusion_comb.comb_sum(fusion_positional.rrf(pool, k_rrf)))
 
 
 def combsum(rankings) -> dict:
-    """{docid: sum of min-max normalised scores} over rankings of (docid, score)."""
-    out: dict = {}
-    for r in rankings:
-        if not r:
-            continue
-        s = np.asarray([x[1] for x in r], dtype=np.float64)
-        lo, hi = s.min(), s.max()
-        norm = np.ones_like(s) if hi == lo else (s - lo) / (hi - lo)
-        for (d, _), v in zip(r, norm.tolist()):
-            out[d] = out.get(d, 0.0) + v
-    return out
+    """{docid: sum of min-max normalised scores} over rankings of (docid, score): trecqr.fusion's
+    CombSUM after the plain min-max (a ranking whose scores are all equal gives all 1)."""
+    pool = _pool([r for r in rankings if r], scored=True)
+    if pool is None:
+        return {}
+    normed = fusion_norm.min_max(pool, floor=0.0, constant=1.0)
+    return _as_dict(pool, fusion_comb.comb_sum(normed))
 
 
 def fuse(rankings, method: str = "rrf", k: int | None = None, k_rrf: int = RRF_K) -> list:

@@ -1,0 +1,119 @@
+"""The runs to fuse as columns: one table of candidates (a topic and a document any run
+retrieved for it) by runs, so that every algorithm is a few numpy operations on whole
+columns instead of a dictionary look-up per document and run.
+
+Each run is first put in trec_eval's order (topics grouped, scores descending, ties by docno
+descending): a document's position in that order is its rank for the rank-based algorithms.
+Candidates are numbered topic by topic (topics in order of first appearance over the runs), and
+within a topic in order of first appearance over the runs taken in turn (run 1 from its top,
+then the documents run 2 adds, ...): that is the order in which Condorcet starts its sort and in
+which the borda normalisation lists the documents a run lacks (ranx takes a Python set's order
+there, which changes with PYTHONHASHSEED).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..formats.arrays import arrow_indices, as_numpy
+from ..formats.order import trec_order
+from ..formats.run import Run
+
+
+@dataclass
+class Pool:
+    """Candidates by runs. Row c of every matrix is candidate c; column r is run r.
+
+    topics: qids by topic code. qid/docno: each candidate's qid and docno (Arrow strings).
+    topic: each candidate's topic code (candidates of a topic are consecutive); starts: the
+    first candidate of each topic, and the number of candidates at the end.
+    score: the run's (normalised) score, NaN where the run lacks the candidate. pos: the
+    candidate's 0-based position in the run's order for its topic, -1 where absent.
+    length: the number of documents each run has for the candidate's topic.
+    """
+
+    topics: list
+    qid: pa.Array
+    docno: pa.Array
+    topic: np.ndarray
+    starts: np.ndarray
+    score: np.ndarray
+    pos: np.ndarray
+    length: np.ndarray
+
+    @property
+    def present(self) -> np.ndarray:
+        return self.pos >= 0
+
+    @property
+    def n_runs(self) -> int:
+        return self.score.shape[1]
+
+    def with_scores(self, score: np.ndarray, pos: np.ndarray | None = None,
+                    length: np.ndarray | None = None) -> "Pool":
+        return Pool(self.topics, self.qid, self.docno, self.topic, self.starts, score,
+                    self.pos if pos is None else pos, self.length if length is None else length)
+
+
+def _ordered(run: Run):
+    """Rows of run in trec_eval's order: (order, 0-based position within topic)."""
+    order, rank, _ = trec_order(run, float32=False)
+    return order, rank - 1
+
+
+def build_pool(runs) -> Pool:
+    """The Pool of a list of trecqr Runs (two or more)."""
+    qids, docnos, scores, positions, which = [], [], [], [], []
+    for r, run in enumerate(runs):
+        order, pos = _ordered(run)
+        take = arrow_indices(order)
+        qids.append(run.qid.take(take))
+        docnos.append(run.docno.take(take))
+        scores.append(np.asarray(run.score, np.float64)[order])
+        positions.append(pos)
+        which.append(np.full(len(order), r, np.int32))
+    qid_all = pa.chunked_array(qids, pa.string()).combine_chunks()
+    doc_all = pa.chunked_array(docnos, pa.string()).combine_chunks()
+    qenc = pc.dictionary_encode(qid_all)
+    topics = qenc.dictionary.to_pylist()  # first appearance over the runs in turn
+    tcode = as_numpy(qenc.indices).astype(np.int64)
+    denc = pc.dictionary_encode(doc_all)
+    dcode = as_numpy(denc.indices).astype(np.int64)
+    run_of = np.concatenate(which)
+    pos_all = np.concatenate(positions).astype(np.int64)
+    score_all = np.concatenate(scores)
+    # rows by (topic, run, position): first appearance of a key in this order numbers it
+    rows = np.lexsort((pos_all, run_of, tcode))
+    key = tcode[rows] * max(len(denc.dictionary), 1) + dcode[rows]
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    rank_of_uniq = np.empty(len(uniq), np.int64)
+    rank_of_uniq[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+    cand = np.empty(len(rows), np.int64)
+    cand[rows] = rank_of_uniq[inverse.ravel()]
+    n_cand, n_runs = len(uniq), len(runs)
+    score = np.full((n_cand, n_runs), np.nan)
+    pos = np.full((n_cand, n_runs), -1, np.int64)
+    score[cand, run_of] = score_all
+    pos[cand, run_of] = pos_all
+    # one row per candidate: its first row in (topic, run, position) order
+    head = np.empty(n_cand, np.int64)
+    head[rank_of_uniq] = rows[first]
+    topic = tcode[head]
+    starts = np.searchsorted(topic, np.arange(len(topics) + 1))
+    counts = np.bincount(tcode * n_runs + run_of, minlength=len(topics) * n_runs)
+    length = counts.reshape(len(topics), n_runs)[topic]
+    take = arrow_indices(head)
+    return Pool(topics, qid_all.take(take), doc_all.take(take), topic, starts, score, pos,
+                length)
+
+
+def fused_run(pool: Pool, fused: np.ndarray, runid: str) -> Run:
+    """The fused scores as a Run (in trec_eval's order, as a run file would be written)."""
+    run = Run(pool.qid, pool.docno, fused, runid, "<fused run>")
+    order, _, _ = trec_order(run, float32=False)
+    take = arrow_indices(order)
+    return Run(pool.qid.take(take), pool.docno.take(take), fused[order], runid, "<fused run>")
