@@ -24,7 +24,7 @@ The rule, precisely:
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
         trecqr.report                                                generative metrics, reports
   6     trecqr.compat                                                pytrec_eval drop-in
-  7     trecqr.cli, trecqr.launch                                    the command line
+  7     trecqr.cli, trecqr.launch, trecqr.report_command             the command line
   8     trecqr                                                       package exports
   ====  ===========================================================  ==========================
 
@@ -57,7 +57,7 @@ LAYERS = [
     (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval")),
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report")),
     (6, ("trecqr.compat",)),
-    (7, ("trecqr.cli", "trecqr.launch")),
+    (7, ("trecqr.cli", "trecqr.launch", "trecqr.report_command")),
     (8, ("trecqr",)),
 ]
 

@@ -49,6 +49,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, lazy={"collapse": "trecqr.adapters.collapse:collapse_command",
                                   "diff": "trecqr.report.diff:command",
                                   "compare": "trecqr.report.compare:command",
+                                  "report": "trecqr.report_command:command",
                                   "breakdown": "trecqr.report.breakdown:command",
                                   "plot": "trecqr.report.plots:command",
                                   "gen": "trecqr.generative.gen:command",

@@ -88,6 +88,18 @@ class CqrReport:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
+    def to_html(self, **options) -> str:
+        """The HTML report of the rows (:func:`trecqr.report.html.report_page`: raw, manual,
+        collection or index, groups, k...); the rows' runs must have been kept."""
+        from ..report.html import report_page
+
+        if any(r.run is None for r in self.rows):
+            raise UsageError("the runs were not kept: give cqr a runs folder for the report")
+        return report_page(self.qrels, [r.run for r in self.rows],
+                           [self.measures[k] for k in COLUMNS], names=[r.name for r in self.rows],
+                           rewrites=[None if r.kind == "field" else r.source for r in self.rows],
+                           relevance_level=self.rel_threshold, **options)
+
     def table(self, places: int = 4) -> str:
         heads = ["run"] + [COLUMNS[k][0] for k in COLUMNS] + list(COVERAGE.values())
         body = []
@@ -307,9 +319,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("--protocol", default=None, metavar="NAME",
               help="Also score every row's run under an official protocol (cast2021-nist, "
                    "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
+@click.option("--html", "html_page", default=None, metavar="FILE",
+              help="Also write the rows' HTML report (as trecqr report) here (atomically).")
 def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
             query_fields, topics, rewrites, raw_path, missing, preset, k, runs_dir, names, fmt,
-            output, threads, quiet, protocol):
+            output, threads, quiet, protocol, html_page):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -336,6 +350,8 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                                  "--protocol on the kept runs")
             if rd is None:  # the rows' runs must outlive cqr() to be scored again
                 rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-protocol-")
+        if html_page is not None and rd is None:  # the report reads the rows' runs
+            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         if collection is not None:
             check_collection(collection)
         if model is not None and backend_name != "dense":
@@ -348,6 +364,10 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                          index_params={"model": model} if model else None,
                          dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
             run_paths = [(r.name, r.run) for r in report.rows]
+            if html_page is not None:
+                atomic_write_text(html_page, report.to_html(
+                    raw=raw_path, collection=collection,
+                    index=None if collection is not None else index_dir))
             if protocol_dir is not None:  # runs kept only for the protocol table
                 report.runs_dir = None
                 for r in report.rows:
