@@ -197,5 +197,6 @@ function controls() {
   $("next").addEventListener("click", () => { state.page++; render(); }); }
 controls(); header(); apply();
 document.body.dataset.ready = "1";
+window.trecqrReadyMs = performance.now();
 })();
 """

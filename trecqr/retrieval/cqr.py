@@ -96,7 +96,8 @@ class CqrReport:
         if any(r.run is None for r in self.rows):
             raise UsageError("the runs were not kept: give cqr a runs folder for the report")
         return report_page(self.qrels, [r.run for r in self.rows],
-                           [self.measures[k] for k in COLUMNS], names=[r.name for r in self.rows],
+                           [self.measures["RR@3"], "recip_rank", "ndcg_cut.3", "recall.10,100"],
+                           names=[r.name for r in self.rows],
                            rewrites=[None if r.kind == "field" else r.source for r in self.rows],
                            relevance_level=self.rel_threshold, **options)
 

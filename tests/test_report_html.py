@@ -1,0 +1,302 @@
+"""The HTML report (issue 22): built from real data, opened in a real headless Chromium.
+
+The browser is Debian's chromium with its chromedriver, driven by selenium (``.ci/run``
+installs both). Without them the browser tests skip, unless CI is set: then they fail. Every
+wait is on a DOM condition (``body[data-ready]``, a counter the page bumps after each render),
+never a sleep. The page's numbers are checked against ``trecqr compare --format json``, its
+grades against the qrels file, its top k against the run file.
+
+Screenshots in docs/ are rewritten only with ``TRECQR_UPDATE_SCREENSHOTS=1``; otherwise the
+test checks that the committed ones exist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, data_path, run_cli
+
+DEMO = ROOT / "fixtures" / "cast2021-demo"
+QDEMO = ROOT / "fixtures" / "qrecc-demo"
+SHOTS = {"cast": ROOT / "docs" / "report-cast2021-demo.png",
+         "qrecc": ROOT / "docs" / "report-qrecc-demo.png"}
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1280,1500")
+PLANTED = "<script>window.pwned = 1</script><b>bold?</b>"
+
+
+def _browser_paths():
+    chrome = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)),
+                  None)
+    driver = shutil.which("chromedriver") or next(
+        (p for p in ("/usr/lib/chromium/chromedriver",) if os.path.exists(p)), None)
+    return chrome, driver
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chrome, driver_path = _browser_paths()
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        selenium = None
+    else:
+        selenium = webdriver
+    missing = [what for what, ok in (("chromium", chrome), ("chromedriver", driver_path),
+                                     ("selenium", selenium)) if not ok]
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {', '.join(missing)} is missing (.ci/run installs them)")
+        pytest.skip(f"no headless browser: {', '.join(missing)} not installed (Debian: "
+                    "apt-get install chromium chromium-driver; pip install selenium)")
+    os.environ.setdefault("SE_AVOID_STATS", "true")  # selenium: no usage statistics sent
+    profile = tempfile.mkdtemp(prefix="trecqr-chromium-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chrome
+    for flag in FLAGS + (f"--user-data-dir={profile}",):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    drv = webdriver.Chrome(options=opts, service=Service(driver_path))
+    try:
+        yield drv
+    finally:
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_page(drv, path: Path):
+    """Load a page and wait until its script has rendered the table."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    drv.get_log("performance")  # drop what earlier pages logged
+    drv.get(path.resolve().as_uri())
+    WebDriverWait(drv, 20).until(
+        lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    errors = [e for e in drv.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+
+
+def js(drv, script, *args):
+    return drv.execute_script(script, *args)
+
+
+def first_column(drv, col: int) -> list:
+    return js(drv, "return [...document.querySelectorAll('#turns tbody tr')]"
+                   ".map(tr => tr.cells[arguments[0]].textContent)", col)
+
+
+def header_index(drv, key: str) -> int:
+    return js(drv, "return [...document.querySelectorAll('#turns thead th')]"
+                   ".findIndex(th => th.dataset.key === arguments[0])", key)
+
+
+def qrels_grades(path) -> dict:
+    out = defaultdict(dict)
+    for line in Path(path).read_text().splitlines():
+        q, _, d, g = line.split()
+        out[q][d] = int(g)
+    return out
+
+
+def run_topk(path, k: int) -> dict:
+    """{qid: the first k docnos}, trec_eval's order (score desc, docno desc), read plainly."""
+    rows = defaultdict(list)
+    for line in Path(path).read_text().splitlines():
+        q, _, d, _, s, _ = line.split()
+        rows[q].append((float(np.float32(s)), d))
+    return {q: [d for _, d in sorted(r, key=lambda x: (x[0], x[1]), reverse=True)[:k]]
+            for q, r in rows.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# pages built from real data
+
+
+@pytest.fixture(scope="module")
+def cast_demo(tmp_path_factory):
+    """The CAsT 2021 demo: raw, manual and automatic utterances searched on its collection;
+    the raw topics carry a planted <script> in 106_1 for the escaping check."""
+    from trecqr.retrieval.cqr import cqr
+
+    tmp = tmp_path_factory.mktemp("cast-demo")
+    report = cqr(DEMO / "qrels.txt", [DEMO / "topics-raw.tsv", DEMO / "topics-manual.tsv",
+                                      DEMO / "topics-automatic.tsv"],
+                 collection=DEMO / "collection.jsonl", runs_dir=tmp / "runs",
+                 names=["raw", "manual", "automatic"])
+    planted = tmp / "raw-planted.tsv"
+    lines = (DEMO / "topics-raw.tsv").read_text().splitlines()
+    assert lines[0].startswith("106_1\t")
+    planted.write_text("\n".join([lines[0] + " " + PLANTED] + lines[1:]) + "\n")
+    page = tmp / "cast-demo.html"
+    page.write_text(report.to_html(raw=planted, manual=DEMO / "topics-manual.tsv",
+                                   collection=DEMO / "collection.jsonl",
+                                   title="CAsT 2021 demo: raw, manual, automatic (BM25)"))
+    return report, page
+
+
+@pytest.fixture(scope="module")
+def qrecc_demo(tmp_path_factory):
+    """The QReCC demo: raw question vs GPT_rewrite vs Editor_rewrite of InfoCQR's editor file,
+    grouped by Conversation_source."""
+    from trecqr.adapters.rewrites import read_rewrites
+    from trecqr.adapters.topics import read_topics, write_topics
+    from trecqr.retrieval.cqr import cqr
+
+    tmp = tmp_path_factory.mktemp("qrecc-demo")
+    editor = data_path("qrecc", "dev-sampled2k_chatgpt_ICL_editor.jsonl")
+    raw = read_topics(QDEMO / "topics-raw.tsv")
+    paths = []
+    for field in ("GPT_rewrite", "Editor_rewrite"):
+        rw = read_rewrites(editor, rewrite_field=field, raw=raw)
+        paths.append(tmp / f"{field}.tsv")
+        write_topics(rw.topics.subset(raw.qids), paths[-1])
+    groups = {}
+    for line in editor.read_text().splitlines():
+        rec = json.loads(line)
+        groups[f"{rec['Conversation_no']}_{rec['Turn_no']}"] = rec["Conversation_source"]
+    (tmp / "groups.json").write_text(json.dumps(groups))
+    report = cqr(QDEMO / "qrels.txt", [QDEMO / "topics-raw.tsv", *paths],
+                 collection=QDEMO / "collection.jsonl", runs_dir=tmp / "runs",
+                 names=["raw", "GPT_rewrite", "Editor_rewrite"])
+    page = tmp / "qrecc-demo.html"
+    page.write_text(report.to_html(raw=QDEMO / "topics-raw.tsv",
+                                   manual=QDEMO / "topics-human.tsv",
+                                   collection=QDEMO / "collection.jsonl",
+                                   groups=tmp / "groups.json",
+                                   title="QReCC demo: raw vs GPT_rewrite vs Editor_rewrite"))
+    return report, page, groups
+
+
+# ---------------------------------------------------------------------------------------------
+# in the browser
+
+
+def test_sort_filter_and_turn_view(browser, cast_demo):
+    report, page = cast_demo
+    open_page(browser, page)
+    ids = [l.split("\t")[0] for l in (DEMO / "topics-raw.tsv").read_text().splitlines()]
+    assert js(browser, "return document.getElementById('count').textContent") == \
+        f"{len(ids)} of {len(ids)} turns"
+    assert len(first_column(browser, 0)) == 100  # paged: one page of rows in the DOM
+    assert first_column(browser, 0)[:3] == ["106_1", "106_2", "106_3"]
+
+    # sorting by the difference (manual - raw, MRR: the first measure) reorders the rows
+    import trecqr
+
+    assert js(browser, "return document.getElementById('f-measure').selectedOptions[0]"
+                       ".textContent") == "recip_rank"
+    rr = [trecqr.evaluate(DEMO / "qrels.txt", row.run, ["recip_rank"]).per_query()
+          for row in report.rows[:2]]
+    want = sorted((rr[1][q]["recip_rank"] - rr[0][q]["recip_rank"] for q in ids), reverse=True)
+    col = header_index(browser, "diff")
+    before = first_column(browser, 0)
+    js(browser, "document.querySelector('#turns th button[data-key=diff]').click()")
+    diffs = [float(x) for x in first_column(browser, col)]
+    assert diffs == [round(x, 4) for x in want[:100]]
+    assert first_column(browser, 0) != before
+    js(browser, "document.querySelector('#turns th button[data-key=diff]').click()")
+    assert [float(x) for x in first_column(browser, col)] == [round(x, 4) for x in want[::-1][:100]]
+
+    # filtering by depth leaves the turns of that depth
+    depth3 = sum(1 for q in ids if q.split("_")[1] == "3")
+    js(browser, "const s = document.getElementById('f-depth'); s.value = '3';"
+                "s.dispatchEvent(new Event('change'))")
+    assert js(browser, "return document.getElementById('count').textContent") == \
+        f"{depth3} of {len(ids)} turns"
+    assert {q.split("_")[1] for q in first_column(browser, 0)} == {"3"}
+    js(browser, "const s = document.getElementById('f-sign'); s.value = 'loss';"
+                "s.dispatchEvent(new Event('change'))")
+    losses = first_column(browser, 0)
+    assert 0 < len(losses) < depth3
+    assert all(float(x) < 0 for x in first_column(browser, col))
+
+    # opening a turn shows its rewrites and each run's top k, grades as in the qrels
+    qid = losses[0]
+    js(browser, "document.querySelector(`#turns tbody tr[data-qid='${arguments[0]}']`).click()",
+       qid)
+    assert js(browser, "return document.getElementById('turn').dataset.qid") == qid
+    rewrites = js(browser, "return Object.fromEntries([...document.querySelectorAll("
+                           "'#rewrites tr')].map(tr => [tr.dataset.run, tr.cells[1].textContent]))")
+    for name, file in (("manual", "topics-manual.tsv"), ("automatic", "topics-automatic.tsv")):
+        text = dict(l.split("\t") for l in (DEMO / file).read_text().splitlines())[qid]
+        assert rewrites[name] == text
+    assert rewrites["manual rewrite"] == rewrites["manual"]
+    grades = qrels_grades(DEMO / "qrels.txt")
+    seen = set()
+    for row in report.rows:
+        shown = js(browser, "return [...document.querySelectorAll(`#turn div[data-run="
+                            "'${arguments[0]}'] table.ranking tr`)].slice(1).map(tr => "
+                            "[tr.cells[1].textContent, tr.cells[2].textContent])", row.name)
+        assert [d for d, _ in shown] == run_topk(row.run, 10)[qid]
+        assert [g for _, g in shown] == [str(grades[qid][d]) if d in grades[qid] else "unjudged"
+                                         for d, _ in shown]
+        seen |= {g for _, g in shown}
+    assert seen == {"1", "unjudged"}  # the known item, and passages nobody judged
+
+
+def test_no_request_leaves_the_page_and_inputs_stay_text(browser, cast_demo):
+    _, page = cast_demo
+    open_page(browser, page)
+    js(browser, "document.querySelector(`#turns tbody tr[data-qid='106_2']`).click()")
+    utterances = js(browser, "return [...document.querySelectorAll('#conversation .utt')]"
+                             ".map(e => e.textContent)")
+    assert utterances[0].endswith(PLANTED)  # 106_1, shown as text
+    assert js(browser, "return window.pwned === undefined")
+    assert js(browser, "return document.querySelectorAll('#turn b, #turn script').length") == 0
+    assert js(browser, "return performance.getEntriesByType('resource').length") == 0
+    requests = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
+    urls = [m["params"]["request"]["url"] for m in requests
+            if m["method"] == "Network.requestWillBeSent"]
+    assert urls == [page.resolve().as_uri()]  # the page itself, nothing else
+
+
+def test_summary_equals_compare_json(browser, tmp_path):
+    """The CAsT 2021 organisers' runs: the page's means, marks and tests are compare's."""
+    d = data_path("cast2021")
+    runs = [d / f"docrun_org_{n}.run" for n in ("manual_bm25", "manual_ance", "convdr",
+                                                "convdr_bert", "manual_ance_bert")]
+    args = [d / "qrels-docs.2021.qrel", *runs, "-m", "map", "-m", "ndcg_cut.3", "-m",
+            "recip_rank", "--permutations", "2000", "--bootstrap", "2000"]
+    res = run_cli(["compare", *args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    expected = json.loads(res.stdout)
+    page = tmp_path / "cast2021.html"
+    res = run_cli(["report", *args, "-o", page])
+    assert res.exit_code == 0, res.output
+    assert res.stderr == f"trecqr: report written to {page}\n"
+    open_page(browser, page)
+    data = js(browser, "return JSON.parse(document.getElementById('trecqr-data').textContent)")
+    assert data["comparison"] == {k: v for k, v in expected.items()
+                                  if k not in ("topics_note", "randomization_p")}
+    cells = js(browser, "return [...document.querySelectorAll('#summary td[data-measure]')]"
+                        ".map(td => [td.dataset.run, td.dataset.measure, td.dataset.value,"
+                        " td.dataset.sig, td.textContent])")
+    assert len(cells) == 5 * 3
+    sig = {(p["run"], p["measure"]): "+" if p["diff"] > 0 else "-"
+           for p in expected["pairs"] if p["significant"]}
+    assert sig  # ANCE beats BM25 significantly
+    for run, measure, value, mark, text in cells:
+        assert float(value) == expected["means"][run][measure]
+        assert mark == sig.get((run, measure), "")
+        assert text == f"{expected['means'][run][measure]:.4f}{mark}"
+    pairs = js(browser, "return [...document.querySelectorAll('#pairs tbody tr')].map(tr => "
+                        "[tr.dataset.run, tr.dataset.measure, tr.dataset.diff, tr.dataset.adj,"
+                        " tr.dataset.significant])")
+    assert [(r, m, float(df), float(a), s == "1") for r, m, df, a, s in pairs] == \
+        [(p["run"], p["measure"], p["diff"], p["p_t_adj"], p["significant"])
+         for p in expected["pairs"]]
+    assert js(browser, "return document.getElementById('family').textContent") == \
+        f"family: {expected['family']}; correction: holm; alpha = 0.05"
+    coverage = js(browser, "return [...document.querySelectorAll('#coverage tbody tr')]"
+                           ".map(tr => [...tr.cells].map(c => c.textContent))")
+    assert [c[:3] for c in coverage] == [[r.name, "158", "0"] for r in runs]
