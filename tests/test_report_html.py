@@ -169,7 +169,7 @@ def qrecc_demo(tmp_path_factory):
                  collection=QDEMO / "collection.jsonl", runs_dir=tmp / "runs",
                  names=["raw", "GPT_rewrite", "Editor_rewrite"])
     page = tmp / "qrecc-demo.html"
-    page.write_text(report.to_html(raw=QDEMO / "topics-raw.tsv",
+    page.write_text(report.to_html(raw=editor,  # the raw questions and their history
                                    manual=QDEMO / "topics-human.tsv",
                                    collection=QDEMO / "collection.jsonl",
                                    groups=tmp / "groups.json",
@@ -300,3 +300,124 @@ def test_summary_equals_compare_json(browser, tmp_path):
     coverage = js(browser, "return [...document.querySelectorAll('#coverage tbody tr')]"
                            ".map(tr => [...tr.cells].map(c => c.textContent))")
     assert [c[:3] for c in coverage] == [[r.name, "158", "0"] for r in runs]
+
+
+def qrecc_test_runs(folder: Path, n_runs: int = 3, k: int = 10) -> list:
+    """Three runs over the 8,209 QReCC test turns with gold (qrecc_qrel.tsv), k passages each:
+    a turn's gold passage at a random rank with probability 0.3, 0.5, 0.7, the other places
+    taken by passages judged for other turns (so unjudged here). Seeded: the same every time."""
+    qrels = defaultdict(list)
+    for line in data_path("qrecc", "qrecc_qrel.tsv").read_text().splitlines():
+        q, _, d, _ = line.split("\t")
+        qrels[q].append(d)
+    pool = np.array(sorted({d for ds in qrels.values() for d in ds}))
+    paths = []
+    for r in range(n_runs):
+        rng = np.random.default_rng(r)
+        lines = []
+        for q, gold in qrels.items():
+            docs = [d for d in pool[rng.integers(0, len(pool), 3 * k)] if d not in gold]
+            docs = list(dict.fromkeys(docs))[:k]
+            if rng.random() < 0.3 + 0.2 * r:
+                docs.insert(int(rng.integers(0, k)), gold[0])
+            lines += [f"{q} Q0 {d} {i + 1} {k - i} run{r}" for i, d in enumerate(docs[:k])]
+        paths.append(folder / f"run{r}.trec")
+        paths[-1].write_text("\n".join(lines) + "\n")
+    return paths
+
+
+def test_8209_turns_open_and_sort_under_a_second(browser, tmp_path):
+    from trecqr.report.html import report_page
+
+    runs = qrecc_test_runs(tmp_path)
+    page = tmp_path / "qrecc-test.html"
+    page.write_text(report_page(data_path("qrecc", "qrecc_qrel.tsv"), runs,
+                                ["recip_rank", "ndcg_cut.3"],
+                                groups=data_path("qrecc", "test_question_types.json"),
+                                permutations=1000, bootstrap=1000))
+    size = page.stat().st_size
+    open_page(browser, page)
+    opened = js(browser, "return window.trecqrReadyMs")
+    assert js(browser, "return document.getElementById('count').textContent") == \
+        "8209 of 8209 turns"
+    assert js(browser, "return document.querySelectorAll('#turns tbody tr').length") == 100
+    sort_ms = js(browser, "const t = performance.now();"
+                          "document.querySelector('#turns th button[data-key=diff]').click();"
+                          "return performance.now() - t")
+    col = header_index(browser, "diff")
+    diffs = [float(x) for x in first_column(browser, col)]
+    assert diffs == sorted(diffs, reverse=True) and diffs[0] > 0
+    # the question types of test_question_types.json, counted as the published breakdowns do
+    names = js(browser, "return [...document.getElementById('f-group').options].map(o => o.text)")
+    counts = {}
+    for g in ("trec", "quac", "nq", "no-switch", "switch", "first"):
+        js(browser, "const s = document.getElementById('f-group');"
+                    "s.value = String(arguments[0]); s.dispatchEvent(new Event('change'))",
+           names.index(g) - 1)
+        counts[g] = int(js(browser, "return document.getElementById('count').textContent")
+                        .split()[0])
+    assert counts == {"trec": 371, "quac": 6396, "nq": 1442, "no-switch": 279, "switch": 573,
+                      "first": 267}
+    print(f"8,209 turns x 3 runs: {size / 1e6:.1f} MB, opened in {opened:.0f} ms, "
+          f"sorted in {sort_ms:.0f} ms")
+    assert opened < 1000 and sort_ms < 1000
+
+
+def _screenshot(drv, key: str) -> None:
+    """Rewrite docs/<screenshot> only when asked (TRECQR_UPDATE_SCREENSHOTS=1)."""
+    if os.environ.get("TRECQR_UPDATE_SCREENSHOTS") == "1":
+        drv.save_screenshot(str(SHOTS[key]))
+    assert SHOTS[key].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert SHOTS[key].stat().st_size < 300_000
+
+
+def test_cast_demo_page_screenshot(browser, cast_demo):
+    _, page = cast_demo
+    open_page(browser, page)
+    js(browser, "document.querySelector('#turns th button[data-key=diff]').click()")
+    assert len(js(browser, "return document.querySelectorAll('svg.plot')")) == 4  # depth,
+    _screenshot(browser, "cast")                                       # 2 win/loss, distribution
+
+
+def test_qrecc_demo_page_groups_rewrites_screenshot(browser, qrecc_demo):
+    report, page, groups = qrecc_demo
+    open_page(browser, page)
+    ids = [l.split("\t")[0] for l in (QDEMO / "topics-raw.tsv").read_text().splitlines()]
+    names = js(browser, "return [...document.getElementById('f-group').options].map(o => o.text)")
+    assert names == ["all", "nq", "quac"]  # the dev sample holds no TREC CAsT conversation
+    for k, g in enumerate(names[1:]):
+        js(browser, "const s = document.getElementById('f-group'); s.value = String(arguments[0]);"
+                    "s.dispatchEvent(new Event('change'))", k)
+        want = sum(groups[q] == g for q in ids)
+        assert js(browser, "return document.getElementById('count').textContent") == \
+            f"{want} of {len(ids)} turns"
+    # quac turns (the last group chosen) where the editor's rewrite did worse than GPT's
+    js(browser, "for (const [id, v] of [['f-run', 2], ['f-base', 1], ['f-sign', 'loss']]) {"
+                "const s = document.getElementById(id); s.value = String(v);"
+                "s.dispatchEvent(new Event('change')) }")
+    js(browser, "document.querySelector('#turns th button[data-key=diff]').click()")
+    qid = first_column(browser, 0)[-1]
+    js(browser, "document.querySelector(`#turns tbody tr[data-qid='${arguments[0]}']`).click()",
+       qid)
+    editor = {f"{r['Conversation_no']}_{r['Turn_no']}": r for r in map(
+        json.loads, data_path("qrecc", "dev-sampled2k_chatgpt_ICL_editor.jsonl").read_text()
+        .splitlines())}
+    rewrites = js(browser, "return Object.fromEntries([...document.querySelectorAll("
+                           "'#rewrites tr')].map(tr => [tr.dataset.run, tr.cells[1].textContent]))")
+    assert rewrites["raw"] == editor[qid]["Question"]
+    assert rewrites["GPT_rewrite"] == editor[qid]["GPT_rewrite"]
+    assert rewrites["manual rewrite"] == editor[qid]["Truth_rewrite"]
+    assert rewrites["Editor_rewrite"] != rewrites["GPT_rewrite"]
+    conv = js(browser, "return [...document.querySelectorAll('#conversation li')]"
+                       ".map(li => [li.dataset.qid, li.textContent])")
+    history = editor[qid]["NewContext"]
+    assert conv[-1] == [qid, editor[qid]["Question"]]
+    assert [text for _, text in conv[:-1]] == [
+        "".join(history[j:j + 2]) for j in range(0, len(history), 2)]
+    assert len(conv) == int(qid.split("_")[1])  # every earlier turn, with its answer
+    js(browser, "document.getElementById('controls').scrollIntoView()")
+    browser.set_window_size(1280, 1000)
+    try:
+        _screenshot(browser, "qrecc")
+    finally:
+        browser.set_window_size(1280, 1500)

@@ -24,10 +24,12 @@ svg .grid{stroke:#eee}svg .axis{stroke:#888}svg .title{font-weight:600}
 #turns tbody tr.sel{background:#dde9ff}th button{font:inherit;border:0;background:none;
 cursor:pointer;padding:0}th button:after{content:" \\2195";color:#aaa}
 .pos{color:#1a7f37}.neg{color:#c62828}.unj{color:#b26a00;font-weight:600}
-#turn{border:1px solid #ccc;padding:8px 12px;margin-top:12px;background:#fcfcfc}
-#turn[hidden]{display:none}.utt{margin:2px 0}.resp{color:#555;margin:0 0 4px 16px}
+#turn{position:fixed;top:0;right:0;width:50%;height:100%;box-sizing:border-box;overflow:auto;
+border-left:1px solid #bbb;padding:8px 14px;background:#fcfcfc;box-shadow:-4px 0 12px #0002}
+#turn[hidden]{display:none}#close{float:right}#f-min{width:5em}.utt{margin:2px 0}.resp{color:#555;margin:0 0 4px 16px}
 .cur{font-weight:600}.topk>div{margin-bottom:10px}table.ranking{width:100%}
-table.ranking td{vertical-align:top}.passage{color:#444;max-height:3.2em;overflow:auto}
+table.ranking td{vertical-align:top}
+td.docid{word-break:break-all;max-width:16em}.passage{color:#444;max-height:3.2em;overflow:auto}
 .legend .swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}
 .g0{color:#777}.grel{color:#1a7f37;font-weight:600}
 """
@@ -132,11 +134,18 @@ function gradeText(i, c) { const g = D.grades[i][String(c)];
 function showTurn(i) {
   state.sel = i; const box = $("turn"); box.textContent = ""; box.hidden = false;
   box.dataset.qid = D.ids[i];
-  box.appendChild(el("h2", "turn " + D.ids[i]));
-  const turns = D.conversation[D.conv[i]];
+  const close = el("button", "close"); close.id = "close";
+  close.addEventListener("click", () => { box.hidden = true; state.sel = -1; render(); });
+  box.appendChild(close); box.appendChild(el("h2", "turn " + D.ids[i]));
+  const turns = D.conversation[D.conv[i]], ctx = D.context && D.context[i];
   if (turns) { box.appendChild(el("h3", "conversation"));
     const ol = el("ol"); ol.id = "conversation";
+    if (ctx) for (let j = 0; j < ctx.length; j += 2) { const li = el("li");
+      li.appendChild(el("div", ctx[j], "utt"));
+      if (j + 1 < ctx.length) li.appendChild(el("div", ctx[j + 1], "resp"));
+      ol.appendChild(li); }
     for (const [depth, qid, text, resp] of turns) {
+      if (ctx && qid !== D.ids[i]) continue;
       if (D.depth[i] !== null && depth !== null && depth > D.depth[i]) continue;
       const li = el("li", null, qid === D.ids[i] ? "cur" : ""); li.dataset.qid = qid;
       li.appendChild(el("div", text, "utt"));

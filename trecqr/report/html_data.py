@@ -25,6 +25,9 @@ from ..errors import InputError, UsageError
 
 RESPONSE_FIELDS = ("response", "answer", "Truth_answer", "canonical_response",
                    "manual_canonical_result_text")
+# a turn's own history, when the topics carry it (QReCC: Context, InfoCQR: NewContext):
+# utterances and responses alternating, oldest first
+CONTEXT_FIELDS = ("Context", "NewContext", "context", "history")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,6 +248,9 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
             conversation.setdefault(conv, []).append([depth, qid, text, resp])
         for turns_of in conversation.values():
             turns_of.sort(key=lambda x: (x[0] is None, x[0] or 0))
+    context = [next((m[f] for f in CONTEXT_FIELDS if isinstance(m.get(f), list)
+                     and all(isinstance(x, str) for x in m[f])), None)
+               for m in (raw_meta.get(t, {}) for t in ids)]
     qrels_topics = set(table.qrels_topics)
     coverage = []
     for i, name in enumerate(table.names):
@@ -266,6 +272,7 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
         "rewrites": [None if t is None else [t.get(q) for q in ids] for t in texts],
         "manual": None if manual_map is None else [manual_map.get(q) for q in ids],
         "conversation": conversation, "coverage": coverage,
+        "context": context if any(c is not None for c in context) else None,
         "relevance_level": relevance_level,
     }
 

@@ -99,10 +99,13 @@ def win_loss(diffs, run: str, baseline: str, measure: str) -> str:
     y0 = _y(0.0, lo, hi)
     m = len(d)
     bar = (W - LEFT - RIGHT) / m if m else 1
-    path = "".join(f"M{_x(i, m):.1f} {y0:.1f}V{_y(v, lo, hi):.1f}" for i, v in enumerate(d)
-                   if v != 0)
-    body = [f'<path d="{path}" stroke="{color(1)}" stroke-width="{max(bar * 0.8, 0.6):.2f}"/>',
-            f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y0:.1f}" y2="{y0:.1f}" class="axis"/>']
+    width = f"{max(bar * 0.8, 0.6):.2f}"
+    body = []
+    for stroke, keep in (("#1a7f37", d > 0), ("#c62828", d < 0)):  # wins green, losses red
+        path = "".join(f"M{_x(i, m):.1f} {y0:.1f}V{_y(v, lo, hi):.1f}"
+                       for i, v in enumerate(d) if keep[i])
+        body.append(f'<path d="{path}" stroke="{stroke}" stroke-width="{width}"/>')
+    body += [f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y0:.1f}" y2="{y0:.1f}" class="axis"/>']
     return _frame(f"{run} - {baseline}", body, lo, hi, f"{n} turns, sorted by the difference",
                   "winloss", f"{wins} better, {losses} worse, {n - wins - losses} tied")
 
