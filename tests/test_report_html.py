@@ -421,3 +421,80 @@ def test_qrecc_demo_page_groups_rewrites_screenshot(browser, qrecc_demo):
         _screenshot(browser, "qrecc")
     finally:
         browser.set_window_size(1280, 1500)
+
+
+# ---------------------------------------------------------------------------------------------
+# without a browser: the command, its errors, the Python entry points
+
+
+def test_cqr_html_writes_the_page_of_its_rows(tmp_path):
+    page = tmp_path / "cqr.html"
+    res = run_cli(["cqr", "--qrels", DEMO / "qrels.txt", "--collection",
+                   DEMO / "collection.jsonl", "--topics", DEMO / "topics-raw.tsv",
+                   "--topics", DEMO / "topics-manual.tsv", "--raw", DEMO / "topics-raw.tsv",
+                   "--quiet", "--html", page])
+    assert res.exit_code == 0, res.output
+    assert "topics-manual           0.5160" in res.stdout  # the table is unchanged
+    text = page.read_text()
+    data = json.loads(text.split('type="application/json">')[1].split("</script>")[0])
+    assert data["runs"] == ["topics-raw", "topics-manual"]
+    assert data["comparison"]["means"]["topics-manual"]["RR@3"] == pytest.approx(0.5160, abs=5e-5)
+    assert data["rewrites"][1][data["ids"].index("106_2")] == \
+        "Once it breaks out, how likely is lobular carcinoma breast cancer to spread?"
+    assert data["text"] is not None  # the collection's passages
+    assert list(tmp_path.iterdir()) == [page]  # the runs were not kept
+
+
+def test_page_is_self_contained_and_escaped(cast_demo):
+    _, page = cast_demo
+    text = page.read_text()
+    assert "<script>window.pwned" not in text and "\\u003cscript\\u003ewindow.pwned" in text
+    assert "Content-Security-Policy" in text and "default-src 'none'" in text
+    for attr in (" src=", " href=", "@import", "url("):
+        assert attr not in text
+    assert text.count("<script") == 2  # the data (not executed) and the page's own script
+
+
+def test_comparison_to_html_is_report_page(tmp_path):
+    from trecqr.report.compare import compare
+    from trecqr.report.html import report_page
+
+    d = data_path("cast2021")
+    runs = [d / "docrun_org_manual_bm25.run", d / "docrun_org_convdr.run"]
+    qrels = d / "qrels-docs.2021.qrel"
+    cmp = compare(qrels, runs, ["map", "P.5"], permutations=200, bootstrap=200)
+    page = cmp.to_html(qrels, runs, ["map", "P.5"], k=5)
+    assert page == report_page(qrels, runs, ["map", "P.5"], k=5, permutations=200,
+                               bootstrap=200)
+    data = json.loads(page.split('type="application/json">')[1].split("</script>")[0])
+    assert data["measures"] == ["map", "P_5"] and {len(t) for t in data["topk"][0]} == {5}
+
+
+def test_groups_both_shapes():
+    from trecqr.report.html_data import read_groups
+
+    assert read_groups({"quac": ["1_1", "1_2"], "switch": ["1_2"]}) == \
+        {"1_1": ["quac"], "1_2": ["quac", "switch"]}
+    assert read_groups({"1_1": "nq"}) == {"1_1": ["nq"]}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--groups", "GROUPS"], "GROUPS: expected a JSON object {group: [turn ids]} or "
+                             "{turn id: group}"),
+    (["--rewrites", "fixtures/cast2021-demo/topics-raw.tsv"],
+     "trecqr: 1 rewrites for 2 runs: give one per run, in the order of the runs"),
+    (["--collection", "fixtures/cast2021-demo/collection.jsonl", "--index", "x"],
+     "trecqr: give the passage text as --collection or --index, not both"),
+])
+def test_report_bad_input_is_one_line_and_no_page(tmp_path, extra, message):
+    groups = tmp_path / "groups.json"
+    groups.write_text("[1, 2]")
+    page = tmp_path / "page.html"
+    d = data_path("cast2021")
+    res = run_cli(["report", d / "qrels-docs.2021.qrel", d / "docrun_org_manual_bm25.run",
+                   d / "docrun_org_convdr.run", "-m", "map", "--permutations", "10",
+                   "--bootstrap", "10", "-o", page,
+                   *[str(groups) if x == "GROUPS" else x for x in extra]], cwd=ROOT)
+    assert res.exit_code == 2
+    assert res.stderr == message.replace("GROUPS", str(groups)) + "\n"
+    assert not page.exists() and list(tmp_path.iterdir()) == [groups]

@@ -390,3 +390,5 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
     run_guarded(job)
     if output is not None and output != "-":
         click.echo(f"trecqr: report written to {output}", err=True)
+    if html_page is not None and html_page != "-":
+        click.echo(f"trecqr: HTML report written to {html_page}", err=True)
