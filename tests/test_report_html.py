@@ -55,7 +55,7 @@ def browser():
     missing = [what for what, ok in (("chromium", chrome), ("chromedriver", driver_path),
                                      ("selenium", selenium)) if not ok]
     if missing:
-        if os.environ.get("CI"):
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(f"CI is set but {', '.join(missing)} is missing (.ci/run installs them)")
         pytest.skip(f"no headless browser: {', '.join(missing)} not installed (Debian: "
                     "apt-get install chromium chromium-driver; pip install selenium)")
@@ -498,3 +498,48 @@ def test_report_bad_input_is_one_line_and_no_page(tmp_path, extra, message):
     assert res.exit_code == 2
     assert res.stderr == message.replace("GROUPS", str(groups)) + "\n"
     assert not page.exists() and list(tmp_path.iterdir()) == [groups]
+
+
+def test_index_gives_the_passage_text_and_options_shape_the_top_k(tmp_path, cast_demo):
+    """--index: the text of the collection the index names; -J and -M as the measures see the
+    ranking: -J drops the unjudged documents, -M cuts the top k."""
+    from trecqr.report.html import report_page
+
+    report, _ = cast_demo
+    index = tmp_path / "index"
+    assert run_cli(["index", DEMO / "collection.jsonl", "-o", index]).exit_code == 0
+    page = tmp_path / "page.html"
+    res = run_cli(["report", DEMO / "qrels.txt", *[r.run for r in report.rows], "-m", "P.10",
+                   "--permutations", "10", "--bootstrap", "10", "-o", page, "--index", index])
+    assert res.exit_code == 0, res.output
+    data = json.loads(page.read_text().split('type="application/json">')[1]
+                      .split("</script>")[0])
+    passages = {json.loads(l)["id"]: json.loads(l)["contents"]
+                for l in (DEMO / "collection.jsonl").read_text().splitlines()}
+    assert data["text"] == [passages[d] for d in data["docs"]]
+
+    d = data_path("cast2021")
+    qrels, runs = d / "qrels-docs.2021.qrel", [d / "docrun_org_manual_bm25.run",
+                                               d / "docrun_org_manual_ance.run"]
+    grades = qrels_grades(qrels)
+    for opts in ({"judged_only": True}, {"max_docs": 3}):
+        data = json.loads(report_page(qrels, runs, ["P.10"], permutations=10, bootstrap=10,
+                                      **opts).split('type="application/json">')[1]
+                          .split("</script>")[0])
+        i = data["ids"].index("106_4")
+        shown = [data["docs"][c] for c in data["topk"][0][i]]
+        if "judged_only" in opts:
+            assert shown == [x for x in run_topk(runs[0], 1000)["106_4"]
+                             if x in grades["106_4"]][:10]
+            assert data["unjudged"][0][i] == 0
+        else:
+            assert shown == run_topk(runs[0], 3)["106_4"]
+
+
+def test_committed_screenshots_exist_and_are_small():
+    """Taken by the browser tests (TRECQR_UPDATE_SCREENSHOTS=1), shown in docs/compare.md."""
+    doc = (ROOT / "docs" / "compare.md").read_text()
+    for path in SHOTS.values():
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert 20_000 < path.stat().st_size < 300_000
+        assert f"]({path.name})" in doc

@@ -171,7 +171,8 @@ def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manu
                          f"comparison ({', '.join(cmp.measures)})")
     data = page_data(table, qrels, runs, k=k, rewrites=rewrites, raw=raw, manual=manual,
                      collection=collection, index=index, groups=groups,
-                     relevance_level=relevance_level, max_docs=max_docs, compat=compat)
+                     relevance_level=relevance_level, max_docs=max_docs,
+                     judged_only=judged_only, compat=compat)
     baseline = cmp.pairs[0].baseline if cmp.pairs else cmp.runs[0]
     data["baseline"] = cmp.runs.index(baseline) if not cmp.extra.get("all_pairs") else 0
     data["places"] = places

@@ -133,9 +133,11 @@ def _qrels_index(qrels):
     return keys, np.asarray(qrels.grade, dtype=np.int64)
 
 
-def ranked(run, qkeys, qgrades, k: int, level: int, float32: bool, max_docs=None) -> dict:
+def ranked(run, qkeys, qgrades, k: int, level: int, float32: bool, max_docs=None,
+           judged_only: bool = False) -> dict:
     """{qid: (top-k docnos, their grades or None, first relevant rank or None)} of a loaded Run,
-    in trec_eval's order; ``-M`` (max_docs) cuts the ranking the first relevant is looked in."""
+    in trec_eval's order, as the measures see it: ``-J`` (judged_only) drops unjudged documents
+    first, ``-M`` (max_docs) then cuts each ranking (the top k too)."""
     from ..formats.order import trec_order
 
     n = len(run.score)
@@ -151,7 +153,17 @@ def ranked(run, qkeys, qgrades, k: int, level: int, float32: bool, max_docs=None
     judged = ~np.asarray(pc.is_null(pos).to_numpy(zero_copy_only=False))
     grade = np.full(n, -1, dtype=np.int64)
     grade[judged] = qgrades[np.asarray(pos.filter(pc.invert(pc.is_null(pos))).to_numpy())]
+    if judged_only:
+        keep = np.flatnonzero(judged)
+        topic = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))[keep]
+        qid, docno = qid.take(pa.array(keep)), docno.take(pa.array(keep))
+        judged, grade, n = judged[keep], grade[keep], len(keep)
+        if n == 0:
+            return {}
+        starts = np.flatnonzero(np.concatenate([[True], topic[1:] != topic[:-1]]))
+        rank = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n))) + 1
     cut = np.inf if max_docs is None else max_docs
+    k = int(min(k, cut))
     relevant = judged & (grade >= level) & (rank <= cut)
     bounds = list(np.asarray(starts)) + [n]
     qids = qid.to_pylist()
@@ -176,7 +188,7 @@ def _num(v):
 
 def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manual=None,
               collection=None, index=None, groups=None, relevance_level: int = 1,
-              max_docs=None, compat: str = "9.0.8") -> dict:
+              max_docs=None, judged_only: bool = False, compat: str = "9.0.8") -> dict:
     """Everything the page's table and turn view show (see the module docstring).
 
     table: the :class:`.breakdown.ScoreTable` of the runs; runs: the same runs (paths, dicts,
@@ -209,7 +221,8 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
     share = []
     for run in runs:
         r = load_run(run, comments=compat != "9.0.8")
-        rk = ranked(r, qkeys, qgrades, k, relevance_level, compat == "9.0.8", max_docs)
+        rk = ranked(r, qkeys, qgrades, k, relevance_level, compat == "9.0.8", max_docs,
+                    judged_only)
         lists, firsts, unj = [], [], []
         shown = unj_total = 0
         for i, t in enumerate(ids):
