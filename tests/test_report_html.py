@@ -543,3 +543,21 @@ def test_committed_screenshots_exist_and_are_small():
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert 20_000 < path.stat().st_size < 300_000
         assert f"]({path.name})" in doc
+
+
+def test_jsonl_rewrites_are_the_rewrites_and_jsonl_raw_topics_the_questions():
+    from trecqr.report.html_data import read_texts
+
+    editor = data_path("qrecc", "dev-sampled2k_chatgpt_ICL_editor.jsonl")
+    raw, meta = read_texts(editor)
+    rewrites, _ = read_texts(editor, raw=raw, rewrites=True)
+    assert raw["1490_4"] == "What happened in 1954?"
+    assert rewrites["1490_4"] == json.loads(editor.read_text().splitlines()[1])["GPT_rewrite"]
+    assert meta["1490_4"]["Truth_answer"].startswith("Stan Musial accomplished")
+
+
+def test_topics_in_another_id_style_are_matched_by_turn():
+    from trecqr.report.html_data import _aligned
+
+    assert _aligned({"1_2": "a", "2_1": "b"}, ["QReCC-Test_1_2", "QReCC-Test_1_3", "2_1"]) == \
+        ["a", None, "b"]

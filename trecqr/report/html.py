@@ -129,7 +129,7 @@ def plots_html(cmp, data: dict) -> str:
     if complete:
         vals = [np.nan_to_num(v, nan=0.0) for v in vals]
     out = []
-    labels = [lab for lab in data["depth_labels"]]
+    labels = data["depth_labels"]
     if labels:
         lab_of = np.array([_depth_label(d) or "" for d in data["depth"]], dtype=object)
         means, halves = [], []

@@ -145,11 +145,12 @@ function showTurn(i) {
       if (j + 1 < ctx.length) li.appendChild(el("div", ctx[j + 1], "resp"));
       ol.appendChild(li); }
     for (const [depth, qid, text, resp] of turns) {
-      if (ctx && qid !== D.ids[i]) continue;
+      const cur = qid === D.ids[i] || (depth !== null && depth === D.depth[i]);
+      if (ctx && !cur) continue;
       if (D.depth[i] !== null && depth !== null && depth > D.depth[i]) continue;
-      const li = el("li", null, qid === D.ids[i] ? "cur" : ""); li.dataset.qid = qid;
+      const li = el("li", null, cur ? "cur" : ""); li.dataset.qid = qid;
       li.appendChild(el("div", text, "utt"));
-      if (resp && qid !== D.ids[i]) li.appendChild(el("div", resp, "resp"));
+      if (resp && !cur) li.appendChild(el("div", resp, "resp"));
       ol.appendChild(li); }
     box.appendChild(ol); }
   const rw = el("table"); rw.id = "rewrites";

@@ -66,9 +66,12 @@ def read_groups(groups) -> dict:
     return out
 
 
-def read_texts(source, *, raw=None):
+def read_texts(source, *, raw=None, rewrites: bool = False):
     """{qid: text} of a topics file (TSV/TREC/JSONL topics) or rewrites file (JSONL rewrites,
-    chat-completion objects unpacked), or of a mapping or Topics; plus {qid: metadata}."""
+    chat-completion objects unpacked), or of a mapping or Topics; plus {qid: metadata}.
+
+    A JSONL file is read as rewrites first when ``rewrites`` (a run's queries: a record holding
+    a question and a rewrite is the rewrite), else as topics first (the raw question)."""
     from ..adapters.rewrites import read_rewrites
     from ..adapters.topics import Topics, format_of, read_topics
 
@@ -80,10 +83,12 @@ def read_texts(source, *, raw=None):
         return {str(k): str(v) for k, v in source.items()}, {}
     path = os.fspath(source)
     if format_of(path) == "jsonl":
+        readers = [lambda: read_topics(path),
+                   lambda: read_rewrites(path, raw=raw, missing="raw" if raw else "drop").topics]
         try:
-            t = read_topics(path)
-        except UsageError:  # no plain query field: a rewrites file
-            t = read_rewrites(path, raw=raw).topics
+            t = (readers[::-1] if rewrites else readers)[0]()
+        except UsageError:  # no field of that kind: the other kind of file
+            t = (readers[::-1] if rewrites else readers)[1]()
         return t.as_dict(), dict(t.metadata)
     t = read_topics(path)
     return t.as_dict(), dict(t.metadata)
@@ -246,7 +251,7 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
     raw_map, raw_meta = read_texts(raw)
     texts = [None] * len(runs)
     for i, src in enumerate(rewrites):
-        texts[i] = read_texts(src, raw=raw_map)[0] if src is not None else None
+        texts[i] = read_texts(src, raw=raw_map, rewrites=True)[0] if src is not None else None
     manual_map = read_texts(manual)[0]
     docids = list(docs)
     wanted = passage_texts(set(docids), collection=collection, index=index) \
@@ -262,8 +267,8 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
         for turns_of in conversation.values():
             turns_of.sort(key=lambda x: (x[0] is None, x[0] or 0))
     context = [next((m[f] for f in CONTEXT_FIELDS if isinstance(m.get(f), list)
-                     and all(isinstance(x, str) for x in m[f])), None)
-               for m in (raw_meta.get(t, {}) for t in ids)]
+                     and all(isinstance(x, str) for x in m[f])), None) if m else None
+               for m in _aligned(raw_meta, ids)]
     qrels_topics = set(table.qrels_topics)
     coverage = []
     for i, name in enumerate(table.names):
@@ -282,12 +287,25 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
         "unjudged": unjudged, "first_rel": first_rel, "topk": topk,
         "grades": [{str(c): g for c, g in gr.items()} for gr in grades],
         "docs": docids, "text": None if wanted is None else [wanted.get(d) for d in docids],
-        "rewrites": [None if t is None else [t.get(q) for q in ids] for t in texts],
-        "manual": None if manual_map is None else [manual_map.get(q) for q in ids],
+        "rewrites": [_aligned(t, ids) for t in texts],
+        "manual": _aligned(manual_map, ids),
         "conversation": conversation, "coverage": coverage,
         "context": context if any(c is not None for c in context) else None,
         "relevance_level": relevance_level,
     }
+
+
+def _aligned(mapping: dict | None, ids: list) -> list | None:
+    """mapping's value for each id, matched as written, else by (conversation, turn): topics
+    may spell turn ids in another style than the qrels (``1_2`` and ``QReCC-Test_1_2``)."""
+    if mapping is None:
+        return None
+    by_turn = {}
+    for key, value in mapping.items():
+        conv, depth = _turn(key)
+        if depth is not None:
+            by_turn.setdefault((conv, depth), value)
+    return [mapping[t] if t in mapping else by_turn.get(_turn(t)) for t in ids]
 
 
 def _canon_groups(group_of: dict, qid: str) -> list:
