@@ -32,6 +32,7 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1280,1500")
 PLANTED = "<script>window.pwned = 1</script><b>bold?</b>"
+PLANTED_DOC = "MARCO_D684514-1"  # the relevant passage of 106_2 in the CAsT 2021 demo
 
 
 def _browser_paths():
@@ -125,7 +126,8 @@ def run_topk(path, k: int) -> dict:
 @pytest.fixture(scope="module")
 def cast_demo(tmp_path_factory):
     """The CAsT 2021 demo: raw, manual and automatic utterances searched on its collection;
-    the raw topics carry a planted <script> in 106_1 for the escaping check."""
+    the raw topics (106_1) and the passage text (106_2's relevant passage) carry a planted
+    <script> for the escaping check."""
     from trecqr.retrieval.cqr import cqr
 
     tmp = tmp_path_factory.mktemp("cast-demo")
@@ -137,9 +139,15 @@ def cast_demo(tmp_path_factory):
     lines = (DEMO / "topics-raw.tsv").read_text().splitlines()
     assert lines[0].startswith("106_1\t")
     planted.write_text("\n".join([lines[0] + " " + PLANTED] + lines[1:]) + "\n")
+    collection = tmp / "collection-planted.jsonl"
+    docs = [json.loads(line) for line in (DEMO / "collection.jsonl").read_text().splitlines()]
+    for doc in docs:
+        if doc["id"] == PLANTED_DOC:
+            doc["contents"] += " " + PLANTED
+    collection.write_text("".join(json.dumps(doc) + "\n" for doc in docs))
     page = tmp / "cast-demo.html"
     page.write_text(report.to_html(raw=planted, manual=DEMO / "topics-manual.tsv",
-                                   collection=DEMO / "collection.jsonl",
+                                   collection=collection,
                                    title="CAsT 2021 demo: raw, manual, automatic (BM25)"))
     return report, page
 
@@ -251,6 +259,10 @@ def test_no_request_leaves_the_page_and_inputs_stay_text(browser, cast_demo):
     utterances = js(browser, "return [...document.querySelectorAll('#conversation .utt')]"
                              ".map(e => e.textContent)")
     assert utterances[0].endswith(PLANTED)  # 106_1, shown as text
+    passages = js(browser, "return [...document.querySelectorAll('#turn table.ranking tr')]"
+                           ".filter(tr => tr.cells[1].textContent === arguments[0])"
+                           ".map(tr => tr.cells[3].textContent)", PLANTED_DOC)
+    assert passages and all(p.endswith(PLANTED) for p in passages)  # a passage, as text
     assert js(browser, "return window.pwned === undefined")
     assert js(browser, "return document.querySelectorAll('#turn b, #turn script').length") == 0
     assert js(browser, "return performance.getEntriesByType('resource').length") == 0
