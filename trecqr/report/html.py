@@ -154,10 +154,10 @@ def plots_html(cmp, data: dict) -> str:
     return "\n".join(out)
 
 
-def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manual=None, collection=None,
-                    index=None, groups=None, k: int = 10, title: str | None = None,
-                    places: int = 4, relevance_level: int = 1, max_docs=None,
-                    judged_only: bool = False, compat: str = "9.0.8") -> str:
+def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
+                    collection=None, index=None, groups=None, k: int = 10,
+                    title: str | None = None, places: int = 4, relevance_level: int = 1,
+                    max_docs=None, judged_only: bool = False, compat: str = "9.0.8") -> str:
     """The page of a :class:`Comparison` of these runs on these qrels with these measures (as
     given to compare); the scoring options must be those the comparison was made with."""
     from ..errors import UsageError
@@ -225,7 +225,7 @@ def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
     cmp = compare(qrels, list(runs), list(measures), names=names,
                   relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
                   compat=compat, **compare_options)
-    return comparison_page(cmp, qrels, list(runs), list(measures), rewrites=rewrites, raw=raw, manual=manual,
-                           collection=collection, index=index, groups=groups, k=k, title=title,
-                           places=places, relevance_level=relevance_level, max_docs=max_docs,
-                           judged_only=judged_only, compat=compat)
+    return comparison_page(cmp, qrels, list(runs), list(measures), rewrites=rewrites, raw=raw,
+                           manual=manual, collection=collection, index=index, groups=groups,
+                           k=k, title=title, places=places, relevance_level=relevance_level,
+                           max_docs=max_docs, judged_only=judged_only, compat=compat)

@@ -26,7 +26,8 @@ cursor:pointer;padding:0}th button:after{content:" \\2195";color:#aaa}
 .pos{color:#1a7f37}.neg{color:#c62828}.unj{color:#b26a00;font-weight:600}
 #turn{position:fixed;top:0;right:0;width:50%;height:100%;box-sizing:border-box;overflow:auto;
 border-left:1px solid #bbb;padding:8px 14px;background:#fcfcfc;box-shadow:-4px 0 12px #0002}
-#turn[hidden]{display:none}#close{float:right}#f-min{width:5em}.utt{margin:2px 0}.resp{color:#555;margin:0 0 4px 16px}
+#turn[hidden]{display:none}#close{float:right}#f-min{width:5em}.utt{margin:2px 0}
+.resp{color:#555;margin:0 0 4px 16px}
 .cur{font-weight:600}.topk>div{margin-bottom:10px}table.ranking{width:100%}
 table.ranking td{vertical-align:top}
 td.docid{word-break:break-all;max-width:16em}.passage{color:#444;max-height:3.2em;overflow:auto}
@@ -73,7 +74,8 @@ function apply() {
   for (let i = 0; i < N; i++) {
     if (conv && D.conv[i] !== conv) continue;
     if (depth !== "") { const d = D.depth[i];
-      if (depth.endsWith("+") ? !(d >= Number(depth.slice(0, -1))) : d !== Number(depth)) continue; }
+      const cap = depth.endsWith("+");
+      if (cap ? !(d >= Number(depth.slice(0, -1))) : d !== Number(depth)) continue; }
     if (group !== "" && !(D.groups && D.groups[i].includes(Number(group)))) continue;
     if (state.sign || state.min > 0) { const d = diff(i);
       if (d === null) continue;
