@@ -28,7 +28,7 @@ The rule, precisely:
                                                                      fusion
   6     trecqr.compat                                                pytrec_eval drop-in
   7     trecqr.cli, trecqr.launch, trecqr.measures_command,          the command line
-        trecqr.fuse_command
+        trecqr.fuse_command, trecqr.report_command
   8     trecqr                                                       package exports
   ====  ===========================================================  ==========================
 
@@ -63,7 +63,8 @@ LAYERS = [
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report",
          "trecqr.fusion")),
     (6, ("trecqr.compat",)),
-    (7, ("trecqr.cli", "trecqr.launch", "trecqr.measures_command", "trecqr.fuse_command")),
+    (7, ("trecqr.cli", "trecqr.launch", "trecqr.measures_command", "trecqr.fuse_command",
+         "trecqr.report_command")),
     (8, ("trecqr",)),
 ]
 

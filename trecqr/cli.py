@@ -53,6 +53,7 @@ class LazyGroup(click.Group):
                                   "diff": "trecqr.report.diff:command",
                                   "fuse": "trecqr.fuse_command:command",
                                   "compare": "trecqr.report.compare:command",
+                                  "report": "trecqr.report_command:command",
                                   "breakdown": "trecqr.report.breakdown:command",
                                   "plot": "trecqr.report.plots:command",
                                   "gen": "trecqr.generative.gen:command",

@@ -58,6 +58,13 @@ class Comparison(ComparisonViews):
         d["means"] = {r: {m: _json_num(v) for m, v in ms.items()} for r, ms in self.means.items()}
         return d
 
+    def to_html(self, qrels, runs, measures, **options) -> str:
+        """The HTML report of this comparison (:func:`.html.comparison_page`): the runs and
+        measures as given to compare, options those it was made with plus the turn view's."""
+        from .html import comparison_page
+
+        return comparison_page(self, qrels, runs, measures, **options)
+
 
 def _json_num(v):
     if isinstance(v, float) and not math.isfinite(v):

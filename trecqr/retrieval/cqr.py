@@ -93,6 +93,19 @@ class CqrReport:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
+    def to_html(self, **options) -> str:
+        """The HTML report of the rows (:func:`trecqr.report.html.report_page`: raw, manual,
+        collection or index, groups, k...); the rows' runs must have been kept."""
+        from ..report.html import report_page
+
+        if any(r.run is None for r in self.rows):
+            raise UsageError("the runs were not kept: give cqr a runs folder for the report")
+        return report_page(self.qrels, [r.run for r in self.rows],
+                           [self.measures["RR@3"], "recip_rank", "ndcg_cut.3", "recall.10,100"],
+                           names=[r.name for r in self.rows],
+                           rewrites=[None if r.kind == "field" else r.source for r in self.rows],
+                           relevance_level=self.rel_threshold, **options)
+
     def table(self, places: int = 4) -> str:
         heads = ["run"] + [COLUMNS[k][0] for k in COLUMNS] + list(COVERAGE.values())
         body = []
@@ -313,9 +326,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("--protocol", default=None, metavar="NAME",
               help="Also score every row's run under an official protocol (cast2021-nist, "
                    "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
+@click.option("--html", "html_page", default=None, metavar="FILE",
+              help="Also write the rows' HTML report (as trecqr report) here (atomically).")
 def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
             query_fields, topics, rewrites, raw_path, missing, preset, k, runs_dir, names, fmt,
-            output, threads, quiet, protocol):
+            output, threads, quiet, protocol, html_page):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -338,20 +353,37 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
             if get_protocol(protocol).kind != "trec_eval":
                 raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
                                  "--protocol on the kept runs")
+        rd = runs_dir
+        protocol_dir = None
+        if html_page is not None and rd is None:  # the report reads the rows' runs
+            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         if collection is not None:
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
-        report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
-                     index=index_dir, collection=collection, preset=preset, k=k,
-                     runs_dir=runs_dir, names=names, n_threads=threads, show_progress=not quiet,
-                     backend=backend_name, index_params={"model": model} if model else None,
-                     dataset=dataset, dataset_file=dataset_file, query_fields=query_fields,
-                     protocol=protocol)
-        text = report.to_json() if fmt == "json" else report.table()
-        click.echo(text, nl=False)
-        if protocol is not None:  # scored with the rows (trecqr/adapters/presets.py)
-            click.echo(report.protocol_table(), nl=False)
+        try:
+            report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
+                         index=index_dir, collection=collection, preset=preset, k=k,
+                         runs_dir=rd, names=names, n_threads=threads, show_progress=not quiet,
+                         backend=backend_name,
+                         index_params={"model": model} if model else None,
+                         dataset=dataset, dataset_file=dataset_file, query_fields=query_fields,
+                         protocol=protocol)
+            if html_page is not None:
+                atomic_write_text(html_page, report.to_html(
+                    raw=raw_path, collection=collection,
+                    index=None if collection is not None else index_dir))
+            if protocol_dir is not None:  # runs kept only for the page
+                report.runs_dir = None
+                for r in report.rows:
+                    r.run = None
+            text = report.to_json() if fmt == "json" else report.table()
+            click.echo(text, nl=False)
+            if protocol is not None:  # scored with the rows (trecqr/adapters/presets.py)
+                click.echo(report.protocol_table(), nl=False)
+        finally:
+            if protocol_dir is not None:
+                shutil.rmtree(protocol_dir, ignore_errors=True)
         if output is not None and output != "-":
             atomic_write_text(output, text)
         if not quiet and report.runs_dir:
@@ -360,3 +392,5 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
     run_guarded(job)
     if output is not None and output != "-":
         click.echo(f"trecqr: report written to {output}", err=True)
+    if html_page is not None and html_page != "-":
+        click.echo(f"trecqr: HTML report written to {html_page}", err=True)

@@ -1,0 +1,231 @@
+"""The HTML report: one self-contained page per comparison (``trecqr report``, ``cqr --html``,
+:meth:`Comparison.to_html`, :meth:`CqrReport.to_html`).
+
+Why: after the table of means, a CQR error analysis reads turns: where does system B beat A,
+what did each rewrite say, what did each retrieve, are the wins unjudged passages? The page
+holds, in one file that needs no server, network, script or font from outside:
+
+1. the summary: ``compare``'s means with its significance marks, family and correction (the
+   same :class:`Comparison`, so the same numbers), the pairs' tests, and the coverage (topics
+   evaluated, qrels topics missing, unjudged share of the top k);
+2. inline SVG plots (:mod:`.html_svg`) of the first measure: per-depth bands, the sorted
+   per-turn difference against the baseline, the distributions;
+3. the per-turn table, sorted and filtered in the page (conversation, depth, ``--groups``,
+   sign and size of the difference), written :data:`.html_assets.PAGE_SIZE` rows at a time;
+4. the turn view: the conversation so far, each run's rewrite and the manual one, each run's
+   top k with grades ("unjudged") and passage text, the rank of the first relevant document.
+
+Text from the inputs reaches the page only as JSON inside a non-executed ``<script
+type="application/json">`` (``<``, ``>`` and ``&`` written as ``\\u003c``...) and is put in the
+DOM as text, so a ``<script>`` in a topic stays text; a Content-Security-Policy forbids every
+request. The page's data is built by :mod:`.html_data`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+
+import numpy as np
+
+from . import html_svg
+from .html_assets import CSS, PAGE_SIZE, SCRIPT
+from .html_data import page_data
+
+MAX_DEPTH = 8  # depths from here on form one group, as breakdown --by depth
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+       "img-src data:; connect-src 'none'; form-action 'none'")
+
+
+def _fmt(v, places: int) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{places}f}"
+
+
+def _fmt_p(p, places: int) -> str:
+    if p is None or math.isnan(p):
+        return "-"
+    return f"{p:.1e}" if p != 0 and p < 10 ** -places else f"{p:.{places}f}"
+
+
+def _json_script(data: dict) -> str:
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f'<script id="trecqr-data" type="application/json">{text}</script>'
+
+
+def _attr(v) -> str:
+    return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else repr(v)
+
+
+def summary_html(cmp, coverage: list, k: int, places: int) -> str:
+    """The means table with compare's marks, the pairs table and the coverage table."""
+    from .compare import topics_line
+
+    baseline_mode = len({p.baseline for p in cmp.pairs}) == 1 and not cmp.extra.get("all_pairs")
+    sig = {(p.run, p.measure): ("+" if p.diff > 0 else "-") for p in cmp.pairs if p.significant}
+    test = "t-test" if cmp.test == "t" else "randomization test"
+    out = [f'<p class="note" id="family">family: {escape(cmp.family)}; correction: '
+           f'{escape(cmp.correction)}; alpha = {cmp.alpha:g}</p>',
+           f'<p class="note">{escape(topics_line(cmp))}</p>']
+    if baseline_mode:
+        out.append(f'<p class="note">{escape(cmp.pairs[0].baseline)} is the baseline; +/- '
+                   f'significantly better/worse, {test}, {escape(cmp.correction)}-adjusted p '
+                   f'&lt;= {cmp.alpha:g}</p>')
+    out.append('<table id="summary"><thead><tr><th>run</th>' +
+               "".join(f'<th class="n">{escape(m)}</th>' for m in cmp.measures) +
+               '<th class="n">topics</th></tr></thead><tbody>')
+    for r in cmp.runs:
+        cells = []
+        for m in cmp.measures:
+            mark = sig.get((r, m), "") if baseline_mode else ""
+            v = cmp.means[r][m]
+            cells.append(f'<td class="n" data-run="{escape(r)}" data-measure="{escape(m)}" '
+                         f'data-value="{_attr(v)}" data-sig="{mark}">'
+                         f'{_fmt(v, places)}{mark}</td>')
+        out.append(f'<tr><th>{escape(r)}</th>{"".join(cells)}'
+                   f'<td class="n">{cmp.num_topics[r]}</td></tr>')
+    out.append("</tbody></table>")
+    heads = ["baseline", "run", "measure", "n", "diff", "95% CI", "d_z", "p(t)", "p(rand)",
+             f"adj p({'t' if cmp.test == 't' else 'rand'})", "sig"]
+    out.append('<h3>comparisons (diff = run - baseline)</h3><table id="pairs"><thead><tr>' +
+               "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead><tbody>")
+    for p in cmp.pairs:
+        adj = p.p_t_adj if cmp.test == "t" else p.p_rand_adj
+        cells = [escape(p.baseline), escape(p.run), escape(p.measure), str(p.n),
+                 _fmt(p.diff, places), f"[{_fmt(p.ci_low, places)}, {_fmt(p.ci_high, places)}]",
+                 _fmt(p.effect_dz, 2), _fmt_p(p.p_t, places), _fmt_p(p.p_rand, places),
+                 _fmt_p(adj, places), "*" if p.significant else ""]
+        out.append(f'<tr data-baseline="{escape(p.baseline)}" data-run="{escape(p.run)}" '
+                   f'data-measure="{escape(p.measure)}" data-diff="{_attr(p.diff)}" '
+                   f'data-adj="{_attr(adj)}" data-significant="{int(p.significant)}">' +
+                   "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table>")
+    out.append(f'<h3>coverage</h3><table id="coverage"><thead><tr><th>run</th>'
+               f'<th class="n">evaluated</th><th class="n">qrels topics missing</th>'
+               f'<th class="n">unjudged in top {k}</th></tr></thead><tbody>')
+    for c in coverage:
+        share = "-" if c["unjudged_share"] is None else f"{100 * c['unjudged_share']:.1f}%"
+        out.append(f'<tr data-run="{escape(c["run"])}"><th>{escape(c["run"])}</th>'
+                   f'<td class="n">{c["evaluated"]}</td><td class="n">{c["missing"]}</td>'
+                   f'<td class="n">{share}</td></tr>')
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _depth_label(d):
+    return None if d is None else (f"{MAX_DEPTH}+" if d >= MAX_DEPTH else str(d))
+
+
+def plots_html(cmp, data: dict) -> str:
+    """The three plots of the first measure (depth bands, win/loss per pair, distributions)."""
+    m = 0
+    measure = data["measures"][m]
+    names = data["runs"]
+    complete = data["complete"]
+    vals = [np.array([np.nan if v is None else v for v in data["values"][r][m]], np.float64)
+            for r in range(len(names))]
+    if complete:
+        vals = [np.nan_to_num(v, nan=0.0) for v in vals]
+    out = []
+    labels = data["depth_labels"]
+    if labels:
+        lab_of = np.array([_depth_label(d) or "" for d in data["depth"]], dtype=object)
+        means, halves = [], []
+        for v in vals:
+            ms, hs = [], []
+            for lab in labels:
+                x = v[(lab_of == lab) & ~np.isnan(v)]
+                ms.append(float(x.mean()) if len(x) else math.nan)
+                hs.append(1.96 * float(x.std(ddof=1)) / math.sqrt(len(x)) if len(x) > 1
+                          else math.nan)
+            means.append(ms)
+            halves.append(hs)
+        out.append(html_svg.depth_bands(labels, means, halves, names, measure))
+    index = {n: i for i, n in enumerate(names)}
+    for p in cmp.pairs:
+        if p.measure != measure:
+            continue
+        a, b = vals[index[p.run]], vals[index[p.baseline]]
+        d = a - b
+        out.append(html_svg.win_loss(d[~np.isnan(d)], p.run, p.baseline, measure))
+    out.append(html_svg.distributions(vals, names, measure))
+    return "\n".join(out)
+
+
+def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
+                    collection=None, index=None, groups=None, k: int = 10,
+                    title: str | None = None, places: int = 4, relevance_level: int = 1,
+                    max_docs=None, judged_only: bool = False, compat: str = "9.0.8") -> str:
+    """The page of a :class:`Comparison` of these runs on these qrels with these measures (as
+    given to compare); the scoring options must be those the comparison was made with."""
+    from ..errors import UsageError
+    from .breakdown import score_table
+
+    table = score_table(qrels, runs, measures, complete=cmp.topics == "complete",
+                        names=cmp.runs, relevance_level=relevance_level, max_docs=max_docs,
+                        judged_only=judged_only, compat=compat)
+    if list(table.measures) != list(cmp.measures):
+        raise UsageError(f"the measures {', '.join(table.measures)} are not those of the "
+                         f"comparison ({', '.join(cmp.measures)})")
+    data = page_data(table, qrels, runs, k=k, rewrites=rewrites, raw=raw, manual=manual,
+                     collection=collection, index=index, groups=groups,
+                     relevance_level=relevance_level, max_docs=max_docs,
+                     judged_only=judged_only, compat=compat)
+    baseline = cmp.pairs[0].baseline if cmp.pairs else cmp.runs[0]
+    data["baseline"] = cmp.runs.index(baseline) if not cmp.extra.get("all_pairs") else 0
+    data["places"] = places
+    data["page_size"] = PAGE_SIZE
+    present = {_depth_label(d) for d in data["depth"] if d is not None}
+    data["depth_labels"] = sorted(present, key=lambda s: (s.endswith("+"), int(s.rstrip("+"))))
+    data["comparison"] = cmp.to_dict()
+    title = title or f"trecqr report: {', '.join(cmp.runs)}"
+    return "".join([
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>\n",
+        f"<h1>{escape(title)}</h1>\n<h2>summary</h2>\n",
+        summary_html(cmp, data["coverage"], k, places),
+        f'\n<h2>plots ({escape(cmp.measures[0])})</h2>\n',
+        html_svg.legend(cmp.runs), '<div class="plots">',
+        plots_html(cmp, data), "</div>\n<h2>turns</h2>\n", _controls(), "\n",
+        _json_script(data), f"\n<script>{SCRIPT}</script>\n</body></html>\n"])
+
+
+def _controls() -> str:
+    return ('<div id="controls">'
+            '<label>measure <select id="f-measure"></select></label>'
+            '<label>diff: run <select id="f-run"></select></label>'
+            '<label>minus <select id="f-base"></select></label>'
+            '<label>conversation <input id="f-conv" size="6"></label>'
+            '<label>depth <select id="f-depth"></select></label>'
+            '<label>group <select id="f-group"></select></label>'
+            '<label>difference <select id="f-sign"><option value="">any</option>'
+            '<option value="win">run better</option><option value="loss">run worse</option>'
+            '<option value="tie">tied</option></select></label>'
+            '<label>|diff| &gt;= <input id="f-min" type="number" step="0.05" min="0" '
+            'value="0" size="5"></label>'
+            '<span id="count"></span><button id="prev">previous</button>'
+            '<span id="pageinfo"></span><button id="next">next</button></div>'
+            '<p class="note">Click a column to sort, a row to open the turn; '
+            f'the table shows {PAGE_SIZE} rows at a time.</p>'
+            '<table id="turns"><thead><tr></tr></thead><tbody></tbody></table>'
+            '<div id="turn" hidden></div>')
+
+
+def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
+                collection=None, index=None, groups=None, k: int = 10, title=None,
+                places: int = 4, names=None, relevance_level: int = 1, max_docs=None,
+                judged_only: bool = False, compat: str = "9.0.8", **compare_options) -> str:
+    """Compare the runs (:func:`.compare.compare`, same options) and return the page."""
+    from .compare import compare
+
+    cmp = compare(qrels, list(runs), list(measures), names=names,
+                  relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
+                  compat=compat, **compare_options)
+    return comparison_page(cmp, qrels, list(runs), list(measures), rewrites=rewrites, raw=raw,
+                           manual=manual, collection=collection, index=index, groups=groups,
+                           k=k, title=title, places=places, relevance_level=relevance_level,
+                           max_docs=max_docs, judged_only=judged_only, compat=compat)

@@ -1,0 +1,79 @@
+"""``trecqr report QRELS RUN RUN... -o PAGE.html``: the HTML report of a comparison.
+
+A thin click command over :func:`trecqr.report.html.report_page`: the inputs and options of
+``compare`` (its decorators, so they read and behave the same), plus what the turn view shows
+(each run's rewrites, the raw and manual topics, a collection or index for passage text,
+``--groups``). The page is written atomically, inside the guard's output transaction.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .report.options import correction_options, qrels_runs_measures, say_written, topic_options
+
+
+@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
+@qrels_runs_measures
+@click.option("-o", "--output", required=True, metavar="PAGE.html",
+              help="The page to write (atomically).")
+@click.option("--baseline", default=None, metavar="NAME",
+              help="Baseline run (file name, path, stem or run id); default the first run.")
+@click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
+@topic_options
+@click.option("-M", "max_docs", type=int, default=None, metavar="N",
+              help="Keep the first N documents of each topic.")
+@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
+@click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
+              show_default=True, help="Test whose adjusted p decides significance.")
+@correction_options
+@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
+              show_default=True, help="Sign flips of the randomization test.")
+@click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000,
+              show_default=True, help="Bootstrap samples of the confidence interval.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Random seed (randomization test and bootstrap).")
+@click.option("--rewrites", multiple=True, metavar="FILE",
+              help="Each run's queries (TSV/TREC/JSONL topics, or JSONL rewrites), one per "
+                   "run in the order of the runs; '-' for a run without.")
+@click.option("--raw", default=None, metavar="FILE",
+              help="Raw utterances (topics): the conversation shown with each turn.")
+@click.option("--manual", default=None, metavar="FILE", help="Manual rewrites (topics).")
+@click.option("--collection", default=None, metavar="FILE",
+              help="TSV/JSONL collection or irds:<id>: passage text of the top k.")
+@click.option("--index", "index_dir", default=None, metavar="DIR",
+              help="Or an index folder: the passage text of the collection it was built from.")
+@click.option("--groups", default=None, metavar="FILE.json",
+              help="Turn groups to filter by: {group: [turn ids]} or {turn id: group}.")
+@click.option("-k", "k", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="Documents shown per run and turn (and the unjudged cutoff).")
+@click.option("--title", default=None, help="Page title (default: the run names).")
+@click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimal places shown.")
+def command(qrels, runs, measures, output, baseline, all_pairs, complete, level, compat,
+            max_docs, judged_only, test, correction, alpha, permutations, bootstrap, seed,
+            rewrites, raw, manual, collection, index_dir, groups, k, title, places):
+    """Write one self-contained HTML page comparing RUNs on QRELS: compare's summary, plots,
+    a sortable per-turn table and, per turn, the conversation, rewrites and top k."""
+    from .errors import UsageError
+    from .formats.writer import atomic_write_text
+    from .guard import run_guarded
+    from .report.html import report_page
+
+    def job():
+        if baseline is not None and all_pairs:
+            raise UsageError("--baseline and --all-pairs exclude each other")
+        if collection is not None and index_dir is not None:
+            raise UsageError("give the passage text as --collection or --index, not both")
+        page = report_page(qrels, list(runs), list(measures),
+                           rewrites=[None if r == "-" else r for r in rewrites], raw=raw,
+                           manual=manual, collection=collection, index=index_dir,
+                           groups=groups, k=k, title=title, places=places, baseline=baseline,
+                           all_pairs=all_pairs, complete=complete, relevance_level=level,
+                           compat=compat, max_docs=max_docs, judged_only=judged_only,
+                           test=test, correction=correction, alpha=alpha,
+                           permutations=permutations, bootstrap=bootstrap, seed=seed)
+        atomic_write_text(output, page)
+
+    run_guarded(job)
+    say_written(output, "report")
