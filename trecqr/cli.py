@@ -106,7 +106,9 @@ def main():
 @click.option("--protocol", default=None, metavar="NAME",
               help="An official evaluation protocol (scai-qrecc21, cast2021-nist, cast2022-nist, "
                    "ikat2023, ikat2024, ikat2023-ptkb, convsearch-r1-qrecc, "
-                   "convsearch-r1-topiocqa): it fixes -m, -l, -M, -c and de-duplication.")
+                   "convsearch-r1-topiocqa, cast2019, llm4cs-cast2019/2020/2021, "
+                   "chatty-goose-cast2019, cqe-cast2019): it fixes -m, -l, -M, -c and "
+                   "de-duplication.")
 @click.option("--eval-missing-truth", is_flag=True,
               help="scai-qrecc21: also score turns without gold passages, as the paper did.")
 def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs, level,

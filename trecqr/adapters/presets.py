@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from .paper_protocols import PRESETS as PAPER_PRESETS
+from .paper_protocols import PROTOCOLS as PAPER_PROTOCOLS
 
 MRR_READINGS = ("paper", "true")
 
@@ -46,6 +48,15 @@ class Preset:
     standard: tuple = ("MRR", "NDCG@3", "R@10", "R@100")  # as the papers label them
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    complete: bool = False  # trec_eval -c: a judged turn without results counts 0
+    protocol: str | None = None  # the Protocol that scores it (trecqr eval --protocol)
+    source: str = ""  # the evaluation code read, file and commit
+    missing: str = "raw"  # turn policy for a missing rewrite (trecqr.adapters.turn_policy)
+    min_results: int | None = None  # a turn with fewer results leaves the average (RetPO)
+    passage_max_len: int | None = None  # dense passage encoding, tokens
+    query_max_len: int | None = None  # dense query encoding, tokens
+    title_join: str | None = None  # TopiOCQA passage text: title and section joined by this
+    bm25_query_tokens: int | None = None  # BM25 queries cut at N whitespace tokens
 
     def mrr(self, reading: str = "paper") -> str:
         """The trecqr measure name of "MRR" in the given reading (threshold applied)."""
@@ -100,6 +111,7 @@ _PRESETS = {
         ),
     )
 }
+_PRESETS.update((d["name"], Preset(**d)) for d in PAPER_PRESETS)
 
 
 def preset_names() -> list[str]:
@@ -229,6 +241,7 @@ _PROTOCOLS = {
             dedup="none", turns="all 2,514 dev turns (one gold passage each)"),
     )
 }
+_PROTOCOLS.update((d["name"], Protocol(**d)) for d in PAPER_PROTOCOLS)
 
 
 def protocol_names() -> list[str]:
