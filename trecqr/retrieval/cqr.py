@@ -31,6 +31,7 @@ from pathlib import Path
 import click
 
 from ..adapters.dataset_topics import DATASETS
+from ..adapters.turn_policy import POLICIES
 from ..errors import UsageError
 from .collections import check_collection
 from .indexdir import BACKENDS
@@ -62,6 +63,7 @@ class CqrRow:
     scores: dict
     coverage: dict
     rewrites: dict | None = None  # RewriteReport summary for rewrites inputs
+    notes: list = field(default_factory=list)  # turn-policy lines (trecqr.adapters.turn_policy)
 
 
 @dataclass
@@ -115,6 +117,7 @@ class CqrReport:
         for r in self.rows:
             if r.rewrites is not None:
                 out.append(f"{r.name}: {r.rewrites['summary']}")
+            out += [f"{r.name}: {note}" for note in r.notes]
         return "\n".join(out) + "\n"
 
 
@@ -125,12 +128,12 @@ def _name(path) -> str:
     return stem or "run"
 
 
-def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=None,
+def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, index=None,
         collection=None, preset: str | None = None, k: int | None = None, runs_dir=None,
         names=None, n_threads: int = 1, show_progress: bool = False,
         collection_format: str | None = None, backend: str = "bm25s",
         index_params: dict | None = None, dataset: str | None = None, dataset_file=None,
-        query_fields=()) -> CqrReport:
+        query_fields=(), min_results: int | None = None) -> CqrReport:
     """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
 
     index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
@@ -146,6 +149,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 
     from ..adapters.presets import preset as get_preset
     from ..adapters.rewrites import read_rewrites
+    from ..adapters.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
+                                        zero_turns)
     from ..adapters.topics import read_topics
     from ..api import evaluate, load_qrels
     from ..formats.run import write_run
@@ -166,6 +171,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     if index is None and collection is None:
         raise UsageError("give an index (--index) or a collection to index (--collection)")
     p = get_preset(preset) if preset else None
+    missing = missing or (p.missing if p else "raw")  # the preset's turn policy
+    min_results = min_results if min_results is not None else (p.min_results if p else None)
     if k is None:
         k = p.depth if p else 100
     threshold = p.rel_threshold if p else 1
@@ -225,20 +232,27 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
             elif kind == "topics":
                 t = read_topics(path)
             else:
-                rw = read_rewrites(path, missing=missing, raw=raw_topics)
+                human = dataset_topics(dataset, dataset_file, "human") \
+                    if missing == "human" and dataset is not None else None
+                rw = read_rewrites(path, missing=missing, raw=raw_topics, human=human)
                 t, report = rw.topics, rw.report
             run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
                                 show_progress=show_progress, **search_kw)
+            run, short = drop_short_rankings(run, min_results)
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
             res = evaluate(q, run_path, ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
                            relevance_level=threshold)
-            agg = res.aggregate()
+            zero = zero_turns(t, qrels_qids, set(pc.unique(run.qid).to_pylist()))
+            agg = with_zero_turns(res, len(zero))
+            notes = [min_results_note(short, min_results)] if min_results else []
+            notes += [f"--missing empty: {len(zero)} gold turns with an empty query count 0"] \
+                if zero else []
             scores = {key: agg[out_keys[key]] for key in COLUMNS}
             topic_qids = set(t.qids)
             run_qids = set(pc.unique(run.qid).to_pylist())
             coverage = {
-                "evaluated": len(res.evaluation.qids),
+                "evaluated": len(res.evaluation.qids) + len(zero),
                 "qrels_without_topic": len(qrels_qids - topic_qids),
                 "qrels_without_result": len((qrels_qids & topic_qids) - run_qids),
                 "topics_without_gold": len(topic_qids - qrels_qids),
@@ -253,7 +267,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                            "summary": report.summary()}
             rows.append(CqrRow(name, os.fspath(path), kind,
                                None if tmp_runs else os.path.abspath(run_path), scores,
-                               coverage, rw_info))
+                               coverage, rw_info, notes))
         measures = dict(trec_names, **{"RR@3": rr3})
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
@@ -289,8 +303,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
               help="Model rewrites (JSONL/TSV); repeatable, one row each.")
 @click.option("--raw", "raw_path",
               help="Raw-question topics: the turn set and fallback for rewrites.")
-@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
-              show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
+@click.option("--missing", type=click.Choice(POLICIES), default=None,
+              help="Turns without a usable rewrite: raw question, drop, human rewrite, empty "
+                   "query (counts 0), or fail [default: the preset's, else raw].")
+@click.option("--min-results", type=click.IntRange(0), default=None, metavar="N",
+              help="Leave out turns with fewer than N results (RetPO) [default: the preset's].")
 @click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
 @click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
 @click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
@@ -308,8 +325,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
               help="Also score every row's run under an official protocol (cast2021-nist, "
                    "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
 def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
-            query_fields, topics, rewrites, raw_path, missing, preset, k, runs_dir, names, fmt,
-            output, threads, quiet, protocol):
+            query_fields, topics, rewrites, raw_path, missing, min_results, preset, k, runs_dir,
+            names, fmt, output, threads, quiet, protocol):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -346,7 +363,8 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                          runs_dir=rd, names=names, n_threads=threads, show_progress=not quiet,
                          backend=backend_name,
                          index_params={"model": model} if model else None,
-                         dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
+                         dataset=dataset, dataset_file=dataset_file, query_fields=query_fields,
+                         min_results=min_results)
             run_paths = [(r.name, r.run) for r in report.rows]
             if protocol_dir is not None:  # runs kept only for the protocol table
                 report.runs_dir = None
