@@ -20,6 +20,7 @@ from .formats import (Qrels, Run, qrels_from_dict, qrels_from_frame, read_qrels,
 from .measures.selection import select
 from .scorer.evaluator import EvalContext, Evaluation, evaluate_rankings
 from .scorer.options import Options
+from .scorer.idspace import warn_id_space
 from .scorer.rankings import build_rankings
 from .scorer.stream import Fallback, score_stream, wants_stream
 
@@ -83,6 +84,7 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
     rankings = build_rankings(r, q, options)
     if check:
         rankings.check_coverage(r.source, q.source)
+    warn_id_space(q, r)  # trecqr/scorer/idspace.py
     run_arg = r if r is run else None  # a run read here is not needed past this point
     del r
     return evaluate_rankings(EvalContext(rankings, options, run_arg, q), selection, zscores)

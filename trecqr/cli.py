@@ -120,10 +120,13 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
     the trec output is each run's output in turn, the others get a ``run`` column."""
     from .api_many import expand_runs
     from .report.outputs import coverage_line, render
+    from .scorer.idspace import ignore_id_space
     from .scorer.options import Options
     from .formats.writer import atomic_write_text
 
     def job():
+        if quiet:  # trecqr/scorer/idspace.py
+            ignore_id_space()
         paths, several = expand_runs(runs)
         if protocol is not None or eval_missing_truth:  # trecqr/adapters/presets.py
             return _eval_protocol(protocol, eval_missing_truth, qrels, paths, measures, level,

@@ -338,6 +338,11 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
     def job():
         from ..errors import InputError
 
+        if quiet:  # trecqr/scorer/idspace.py
+            from ..scorer.idspace import ignore_id_space
+
+            ignore_id_space()
+
         for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
             if not os.path.isfile(path):  # before any index is built
                 raise InputError(path, None, "no such file")
