@@ -80,6 +80,24 @@ PROTOCOLS = [
                "ndcg_cut as CQE's first call computes it"),
 ]
 
+PROTOCOLS += [
+    dict(name="qrecc-official", dataset="QReCC (its own evaluator)",
+         source="apple/ml-qrecc @ cf44d03 utils/evaluate_retrieval.py (span_heuristic.py, "
+                "evaluate_qa.py)",
+         rel_threshold=1, depth=None, complete=False,
+         measures=("recip_rank", "success.10,100"), dedup="none", kind="qrecc-official",
+         turns="every turn of the run (a turn without an answer scores 0)",
+         notes="QRELS is the QReCC turns file (Truth_answer); --collection gives the passage "
+               "text; relevant: answer-span F1 >= 0.8"),
+    dict(name="topiocqa-official", dataset="TopiOCQA (its own evaluator)",
+         source="McGill-NLP/topiocqa @ 49b710e evaluate_retriever.py",
+         rel_threshold=1, depth=None, complete=True,
+         measures=("success.1,3,5,10,20,30,50,100",), dedup="none", kind="topiocqa-official",
+         turns="every gold turn (rank 1000, so 0, when the gold passage is not retrieved)",
+         notes="QRELS is the gold qrels (first passage per turn); --collection gives the text; "
+               "a retrieved passage with the gold's title and text counts"),
+]
+
 # --------------------------------------------------------------------------- presets
 PRESETS = [
     dict(name="cast2019", dataset="TREC CAsT", split="2019",

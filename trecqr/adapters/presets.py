@@ -257,7 +257,7 @@ def protocol(name: str) -> Protocol:
 
 
 def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = False,
-                        compat: str = "9.0.8"):
+                        compat: str = "9.0.8", collection=None):
     """(Evaluation, note) of RUN against QRELS under protocol NAME; note names the protocol
     for the coverage line. scai-qrecc21 reads the SCAI ground truth and run JSON (or TREC files)
     and gives the evaluator's MRR (as recip_rank, averaged as the evaluator averages)."""
@@ -266,6 +266,10 @@ def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = Fal
         raise UsageError(f"--eval-missing-truth belongs to scai-qrecc21, not {name}")
     if p.kind == "scai":
         return _scai_evaluation(p, qrels, run, eval_missing_truth, compat)
+    if p.kind.endswith("-official"):  # trecqr/retrieval/official_eval.py
+        from ..retrieval.official_eval import official_evaluation
+
+        return official_evaluation(p.name, qrels, run, collection, compat)
     from ..api import score_trec
 
     if p.dedup.startswith("passage run to documents"):
