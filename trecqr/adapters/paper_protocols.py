@@ -99,6 +99,11 @@ PROTOCOLS += [
 ]
 
 # --------------------------------------------------------------------------- presets
+_QRECC = dict(dataset="QReCC", split="test", depth=100, rel_threshold=1, evaluated_turns=8209,
+              total_turns=16451, qrels_pairs=10507, qid_style="canonical")
+_TOPIOCQA = dict(dataset="TopiOCQA", split="dev", depth=100, rel_threshold=1,
+                 evaluated_turns=2514, total_turns=2514, qrels_pairs=2514, qid_style="dash")
+
 PRESETS = [
     dict(name="cast2019", dataset="TREC CAsT", split="2019",
          bm25_k1=None, bm25_b=None, depth=100, rel_threshold=1,
@@ -111,18 +116,18 @@ PRESETS = [
          bm25_k1=None, bm25_b=None, depth=1000, rel_threshold=1,
          evaluated_turns=173, total_turns=479, qrels_pairs=29350, qid_style="canonical",
          protocol="llm4cs-cast2019", source=f"{LLM4CS} evaluation/eval_dense_retrieval.py",
-         passage_max_len=384, query_max_len=64,
+         query_max_len=64,
          notes="ANCE dense retrieval, 1000 per turn"),
     dict(name="llm4cs-cast2020", dataset="TREC CAsT", split="2020",
          bm25_k1=None, bm25_b=None, depth=1000, rel_threshold=2,
          evaluated_turns=208, total_turns=216, qrels_pairs=40451, qid_style="canonical",
          protocol="llm4cs-cast2020", source=f"{LLM4CS} evaluation/eval_dense_retrieval.py",
-         passage_max_len=384, query_max_len=64),
+         query_max_len=64),
     dict(name="llm4cs-cast2021", dataset="TREC CAsT", split="2021",
          bm25_k1=None, bm25_b=None, depth=1000, rel_threshold=1,
          evaluated_turns=158, total_turns=239, qrels_pairs=19334, qid_style="canonical",
          protocol="llm4cs-cast2021", source=f"{LLM4CS} evaluation/eval_dense_retrieval.py",
-         passage_max_len=384, query_max_len=64,
+         query_max_len=64,
          notes="threshold 1 (LLM4CS: 'CAsT-20: 2, Others: 1'); preset cast2021 keeps NIST's 2"),
     dict(name="chatty-goose-cast2019", dataset="TREC CAsT", split="2019",
          bm25_k1=0.82, bm25_b=0.68, depth=1000, rel_threshold=1, complete=True,
@@ -133,4 +138,58 @@ PRESETS = [
          bm25_k1=0.82, bm25_b=0.68, depth=1000, rel_threshold=2, complete=True,
          evaluated_turns=173, total_turns=479, qrels_pairs=29350, qid_style="canonical",
          protocol="cqe-cast2019", source=f"{CQE} retrieval/sparse.search.py, README.md"),
+    # ---- the QReCC / TopiOCQA papers: BM25 at depth 100, relevance >= 1
+    dict(name="convsearch-r1-qrecc", **_QRECC, bm25_k1=0.82, bm25_b=0.68,
+         protocol="convsearch-r1-qrecc", missing="drop",
+         source=f"{CONVSEARCH_R1} src/eval/get_metrics_using_bm25.py, eval.sh, "
+                "get_metrics_using_ance.py, src/infer/infer.py",
+         passage_max_len=384, query_max_len=512, bm25_query_tokens=512,
+         notes="a generation whose <rewrite> does not parse is not written (infer.py), so it "
+               "leaves the average: 8,124 of 8,209 turns in one table; ANCE queries at "
+               "max_concat_length 512; BM25 queries cut at 512 tokens split on ' '"),
+    dict(name="convsearch-r1-topiocqa", **_TOPIOCQA, bm25_k1=0.9, bm25_b=0.4,
+         protocol="convsearch-r1-topiocqa", missing="drop",
+         source=f"{CONVSEARCH_R1} src/eval/eval.sh, preprocess/topiocqa/preprocess.py",
+         passage_max_len=384, query_max_len=512, bm25_query_tokens=512,
+         title_join="Title Section text (' '.join(title.split(' [SEP] ')))"),
+    dict(name="convgqr-qrecc", **_QRECC, bm25_k1=0.82, bm25_b=0.68,
+         protocol="convsearch-r1-qrecc", source=f"{CONVGQR} bm25/bm25_qrecc.py, "
+                                                "src/Config/test_qrecc.toml",
+         passage_max_len=384, query_max_len=64),
+    dict(name="convgqr-topiocqa", **_TOPIOCQA, bm25_k1=0.9, bm25_b=0.4,
+         protocol="convsearch-r1-topiocqa", source=f"{CONVGQR} bm25/bm25_topiocqa.py, "
+                                                   "src/Config/test_topiocqa.toml, "
+                                                   "data/preprocess_topiocqa.py",
+         passage_max_len=384, query_max_len=64,
+         title_join="Title Section text (' '.join(title.split(' [SEP] ')))"),
+    dict(name="retpo-qrecc", **_QRECC, bm25_k1=0.82, bm25_b=0.68,
+         protocol="convsearch-r1-qrecc", source=f"{RETPO} eval/bm25_qrecc.py, "
+                                                "eval/dense_qrecc.py",
+         passage_max_len=384, query_max_len=128),
+    dict(name="retpo-topiocqa", **_TOPIOCQA, bm25_k1=0.9, bm25_b=0.4, min_results=100,
+         protocol="convsearch-r1-topiocqa", source=f"{RETPO} eval/bm25_topiocqa.py, "
+                                                   "eval/dense_topiocqa.py, eval/utils.py",
+         passage_max_len=384, query_max_len=128,
+         title_join="title[SEP]text for the dense encoder (eval/utils.py)",
+         notes="a turn for which BM25 returns fewer than top_k = 100 passages is excluded"),
+    dict(name="chiq-qrecc", **_QRECC, bm25_k1=0.82, bm25_b=0.68,
+         protocol="convsearch-r1-qrecc", source=f"{CHIQ} bm25/bm25_qrecc.py, "
+                                                "dense/test_qrecc.py",
+         passage_max_len=384, query_max_len=32, bm25_query_tokens=512,
+         notes="turns without gold passages are skipped before search; cast: query 128 "
+               "(dense/test_cast.py)"),
+    dict(name="infocqr-qrecc", **_QRECC, bm25_k1=0.82, bm25_b=0.68,
+         protocol="convsearch-r1-qrecc", missing="empty",
+         source=f"{INFOCQR} BM25.py, cs-shortcut/run_dense_search.py, "
+                "cs-shortcut/eval_breakdown.py",
+         passage_max_len=384, query_max_len=384,
+         notes="an empty query keeps an empty ranking (scores[qid] = {}), which counts 0; "
+               "dense retriever GTR-T5-base (sentence-transformers), max_seq_length 384; "
+               "breakdown by test_question_types.json with an 'all' group"),
+    dict(name="adacqr-qrecc", **_QRECC, bm25_k1=0.82, bm25_b=0.68,
+         protocol="convsearch-r1-qrecc", missing="human",
+         source=f"{ADACQR} src/test_BM25_direct.py, src/obtain_ranking_ance.py, "
+                "src/cs_shortcut/build_dense_index.py",
+         passage_max_len=384, query_max_len=512,
+         notes="an empty chatgpt_rewrite falls back to gold_rewrite (the human rewrite)"),
 ]

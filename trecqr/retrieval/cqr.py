@@ -148,6 +148,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     import pyarrow.compute as pc
 
     from ..adapters.presets import preset as get_preset
+    from ..adapters.query_settings import cut_query_words, dense_index_params
     from ..adapters.rewrites import read_rewrites
     from ..adapters.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
                                         zero_turns)
@@ -198,6 +199,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     try:
         if collection is not None:
             params = dict(index_params or {})
+            if backend == "dense":  # the preset's encoding lengths: adapters/query_settings.py
+                for key, value in dense_index_params(p, params.get("encoder", "")).items():
+                    params.setdefault(key, value)
             if backend in ("bm25s", "lucene"):
                 params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else BM25_K1)
                 params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else BM25_B)
@@ -236,6 +240,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                     if missing == "human" and dataset is not None else None
                 rw = read_rewrites(path, missing=missing, raw=raw_topics, human=human)
                 t, report = rw.topics, rw.report
+            if p and manifest["backend"] in ("bm25s", "lucene"):  # the preset's query cut
+                t, n_cut = cut_query_words(t, p.bm25_query_tokens)
             run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
                                 show_progress=show_progress, **search_kw)
             run, short = drop_short_rankings(run, min_results)
@@ -246,6 +252,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             zero = zero_turns(t, qrels_qids, set(pc.unique(run.qid).to_pylist()))
             agg = with_zero_turns(res, len(zero))
             notes = [min_results_note(short, min_results)] if min_results else []
+            notes += [f"BM25 queries cut at {p.bm25_query_tokens} tokens (preset {p.name}): "
+                      f"{n_cut} cut"] if p and p.bm25_query_tokens and \
+                manifest["backend"] in ("bm25s", "lucene") else []
             notes += [f"--missing empty: {len(zero)} gold turns with an empty query count 0"] \
                 if zero else []
             scores = {key: agg[out_keys[key]] for key in COLUMNS}
