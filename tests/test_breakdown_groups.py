@@ -90,3 +90,25 @@ def test_memberships_overlap_and_match_id_styles():
                     {"trec": ["1_1", "1_3"], "first": ["1_1"], "x": ["31_4"]})
     assert m == {"QReCC-Test_1_1": ["trec", "first", "all"], "1_3": ["trec", "all"],
                  "31-4": ["x", "all"], "9_9": ["all"]}
+
+
+def test_cqr_groups(tmp_path):
+    """cqr --groups: the rows' runs broken down by overlapping groups, 'all' = every turn."""
+    from conftest import ROOT
+
+    demo = ROOT / "fixtures" / "qrecc-demo"
+    qids = [ln.split("\t")[0] for ln in (demo / "topics-human.tsv").read_text().splitlines()]
+    first = [q for q in qids if q.endswith("_2")]
+    groups = {"second": first, "short-conv": [q for q in qids if int(q.split("_")[1]) <= 3]}
+    gfile = tmp_path / "g.json"
+    gfile.write_text(json.dumps(groups))
+    res = run_cli(["cqr", "--qrels", demo / "qrels.txt", "--collection",
+                   demo / "collection.jsonl", "--topics", demo / "topics-human.tsv",
+                   "--groups", gfile, "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    text = res.stdout
+    assert "breakdown by group (groups overlap; 'all': every topic)" in text
+    rows = {ln.split()[0]: ln.split()[1] for ln in text.splitlines()
+            if ln.split() and ln.split()[0] in ("second", "short-conv", "all")}
+    assert rows == {"second": str(len(first)), "short-conv": str(len(groups["short-conv"])),
+                    "all": "927"}

@@ -333,9 +333,12 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
 @click.option("--protocol", default=None, metavar="NAME",
               help="Also score every row's run under an official protocol (cast2021-nist, "
                    "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
+@click.option("--groups", default=None, metavar="FILE.json",
+              help="Also break MRR and NDCG@3 down by overlapping groups {group: [turn ids]} "
+                   "(e.g. QReCC's test_question_types.json), with an 'all' row.")
 def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
             query_fields, topics, rewrites, raw_path, missing, min_results, preset, k, runs_dir,
-            names, fmt, output, threads, quiet, protocol):
+            names, fmt, output, threads, quiet, protocol, groups):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -359,10 +362,10 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
             raise UsageError("give --index DIR or --collection FILE")
         rd = runs_dir
         protocol_dir = None
-        if protocol is not None:
+        if protocol is not None or groups is not None:
             from ..adapters.presets import protocol as get_protocol
 
-            if get_protocol(protocol).kind != "trec_eval":
+            if protocol is not None and get_protocol(protocol).kind != "trec_eval":
                 raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
                                  "--protocol on the kept runs")
             if rd is None:  # the rows' runs must outlive cqr() to be scored again
@@ -390,6 +393,13 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                 from ..adapters.presets import protocol_table
 
                 click.echo(protocol_table(protocol, qrels, run_paths), nl=False)
+            if groups is not None:  # trecqr/report/groups.py
+                from ..report.breakdown import breakdown, render_text
+
+                click.echo("\n" + render_text(breakdown(
+                    qrels, [path for _, path in run_paths], ["recip_rank", "ndcg_cut.3"],
+                    groups=groups, names=[name for name, _ in run_paths],
+                    relevance_level=report.rel_threshold)), nl=False)
         finally:
             if protocol_dir is not None:
                 shutil.rmtree(protocol_dir, ignore_errors=True)
