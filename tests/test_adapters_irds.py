@@ -151,7 +151,7 @@ def test_bad_field_and_dataset(home, tmp_path):
 
 
 def test_presets():
-    assert preset_names() == ["topiocqa-dev", "qrecc-test", "cast2020", "cast2021"]
+    assert preset_names()[:4] == ["topiocqa-dev", "qrecc-test", "cast2020", "cast2021"]
     t, q = preset("topiocqa-dev"), preset("qrecc-test")
     assert (t.bm25_k1, t.bm25_b, q.bm25_k1, q.bm25_b) == (0.9, 0.4, 0.82, 0.68)
     assert (t.evaluated_turns, t.total_turns, t.qid_style) == (2514, 2514, "dash")
@@ -159,7 +159,7 @@ def test_presets():
     c20, c21 = preset("cast2020"), preset("cast2021")
     assert (c20.rel_threshold, c20.evaluated_turns, c20.total_turns) == (2, 208, 216)
     assert (c21.evaluated_turns, c21.total_turns, c21.qrels_pairs) == (158, 239, 19334)
-    assert all(preset(n).depth == 100 for n in preset_names())
+    assert all(preset(n).depth == 100 for n in preset_names()[:4])
     assert (t.rel_threshold, q.rel_threshold) == (1, 1)
     assert t.measures("paper") == ["recip_rank", "nDCG@3", "R@10", "R@100"]
     assert t.measures("true") == ["RR@3", "nDCG@3", "R@10", "R@100"]
@@ -168,7 +168,7 @@ def test_presets():
     assert t.labels() == {"recip_rank": "MRR", "nDCG@3": "NDCG@3", "R@10": "R@10",
                           "R@100": "R@100"}
     with pytest.raises(UsageError, match="unknown preset"):
-        preset("cast2019")
+        preset("cast2018")
     with pytest.raises(ValueError, match="MRR reading"):
         t.mrr("mrr@3")
 

@@ -23,7 +23,9 @@ FIX = Path(__file__).resolve().parent.parent / "fixtures" / "cast2021"
 def test_every_protocol_names_its_settings_and_source():
     assert protocol_names() == ["scai-qrecc21", "cast2021-nist", "cast2022-nist", "ikat2023",
                                 "ikat2024", "ikat2023-ptkb", "convsearch-r1-qrecc",
-                                "convsearch-r1-topiocqa"]
+                                "convsearch-r1-topiocqa", "cast2019", "llm4cs-cast2019",
+                                "llm4cs-cast2020", "llm4cs-cast2021", "chatty-goose-cast2019",
+                                "cqe-cast2019", "qrecc-official", "topiocqa-official"]
     for name in protocol_names():
         p = protocol(name)
         assert p.source and p.turns and p.dedup and p.measures

@@ -132,13 +132,13 @@ def _call(fn, rel: Relevance, run, args: tuple):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = fn(rel.load(), run, *args)
-    return result, [str(w.message) for w in caught]
+    return result, [(str(w.message), w.category) for w in caught]  # the category: --quiet
 
 
 def _unwrap(out):
     result, messages = out
-    for text in messages:
-        warnings.warn(text, stacklevel=2)
+    for text, category in messages:
+        warnings.warn(text, category, stacklevel=2)
     return result
 
 

@@ -113,27 +113,34 @@ def main():
 @click.option("--protocol", default=None, metavar="NAME",
               help="An official evaluation protocol (scai-qrecc21, cast2021-nist, cast2022-nist, "
                    "ikat2023, ikat2024, ikat2023-ptkb, convsearch-r1-qrecc, "
-                   "convsearch-r1-topiocqa): it fixes -m, -l, -M, -c and de-duplication.")
+                   "convsearch-r1-topiocqa, cast2019, llm4cs-cast2019/2020/2021, "
+                   "chatty-goose-cast2019, cqe-cast2019): it fixes -m, -l, -M, -c and "
+                   "de-duplication.")
 @click.option("--eval-missing-truth", is_flag=True,
               help="scai-qrecc21: also score turns without gold passages, as the paper did.")
+@click.option("--collection", default=None, metavar="FILE",
+              help="qrecc-official, topiocqa-official: the passages' text (TSV/JSONL).")
 def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs, level,
                  num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
-                 quiet, jobs, scheduler, protocol, eval_missing_truth):
+                 quiet, jobs, scheduler, protocol, eval_missing_truth, collection):
     """Evaluate each RUN against QRELS, as trec_eval does (same options, same output).
 
     Several runs (or a folder, or a glob pattern) are scored in parallel, the qrels read once;
     the trec output is each run's output in turn, the others get a ``run`` column."""
     from .api_many import expand_runs
     from .report.outputs import coverage_line, render
+    from .scorer.idspace import ignore_id_space
     from .scorer.options import Options
     from .formats.writer import atomic_write_text
 
     def job():
+        if quiet:  # trecqr/scorer/idspace.py
+            ignore_id_space()
         paths, several = expand_runs(runs)
         if protocol is not None or eval_missing_truth:  # trecqr/adapters/presets.py
             return _eval_protocol(protocol, eval_missing_truth, qrels, paths, measures, level,
                                   max_docs, complete, compat, fmt, query, nosummary, places,
-                                  output, quiet)
+                                  output, quiet, collection)
         if qrels == "-" and "-" in paths:
             raise UsageError("QRELS and RUN cannot both be '-' (stdin)")
         if max_docs is not None and max_docs < 0:
@@ -204,7 +211,7 @@ def _eval_rendered(qrels, run, spec, out):
 
 
 def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_docs, complete,
-                   compat, fmt, query, nosummary, places, output, quiet):
+                   compat, fmt, query, nosummary, places, output, quiet, collection=None):
     """trecqr eval --protocol NAME: the protocol fixes the measures and trec_eval's options."""
     from .adapters.presets import protocol_evaluation
     from .formats.writer import atomic_write_text
@@ -219,7 +226,7 @@ def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_
     if len(paths) != 1:
         raise UsageError("--protocol scores one run at a time")
     ev, note = protocol_evaluation(name, qrels, paths[0], eval_missing_truth=eval_missing_truth,
-                                   compat=compat)
+                                   compat=compat, collection=collection)
     atomic_write_text(output, render(ev, fmt, query=query, summary=not nosummary, places=places))
     if not quiet:
         click.echo(coverage_line(ev) + note, err=True)

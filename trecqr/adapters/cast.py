@@ -500,8 +500,11 @@ def convert_cast_qrels(path, topics: CastTopics, out) -> QrelsCounts:
 @click.option("--qrels", "qrels_path", default=None, metavar="FILE",
               help="CAsT qrels to check against the turn ids and write to --qrels-out.")
 @click.option("--qrels-out", default=None, metavar="OUT", help="Where to write the qrels.")
+@click.option("--resolved", default=None, metavar="FILE",
+              help="CAsT 2019: the resolved utterances TSV (qid<TAB>rewrite), read as the "
+                   "manual query field.")
 def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out, meta_out,
-                 qrels_path, qrels_out):
+                 qrels_path, qrels_out, resolved):
     """TREC CAsT topic JSON to TREC topics with turn ids CONV_TURN (106_1, 2022: 132_1-3), as in
     the qrels."""
     from ..guard import run_guarded
@@ -516,6 +519,11 @@ def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out,
             raise UsageError("nothing to write: give --topics-out, --provenance-run, "
                              "--meta-out or --qrels-out")
         topics = read_cast_topics(topics_path, turn_ids)
+        if resolved is not None:  # trecqr/adapters/cast_resolved.py
+            from .cast_resolved import add_resolved
+
+            click.echo(f"cast: {add_resolved(topics, resolved)} manual rewrites read from "
+                       f"{resolved}", err=True)
         published = PUBLISHED.get(topics.year)
         kept = (f"{len(topics)} of {topics.user_turns} user turns kept (evaluated turns of "
                 f"{topics.turn_ids_file})" if topics.turn_ids_file else f"{len(topics)} turns")

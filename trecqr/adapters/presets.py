@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from .paper_protocols import PRESETS as PAPER_PRESETS
+from .paper_protocols import PROTOCOLS as PAPER_PROTOCOLS
 from ..report.text_table import aligned_table
 
 MRR_READINGS = ("paper", "true")
@@ -47,6 +49,15 @@ class Preset:
     standard: tuple = ("MRR", "NDCG@3", "R@10", "R@100")  # as the papers label them
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    complete: bool = False  # trec_eval -c: a judged turn without results counts 0
+    protocol: str | None = None  # the Protocol that scores it (trecqr eval --protocol)
+    source: str = ""  # the evaluation code read, file and commit
+    missing: str = "raw"  # turn policy for a missing rewrite (trecqr.adapters.turn_policy)
+    min_results: int | None = None  # a turn with fewer results leaves the average (RetPO)
+    passage_max_len: int | None = None  # dense passage encoding, tokens
+    query_max_len: int | None = None  # dense query encoding, tokens
+    title_join: str | None = None  # TopiOCQA passage text: title and section joined by this
+    bm25_query_tokens: int | None = None  # BM25 queries cut at N whitespace tokens
 
     def mrr(self, reading: str = "paper") -> str:
         """The trecqr measure name of "MRR" in the given reading (threshold applied)."""
@@ -101,6 +112,7 @@ _PRESETS = {
         ),
     )
 }
+_PRESETS.update((d["name"], Preset(**d)) for d in PAPER_PRESETS)
 
 
 def preset_names() -> list[str]:
@@ -230,6 +242,7 @@ _PROTOCOLS = {
             dedup="none", turns="all 2,514 dev turns (one gold passage each)"),
     )
 }
+_PROTOCOLS.update((d["name"], Protocol(**d)) for d in PAPER_PROTOCOLS)
 
 
 def protocol_names() -> list[str]:
@@ -245,7 +258,7 @@ def protocol(name: str) -> Protocol:
 
 
 def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = False,
-                        compat: str = "9.0.8"):
+                        compat: str = "9.0.8", collection=None):
     """(Evaluation, note) of RUN against QRELS under protocol NAME; note names the protocol
     for the coverage line. scai-qrecc21 reads the SCAI ground truth and run JSON (or TREC files)
     and gives the evaluator's MRR (as recip_rank, averaged as the evaluator averages)."""
@@ -254,6 +267,10 @@ def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = Fal
         raise UsageError(f"--eval-missing-truth belongs to scai-qrecc21, not {name}")
     if p.kind == "scai":
         return _scai_evaluation(p, qrels, run, eval_missing_truth, compat)
+    if p.kind.endswith("-official"):  # trecqr/retrieval/official_eval.py
+        from ..retrieval.official_eval import official_evaluation
+
+        return official_evaluation(p.name, qrels, run, collection, compat)
     from ..api import score_trec
 
     if p.dedup.startswith("passage run to documents"):

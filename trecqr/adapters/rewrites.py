@@ -20,7 +20,13 @@ A turn's rewrite is *missing* when its record has no rewrite field, a null, or a
 ``raw``   the turn keeps its raw question (needs ``raw``; the default),
 ``drop``  the turn is left out (it will then count as a zero only if the evaluation's topic set
           comes from the qrels, e.g. ``trecqr eval -c``),
+``human`` the turn takes its human rewrite (``human=``, else the record's own ``Truth_rewrite``),
+``empty`` the turn keeps an empty query (an empty ranking, which scores 0),
 ``error`` InputError naming the count and the first missing turns.
+
+A rewrite that cannot be read as text (a chat-completion object without content) is missing
+too, and counted as unparsable; under ``error`` it is an error. See
+:mod:`trecqr.adapters.turn_policy` for which paper uses which policy.
 
 Whatever the policy, :class:`RewriteReport` counts every case, so a paper can say "2,000 turns,
 1,993 rewritten, 7 fell back to the raw question".
@@ -37,8 +43,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, TrecqrError, UsageError
 from .topics import Topics, _text, id_getter, json_records, parse_tsv, record_id
-
-POLICIES = ("raw", "drop", "error")
+from .turn_policy import POLICIES, record_human
 ID_FIELDS = ("qid", "sample_id", "query_id", "id", "turn_key")
 REWRITE_FIELDS = ("rewrite", "rewritten_query", "rewritten", "rewrite_query", "model_rewrite",
                   "predicted_rewrite", "prediction", "GPT_rewrite", "output", "generated_query",
@@ -60,12 +65,19 @@ class RewriteReport:
     policy: str = "raw"
     filled_raw: int = 0         # missing turns given their raw question
     dropped: int = 0            # missing turns left out
+    filled_human: int = 0       # missing turns given their human rewrite
+    kept_empty: int = 0         # missing turns kept with an empty query
+    unparsable: list = field(default_factory=list)  # rewrites not readable as text
     id_field: str | None = None
     rewrite_field: str | None = None
 
     @property
     def missing(self) -> list:
         return self.empty + self.absent
+
+    @property
+    def changed(self) -> int:
+        return self.filled_raw + self.dropped + self.filled_human + self.kept_empty
 
     def summary(self) -> str:
         parts = [f"{self.source}: {self.records} records, {self.rewritten} rewrites"]
@@ -77,8 +89,17 @@ class RewriteReport:
             parts.append(f"{len(self.extra)} turns not in the raw topics (kept)")
         if self.filled_raw:
             parts.append(f"{self.filled_raw} fell back to the raw question")
+        if self.unparsable:
+            parts.append(f"{len(self.unparsable)} of them not readable as text")
+        if self.filled_human:
+            parts.append(f"{self.filled_human} fell back to the human rewrite")
+        if self.kept_empty:
+            parts.append(f"{self.kept_empty} kept with an empty query (they score 0)")
         if self.dropped:
             parts.append(f"{self.dropped} dropped")
+        if self.policy != "raw" or self.dropped:
+            parts.append(f"policy --missing {self.policy}: {self.changed} turns changed"
+                         + (f", {self.dropped} left the average" if self.dropped else ""))
         return "; ".join(parts)
 
 
@@ -130,7 +151,7 @@ def _rewrite_field(name: str, record: dict) -> str:
                      "name it with the rewrite field option")
 
 
-def _jsonl(name, text, id_field, rewrite_field, report):
+def _jsonl(name, text, id_field, rewrite_field, report, humans):
     qids, values, lines, seen = [], [], [], {}
     get_id = rfield = None
     for lineno, rec in json_records(name, text):
@@ -144,7 +165,14 @@ def _jsonl(name, text, id_field, rewrite_field, report):
             report.rewrite_field = rfield
         qid = record_id(name, lineno, get_id, rec, seen)
         qids.append(qid)
-        values.append(_rewrite_value(rec.get(rfield), name, lineno))
+        try:
+            values.append(_rewrite_value(rec.get(rfield), name, lineno))
+        except InputError:
+            if report.policy == "error":
+                raise
+            values.append(None)
+            report.unparsable.append(qid)
+        humans.setdefault(qid, record_human(rec))
         lines.append(lineno)
     return qids, values, lines
 
@@ -171,10 +199,14 @@ def _match_keys(file_qids, raw_qids, source):
 
 
 def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_field=None,
-                  missing: str = "raw", raw=None, qid_style: str | None = None) -> Rewrites:
-    """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy."""
+                  missing: str = "raw", raw=None, qid_style: str | None = None,
+                  human=None) -> Rewrites:
+    """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy.
+    human: the human rewrites for ``missing="human"`` (Topics or {qid: text}; default: each
+    record's own human-rewrite field)."""
     if missing not in POLICIES:
-        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use raw, drop or error")
+        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use "
+                         f"{', '.join(POLICIES)}")
     fmt = format
     if fmt is None:
         lower = os.fspath(path).lower() if not hasattr(path, "read") else ""
@@ -184,8 +216,9 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
         raise UsageError(f"unknown rewrites format {fmt!r}: use jsonl or tsv")
     name, text = _text(path)
     report = RewriteReport(name, policy=missing)
+    humans: dict = {}
     if fmt == "jsonl":
-        qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report)
+        qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report, humans)
     else:
         qids, values, lines = _tsv(name, text, report)
     report.records = len(qids)
@@ -221,6 +254,7 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
 
     keep_q, keep_t = [], []
     first_missing_line = None
+    table = _human_table(human, humans) if missing == "human" else {}
     for qid, value, line, present in zip(out_qids, values, lines, in_file):
         if value:  # non-empty rewrite
             report.rewritten += 1
@@ -233,6 +267,12 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
                 first_missing_line = line
         if missing == "drop":
             report.dropped += 1
+        elif missing in ("human", "empty"):
+            text = _human_text(table, qid, line, name) if missing == "human" else ""
+            report.filled_human += missing == "human"
+            report.kept_empty += missing == "empty"
+            keep_q.append(qid)
+            keep_t.append(text)
         elif missing == "raw":
             if qid not in raw_map:
                 if raw is None:
@@ -262,6 +302,43 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
     return Rewrites(topics, report)
 
 
+def _human_table(human, humans) -> dict:
+    """{qid or (conv, turn): human rewrite} for missing='human': the human topics given, else
+    the records' own human-rewrite fields; turn ids also by (conversation, turn), so human topics
+    in another id style still match."""
+    from .turn_ids import split_id
+
+    table = humans if human is None else \
+        (human.as_dict() if isinstance(human, Topics) else dict(human))
+    out = {}
+    for k, v in table.items():
+        if not v:
+            continue
+        out[k] = v
+        try:
+            out.setdefault(tuple(split_id(k)[:2]), v)
+        except TrecqrError:
+            pass
+    return out
+
+
+def _human_text(table, qid, line, name) -> str:
+    """The human rewrite of a turn without a usable model rewrite (missing='human')."""
+    from .turn_ids import split_id
+
+    text = table.get(qid)
+    if not text:
+        try:
+            text = table.get(tuple(split_id(qid)[:2]))
+        except TrecqrError:
+            text = None
+    if not text:
+        raise InputError(name, line, f"turn {qid!r} has no rewrite and no human rewrite "
+                                     "(--missing human: give --human FILE, or records with "
+                                     "Truth_rewrite)")
+    return text
+
+
 # ---------------------------------------------------------------- CLI
 import click
 
@@ -273,7 +350,8 @@ import click
               help="topics file with the raw questions (any topics format): the turn set, and the "
                    "fallback for --missing raw")
 @click.option("--missing", type=click.Choice(POLICIES), default="raw", show_default=True,
-              help="turns with a missing or empty rewrite: use the raw question, drop, or fail")
+              help="turns with a missing, empty or unreadable rewrite: the raw question, drop "
+                   "(leaves the average), the human rewrite, an empty query, or fail")
 @click.option("--format", "in_format", type=click.Choice(("jsonl", "tsv")),
               help="rewrites format (default: .tsv/.tab/.txt is TSV, anything else JSONL)")
 @click.option("--to", "out_format", type=click.Choice(("trec", "tsv", "jsonl")),
@@ -281,8 +359,11 @@ import click
 @click.option("--id-field", default=None, help="JSONL id field (or CONV,TURN fields)")
 @click.option("--rewrite-field", default=None, help="JSONL rewrite field")
 @click.option("--qid-style", default=None, help="write turn ids in this style (see topics)")
+@click.option("--human", "human_path", default=None,
+              help="--missing human: topics file of the human rewrites (default: each record's "
+                   "Truth_rewrite)")
 def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_format, id_field,
-                     rewrite_field, qid_style):
+                     rewrite_field, qid_style, human_path):
     """Model rewrites (JSONL/TSV) to a topics file; counts are printed on stderr."""
     from ..guard import run_guarded
     from .topics import read_topics, write_topics
@@ -291,7 +372,8 @@ def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_
         raw = read_topics(raw_path) if raw_path else None
         result = read_rewrites(input_path, format=in_format, id_field=id_field,
                                rewrite_field=rewrite_field, missing=missing, raw=raw,
-                               qid_style=qid_style)
+                               qid_style=qid_style,
+                               human=read_topics(human_path) if human_path else None)
         write_topics(result.topics, output_path, out_format)
         click.echo(result.report.summary(), err=True)
 

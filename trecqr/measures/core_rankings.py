@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from ..formats import Qrels, Run, read_run, run_from_dict
+from ..scorer.idspace import warn_id_space
 from ..scorer.rankings import Rankings, build_rankings
 from ..scorer.ragged import IDX, padded_ranges
 from .names import map_gains, mapped_grades
@@ -99,6 +100,7 @@ def rank(plan, qrels, run) -> Ranked:
                                                                        options.v10):
         small = _small_columns(plan, q, run)
         if small is not None:
+            warn_id_space(q, run)
             return small
     if isinstance(run, dict):
         r = dict_run_columns(run) if plan.keyed else run_from_dict(run)
@@ -107,6 +109,8 @@ def rank(plan, qrels, run) -> Ranked:
     else:
         r = read_run(run, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
+    if not plan.keyed:  # pytrec_eval's drop-in stays silent, as pytrec_eval is
+        warn_id_space(q, r)
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
     if plan.keyed:

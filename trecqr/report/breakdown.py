@@ -267,10 +267,13 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
               max_depth: int | None = DEFAULT_MAX_DEPTH, baseline=None, complete: bool = False,
               correction: str = "holm", alpha: float = 0.05, names=None,
               relevance_level: int = 1, max_docs=None, judged_only: bool = False,
-              compat: str = "9.0.8", table: ScoreTable | None = None) -> Breakdown:
+              compat: str = "9.0.8", table: ScoreTable | None = None,
+              groups=None) -> Breakdown:
     """Per-group means, counts and paired t-tests against the baseline (default the first run).
 
-    The family corrected is every (group x non-baseline run x measure) t-test."""
+    groups: overlapping groups ({group: [ids]} or a JSON file of it, :mod:`.groups`) in place of
+    ``by``, with an ``all`` group. The family corrected is every (group x non-baseline run x
+    measure) t-test."""
     adjust([], correction)
     if table is None:
         table = score_table(qrels, runs, measures, complete=complete, names=names,
@@ -295,18 +298,25 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
             if t not in seen:
                 seen.add(t)
                 all_topics.append(t)
-    grouping = group_topics(all_topics, by, labels, max_depth)
-    groups = sorted(set(grouping.values()), key=_label_key)
-    unlabelled = [t for t in all_topics if t not in grouping]
-    counts = {g: sum(1 for t in all_topics if grouping.get(t) == g) for g in groups}
+    if groups is not None:  # overlapping groups: trecqr/report/groups.py
+        from .groups import group_order, memberships, read_groups
+
+        groups = read_groups(groups) if isinstance(groups, (str, os.PathLike)) else groups
+        member, groups, by = memberships(all_topics, groups), group_order(groups), "groups"
+    else:
+        grouping = group_topics(all_topics, by, labels, max_depth)
+        member = {t: (g,) for t, g in grouping.items()}
+        groups = sorted(set(grouping.values()), key=_label_key)
+    unlabelled = [t for t in all_topics if t not in member]
+    counts = {g: sum(1 for t in all_topics if g in member.get(t, ())) for g in groups}
     rows = []
     for g in groups:
         for m in table.measures:
             for i, name in enumerate(names):
-                topics = [t for t in table.topics(i) if grouping.get(t) == g]
+                topics = [t for t in table.topics(i) if g in member.get(t, ())]
                 row = GroupResult(g, name, m, len(topics), trec_mean(table.vector(i, m, topics)))
                 if i != b and len(names) > 1:
-                    pt = [t for t in table.topics(b, i) if grouping.get(t) == g]
+                    pt = [t for t in table.topics(b, i) if g in member.get(t, ())]
                     a, base = table.vector(i, m, pt), table.vector(b, m, pt)
                     row.baseline, row.n_pair = names[b], len(pt)
                     row.diff = trec_mean(a) - trec_mean(base) if pt else math.nan
@@ -333,7 +343,8 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
 def render_text(bd: Breakdown, places: int = 4) -> str:
     what = {"depth": "turn depth" + (f" (depths >= {bd.extra['max_depth']} grouped)"
                                      if bd.extra.get("max_depth") else ""),
-            "type": "turn type", "labels": "label"}[bd.by]
+            "type": "turn type", "labels": "label",
+            "groups": "group (groups overlap; 'all': every topic)"}[bd.by]
     out = [f"breakdown by {what}; topics: "
            + ("all qrels topics (-c: missing ones count 0)" if bd.topics == "complete"
               else "per run, the qrels topics it is evaluated on"),
@@ -392,22 +403,25 @@ def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
 @click.option("--max-depth", type=click.IntRange(0), default=DEFAULT_MAX_DEPTH,
               show_default=True, help="Group depths >= N as 'N+' (0: no cap).")
 @click.option("--baseline", default=None, metavar="NAME", help="Baseline run (default first).")
+@click.option("--groups", default=None, metavar="FILE.json",
+              help="Overlapping groups {group: [turn ids]} (e.g. QReCC's "
+                   "test_question_types.json) in place of --by, with an 'all' row.")
 @topic_options
 @correction_options
 @table_output_options(["text", "json", "csv"])
-def command(qrels, runs, measures, by, labels, max_depth, baseline, complete, level, compat,
-            correction, alpha, fmt, places, output):
+def command(qrels, runs, measures, by, labels, max_depth, baseline, groups, complete, level,
+            compat, correction, alpha, fmt, places, output):
     """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
     from ..guard import run_guarded
     from ..formats.writer import atomic_write_text
 
     def job():
-        if by != "depth" and labels is None:
+        if by != "depth" and labels is None and groups is None:
             raise UsageError(f"--by {by} needs --labels FILE")
         bd = breakdown(qrels, list(runs), list(measures), by=by, labels=labels,
                        max_depth=max_depth or None, baseline=baseline, complete=complete,
                        correction=correction, alpha=alpha, relevance_level=level,
-                       compat=compat)
+                       compat=compat, groups=groups)
         atomic_write_text(output, render(bd, fmt, places))
 
     run_guarded(job)

@@ -392,13 +392,19 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
               help="Random seed (randomization test and bootstrap).")
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
+@click.option("--quiet", is_flag=True, help="No id-space warning on stderr.")
 def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,
-            compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output):
+            compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output,
+            quiet):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
     from ..guard import run_guarded
     from ..formats.writer import atomic_write_text
 
     def job():
+        if quiet:  # trecqr/scorer/idspace.py
+            from ..scorer.idspace import ignore_id_space
+
+            ignore_id_space()
         if baseline is not None and all_pairs:
             raise UsageError("--baseline and --all-pairs exclude each other")
         cmp = compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,

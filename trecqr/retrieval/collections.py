@@ -5,7 +5,8 @@
     header names the columns (``id``/``docid``/``pid``, ``text``/``contents``/``passage``,
     ``title``), in any order; a file whose first line is not such a header is read as
     ``id<TAB>text[<TAB>title]`` (MS MARCO's ``collection.tsv``). A TopiOCQA title
-    ``Title [SEP] Section`` is indexed as ``Title Section``; the indexed text is ``title text``.
+    ``Title [SEP] Section`` is indexed as ``Title Section`` (one space, as the papers join it);
+    the indexed text is ``title text``.
 ``jsonl`` (``.jsonl``, ``.json``, ``.ndjson``)
     ``{"id": ..., "contents": ...}`` per line (Pyserini's layout); ``docid``/``_id`` and
     ``text`` (with an optional ``title``) are accepted too.
@@ -99,8 +100,14 @@ def _open(path):
     return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="\n")
 
 
+_SEP = re.compile(r"\s*\[SEP\]\s*")
+
+
 def _clean_title(title: str) -> str:
-    return title.replace("[SEP]", " ").strip()
+    """TopiOCQA's ``Title [SEP] Section`` as the papers index it, ``Title Section`` (one space:
+    ConvSearch-R1, ConvGQR and AdaCQR write ``' '.join(title.split(' [SEP] '))``); a dense
+    tokenizer would see the extra spaces of a plain replacement."""
+    return _SEP.sub(" ", title).strip()
 
 
 def _join(title: str, text: str) -> str:

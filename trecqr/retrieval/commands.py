@@ -7,6 +7,7 @@ import click
 from ..clicktypes import FiniteFloat
 
 from ..adapters.dataset_topics import DATASETS
+from ..adapters.turn_policy import POLICIES, drop_short_rankings, min_results_note
 from .collections import COLLECTION_FORMATS, check_collection
 from .indexdir import BACKENDS
 
@@ -115,8 +116,11 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
                    "raw|history|last-k|rewrite; cast: raw|manual|automatic|rewrite).")
 @click.option("--rewrites", default=None,
               help="Model rewrites matched to the dataset's turns (query field rewrite).")
-@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
-              show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
+@click.option("--missing", type=click.Choice(POLICIES), default="raw", show_default=True,
+              help="Turns without a usable rewrite: raw question, drop, human rewrite, empty "
+                   "query, or fail.")
+@click.option("--min-results", type=click.IntRange(0), default=None, metavar="N",
+              help="Leave out the turns with fewer than N results (RetPO's rule).")
 @click.option("--k1", type=FiniteFloat(0), default=None,
               help="lucene: BM25 k1 (default: the index's).")
 @click.option("--b", "b", type=FiniteFloat(0, 1), default=None,
@@ -132,7 +136,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--run-id", default=None, help="Run tag [default: trecqr-<backend>].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def search_command(index_dir, topics, out_path, k, topics_format, dataset, dataset_file, query_field, rewrites,
-                   missing, k1, b, preset, threads, pyserini_scores, run_id, quiet):
+                   missing, min_results, k1, b, preset, threads, pyserini_scores, run_id, quiet):
     """Search an index (any backend) with a topics file or a dataset's turns; write a TREC run.
 
     Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).
@@ -175,7 +179,10 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
             if backend_name != "lucene":
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
-        write_run(index.search(queries, k, **kw), out_path)
+        run, short = drop_short_rankings(index.search(queries, k, **kw), min_results)
+        write_run(run, out_path)
+        if min_results:  # trecqr/adapters/turn_policy.py
+            click.echo(f"trecqr: {min_results_note(short, min_results)}", err=True)
         return len(queries)
 
     n = run_guarded(job)

@@ -32,6 +32,7 @@ import click
 
 from ..adapters.dataset_topics import DATASETS
 from ..adapters.presets import protocol_scores, protocol_table
+from ..adapters.turn_policy import POLICIES
 from ..errors import UsageError
 from ..report.text_table import aligned_table
 from .collections import check_collection
@@ -64,6 +65,7 @@ class CqrRow:
     scores: dict
     coverage: dict
     rewrites: dict | None = None  # RewriteReport summary for rewrites inputs
+    notes: list = field(default_factory=list)  # turn-policy lines (trecqr.adapters.turn_policy)
 
 
 @dataclass
@@ -126,6 +128,7 @@ class CqrReport:
         for r in self.rows:
             if r.rewrites is not None:
                 out.append(f"{r.name}: {r.rewrites['summary']}")
+            out += [f"{r.name}: {note}" for note in r.notes]
         return "\n".join(out) + "\n"
 
     def protocol_table(self) -> str:
@@ -140,12 +143,13 @@ def _name(path) -> str:
     return stem or "run"
 
 
-def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=None,
+def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, index=None,
         collection=None, preset: str | None = None, k: int | None = None, runs_dir=None,
         names=None, n_threads: int = 1, show_progress: bool = False,
         collection_format: str | None = None, backend: str = "bm25s",
         index_params: dict | None = None, dataset: str | None = None, dataset_file=None,
-        query_fields=(), protocol: str | None = None) -> CqrReport:
+        query_fields=(), protocol: str | None = None,
+        min_results: int | None = None) -> CqrReport:
     """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
 
     index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
@@ -160,7 +164,10 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     import pyarrow.compute as pc
 
     from ..adapters.presets import preset as get_preset
+    from ..adapters.query_settings import cut_query_words, dense_index_params
     from ..adapters.rewrites import read_rewrites
+    from ..adapters.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
+                                        zero_turns)
     from ..adapters.topics import read_topics
     from ..api import evaluate, load_qrels, load_run
     from ..formats.run import write_run
@@ -181,6 +188,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     if index is None and collection is None:
         raise UsageError("give an index (--index) or a collection to index (--collection)")
     p = get_preset(preset) if preset else None
+    missing = missing or (p.missing if p else "raw")  # the preset's turn policy
+    min_results = min_results if min_results is not None else (p.min_results if p else None)
     if k is None:
         k = p.depth if p else 100
     threshold = p.rel_threshold if p else 1
@@ -206,6 +215,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     try:
         if collection is not None:
             params = dict(index_params or {})
+            if backend == "dense":  # the preset's encoding lengths: adapters/query_settings.py
+                for key, value in dense_index_params(p, params.get("encoder", "")).items():
+                    params.setdefault(key, value)
             if backend in ("bm25s", "lucene"):
                 params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else BM25_K1)
                 params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else BM25_B)
@@ -240,10 +252,15 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
             elif kind == "topics":
                 t = read_topics(path)
             else:
-                rw = read_rewrites(path, missing=missing, raw=raw_topics)
+                human = dataset_topics(dataset, dataset_file, "human") \
+                    if missing == "human" and dataset is not None else None
+                rw = read_rewrites(path, missing=missing, raw=raw_topics, human=human)
                 t, report = rw.topics, rw.report
+            if p and manifest["backend"] in ("bm25s", "lucene"):  # the preset's query cut
+                t, n_cut = cut_query_words(t, p.bm25_query_tokens)
             run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
                                 show_progress=show_progress, **search_kw)
+            run, short = drop_short_rankings(run, min_results)
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
             written = load_run(run_path)  # read once, scored by both evaluations
@@ -251,12 +268,19 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                            relevance_level=threshold)
             if protocol is not None:
                 protocol_rows.append((name, protocol_scores(protocol, q, written)))
-            agg = res.aggregate()
+            zero = zero_turns(t, qrels_qids, set(pc.unique(run.qid).to_pylist()))
+            agg = with_zero_turns(res, len(zero))
+            notes = [min_results_note(short, min_results)] if min_results else []
+            notes += [f"BM25 queries cut at {p.bm25_query_tokens} tokens (preset {p.name}): "
+                      f"{n_cut} cut"] if p and p.bm25_query_tokens and \
+                manifest["backend"] in ("bm25s", "lucene") else []
+            notes += [f"--missing empty: {len(zero)} gold turns with an empty query count 0"] \
+                if zero else []
             scores = {key: agg[out_keys[key]] for key in COLUMNS}
             topic_qids = set(t.qids)
             run_qids = set(pc.unique(run.qid).to_pylist())
             coverage = {
-                "evaluated": len(res.evaluation.qids),
+                "evaluated": len(res.evaluation.qids) + len(zero),
                 "qrels_without_topic": len(qrels_qids - topic_qids),
                 "qrels_without_result": len((qrels_qids & topic_qids) - run_qids),
                 "topics_without_gold": len(topic_qids - qrels_qids),
@@ -271,7 +295,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
                            "summary": report.summary()}
             rows.append(CqrRow(name, os.fspath(path), kind,
                                None if tmp_runs else os.path.abspath(run_path), scores,
-                               coverage, rw_info))
+                               coverage, rw_info, notes))
         measures = dict(trec_names, **{"RR@3": rr3})
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
@@ -308,8 +332,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
               help="Model rewrites (JSONL/TSV); repeatable, one row each.")
 @click.option("--raw", "raw_path",
               help="Raw-question topics: the turn set and fallback for rewrites.")
-@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
-              show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
+@click.option("--missing", type=click.Choice(POLICIES), default=None,
+              help="Turns without a usable rewrite: raw question, drop, human rewrite, empty "
+                   "query (counts 0), or fail [default: the preset's, else raw].")
+@click.option("--min-results", type=click.IntRange(0), default=None, metavar="N",
+              help="Leave out turns with fewer than N results (RetPO) [default: the preset's].")
 @click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
 @click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
 @click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
@@ -326,11 +353,15 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
 @click.option("--protocol", default=None, metavar="NAME",
               help="Also score every row's run under an official protocol (cast2021-nist, "
                    "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
+@click.option("--groups", default=None, metavar="FILE.json",
+              help="Also break MRR and NDCG@3 down by overlapping groups {group: [turn ids]} "
+                   "(e.g. QReCC's test_question_types.json), with an 'all' row.")
 @click.option("--html", "html_page", default=None, metavar="FILE",
               help="Also write the rows' HTML report (as trecqr report) here (atomically).")
 def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
-            query_fields, topics, rewrites, raw_path, missing, preset, k, runs_dir, names, fmt,
-            output, threads, quiet, protocol, html_page):
+            query_fields, topics, rewrites, raw_path, missing, min_results, preset, k, runs_dir,
+            names, fmt, output, threads, quiet, protocol, groups,
+            html_page):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -342,6 +373,11 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
     def job():
         from ..errors import InputError
 
+        if quiet:  # trecqr/scorer/idspace.py
+            from ..scorer.idspace import ignore_id_space
+
+            ignore_id_space()
+
         for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
             if not os.path.isfile(path):  # before any index is built
                 raise InputError(path, None, "no such file")
@@ -350,12 +386,12 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
         if protocol is not None:
             from ..adapters.presets import protocol as get_protocol
 
-            if get_protocol(protocol).kind != "trec_eval":
+            if protocol is not None and get_protocol(protocol).kind != "trec_eval":
                 raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
                                  "--protocol on the kept runs")
         rd = runs_dir
         protocol_dir = None
-        if html_page is not None and rd is None:  # the report reads the rows' runs
+        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
             rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         if collection is not None:
             check_collection(collection)
@@ -368,12 +404,13 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
                          backend=backend_name,
                          index_params={"model": model} if model else None,
                          dataset=dataset, dataset_file=dataset_file, query_fields=query_fields,
-                         protocol=protocol)
+                         protocol=protocol, min_results=min_results)
+            run_paths = [(r.name, r.run) for r in report.rows]
             if html_page is not None:
                 atomic_write_text(html_page, report.to_html(
                     raw=raw_path, collection=collection,
                     index=None if collection is not None else index_dir))
-            if protocol_dir is not None:  # runs kept only for the page
+            if protocol_dir is not None:  # runs kept only for the page and the groups
                 report.runs_dir = None
                 for r in report.rows:
                     r.run = None
@@ -381,6 +418,13 @@ def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_
             click.echo(text, nl=False)
             if protocol is not None:  # scored with the rows (trecqr/adapters/presets.py)
                 click.echo(report.protocol_table(), nl=False)
+            if groups is not None:  # trecqr/report/groups.py
+                from ..report.breakdown import breakdown, render_text
+
+                click.echo("\n" + render_text(breakdown(
+                    qrels, [path for _, path in run_paths], ["recip_rank", "ndcg_cut.3"],
+                    groups=groups, names=[name for name, _ in run_paths],
+                    relevance_level=report.rel_threshold)), nl=False)
         finally:
             if protocol_dir is not None:
                 shutil.rmtree(protocol_dir, ignore_errors=True)

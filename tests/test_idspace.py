@@ -1,0 +1,127 @@
+"""The id-space check: one warning line when run and qrels number documents differently.
+
+Data: ../shared/data/cast2021/ (the organisers' runs and NIST's document qrels), and every other
+real run there with its qrels; fixtures/qrecc-demo for cqr.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, data_path, run_cli
+
+import trecqr
+from trecqr.adapters.cast import provenance_run, read_cast_topics
+from trecqr.adapters.collapse import collapse_run
+from trecqr.api import load_qrels, load_run
+from trecqr.formats.run import read_run
+from trecqr.scorer.idspace import IdSpaceWarning, id_space_problem
+
+WARNING = "seem to use different document id spaces"
+
+
+@pytest.fixture(scope="module")
+def renumbered(tmp_path_factory):
+    """docrun_org_manual_bm25.run with its document ids renumbered 1, 2, ... (ConvDR style)."""
+    ids: dict = {}
+    out = []
+    for line in data_path("cast2021", "docrun_org_manual_bm25.run").read_text().splitlines():
+        f = line.split()
+        f[2] = str(ids.setdefault(f[2], len(ids) + 1))
+        out.append(" ".join(f) + "\n")
+    path = tmp_path_factory.mktemp("ids") / "renumbered.run"
+    path.write_text("".join(out))
+    return path
+
+
+def test_fires_on_the_renumbered_cast2021_run(renumbered):
+    qrels = data_path("cast2021", "qrels-docs.2021.qrel")
+    res = run_cli(["eval", qrels, renumbered, "-m", "map"])
+    assert res.exit_code == 0
+    lines = [ln for ln in res.stderr.splitlines() if WARNING in ln]
+    assert lines == [f"trecqr: warning: {renumbered} and {qrels} {WARNING}: 0 of 12479 retrieved "
+                     "documents of the 158 topics they share are judged; run ids look like '1', "
+                     "qrels ids like 'KILT_105219'"]
+    assert WARNING not in run_cli(["eval", "--quiet", qrels, renumbered, "-m", "map"]).stderr
+    both = [renumbered, data_path("cast2021", "docrun_org_manual_bm25.run")]
+    res = run_cli(["compare", qrels, *both, "-m", "map"])
+    assert res.exit_code == 0 and res.stderr.count(WARNING) == 1
+    assert WARNING not in run_cli(["compare", "--quiet", qrels, *both, "-m", "map"]).stderr
+    with pytest.warns(IdSpaceWarning, match="run ids look like '1'"):
+        trecqr.evaluate(qrels, renumbered, ["map"])
+
+
+def test_fires_in_cqr_when_the_qrels_are_renumbered(tmp_path):
+    demo = ROOT / "fixtures" / "qrecc-demo"
+    ids: dict = {}
+    lines = []
+    for line in (demo / "qrels.txt").read_text().splitlines():
+        q, z, d, g = line.split()
+        lines.append(f"{q} {z} {ids.setdefault(d, len(ids))} {g}\n")
+    qrels = tmp_path / "renumbered.qrels"
+    qrels.write_text("".join(lines))
+    args = ["cqr", "--qrels", qrels, "--collection", demo / "collection.jsonl", "--topics",
+            demo / "topics-human.tsv", "--index", tmp_path / "ix"]
+    res = run_cli(args)
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr.count(WARNING) == 1 and "qrels ids like '" in res.stderr
+    res = run_cli(args[:-2] + ["--index", tmp_path / "ix", "--quiet"])
+    assert res.exit_code == 0 and WARNING not in res.stderr
+
+
+def _real_pairs():
+    c21 = data_path("cast2021", "qrels-docs.2021.qrel")
+    te = data_path("trec_eval-test")
+    pairs = [(c21, p, False) for p in sorted(data_path("cast2021").glob("docrun_*.run"))]
+    pairs += [(c21, p, True) for p in sorted(data_path("cast2021").glob("org_*.trec"))]
+    pairs += [(te / q, te / r, False) for q, r in (
+        ("qrels.test", "results.test"), ("qrels.test", "results.trunc"),
+        ("qrels-302.test", "results-302.test"), ("qrels.rel_level", "results.test"),
+        ("qrels.123", "results.test"), ("qrels.comment.test", "results.comment.test"))]
+    s = data_path("sessions")
+    pairs += [(s / "tasks2016-qrels-suggestions.txt", s / f"tasks2016-run-{r}.txt", False)
+              for r in ("QS", "WD")]
+    return pairs
+
+
+def test_silent_on_every_real_run():
+    """Each real run with the qrels it is scored against (CAsT 2021 passage runs collapsed to
+    documents first, as cast2021-nist does), and the CAsT 2022 organisers' provenance run."""
+    for qrels, path, collapse in _real_pairs():
+        run = collapse_run(read_run(path))[0] if collapse else load_run(path)
+        assert id_space_problem(load_qrels(qrels), run) is None, path
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        topics = read_cast_topics(data_path("cast2022", "2022_evaluation_topics_tree_v1.0.json"))
+    from trecqr.formats.run import run_from_dict
+
+    prov: dict = {}
+    for line in provenance_run(topics):
+        q, _, d, _, s, _ = line.split()
+        prov.setdefault(q, {})[d] = float(s)
+    assert id_space_problem(load_qrels(data_path("cast2022", "cast2022.qrel")),
+                            run_from_dict(prov)) is None
+    # the same passage run against the document qrels, not collapsed: passage ids are another
+    # id space (MARCO_D2706327-1 against MARCO_D2706327), and the check says so
+    text = id_space_problem(load_qrels(data_path("cast2021", "qrels-docs.2021.qrel")),
+                            load_run(data_path("cast2021", "org_manual_bm25.trec")))
+    assert text is not None and "-1'" in text.split("run ids look like ")[1]
+
+
+def test_sparse_gold_qrels_are_not_held_to_the_one_percent_rule(tmp_path):
+    """One gold passage per turn, 100 retrieved: 1% judged is normal there; with pooled qrels
+    (>= 10% of the run judged) 0.5% judged is suspicious."""
+    qrels = tmp_path / "q.txt"
+    run = tmp_path / "r.run"
+    qrels.write_text("".join(f"t{i} 0 g{i} 1\n" for i in range(10)))
+    run.write_text("".join(f"t{i} Q0 {'g' if j == 50 and i < 5 else 'x'}{i}-{j} {j + 1} "
+                           f"{100 - j} r\n".replace(f"g{i}-50", f"g{i}")
+                           for i in range(10) for j in range(100)))
+    assert id_space_problem(load_qrels(qrels), load_run(run)) is None  # 5 of 1000 judged
+    pooled = tmp_path / "pooled.txt"
+    pooled.write_text("".join(f"t{i} 0 g{i} 1\n" for i in range(10)) +
+                      "".join(f"t{i} 0 p{i}-{j} 0\n" for i in range(10) for j in range(20)))
+    text = id_space_problem(load_qrels(pooled), load_run(run))
+    assert text is not None and ": 5 of 1000 retrieved documents of the 10 topics" in text

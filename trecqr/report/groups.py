@@ -1,0 +1,70 @@
+"""Overlapping groups of turns for breakdowns (``trecqr breakdown --groups FILE.json``).
+
+InfoCQR and RetPO report QReCC test by question type from ``test_question_types.json``:
+``{"trec": [ids], "quac": [...], "nq": [...], "no-switch": [...], "switch": [...],
+"first": [...]}``. The groups overlap (a first turn is also trec, quac or nq), so they cannot be
+one label per turn (``--by labels``). Here a turn belongs to every group that lists it, and an
+``all`` group holds every evaluated turn, as InfoCQR's ``cs-shortcut/eval_breakdown.py``
+(smartyfh/InfoCQR @ 2953c46) adds it. Groups count the turns that are evaluated (a listed id
+without gold is not in the qrels, so it is not counted: InfoCQR drops ``{"": 1}`` turns).
+
+Ids are matched as written, else by conversation and turn (``QReCC-Test_1_2`` finds ``1_2``,
+``topiocqa-dev_31_4`` finds ``31-4``), as ``--by type`` matches them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import InputError, UsageError
+
+ALL = "all"
+
+
+def read_groups(path) -> dict:
+    """{group: [turn id, ...]} from a JSON object of lists, in the file's order."""
+    from ..adapters.cast import load_json
+
+    name = os.fspath(path)
+    doc = load_json(name)
+    if not isinstance(doc, dict) or not doc:
+        raise InputError(name, None, "expected a JSON object {group: [turn id, ...]}")
+    out = {}
+    for group, ids in doc.items():
+        if not isinstance(ids, list) or not all(isinstance(i, (str, int)) for i in ids):
+            raise InputError(name, None, f"group {group!r}: expected a list of turn ids")
+        if group == ALL:
+            raise InputError(name, None, f"group {ALL!r} is every evaluated turn; rename it")
+        out[str(group)] = [str(i) for i in ids]
+    return out
+
+
+def _keys(qid: str) -> list:
+    from ..adapters.turn_ids import split_id
+
+    try:
+        conv, turn, _ = split_id(qid)
+    except UsageError:
+        return [qid]
+    return [qid, f"{conv}_{turn}", f"{conv}-{turn}"]
+
+
+def memberships(qids, groups: dict) -> dict:
+    """{qid: [groups it belongs to, in group order, then 'all']} for every qid given."""
+    where: dict = {}
+    for g, ids in groups.items():
+        for i in ids:
+            where.setdefault(i, []).append(g)
+    out = {}
+    for q in qids:
+        found: list = []
+        for key in _keys(q):
+            if key in where:
+                found = where[key]
+                break
+        out[q] = list(dict.fromkeys(found)) + [ALL]
+    return out
+
+
+def group_order(groups: dict) -> list:
+    return list(groups) + [ALL]

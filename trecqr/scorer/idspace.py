@@ -1,0 +1,68 @@
+"""A run and qrels that do not share a document id space: one warning line, not silent zeros.
+
+Repositories renumber passages: ConvDR-style integer ids for CAR and MS MARCO, ConvGQR's
+``os.listdir`` order against ConvSearch-R1's zip order. A run scored against another
+repository's qrels then gives 0 for every turn, and trec_eval says nothing. The check here looks
+at the topics the run and the qrels share and warns when
+
+* no judged document of those topics appears in the run, or
+* fewer than 1% of the run's documents for those topics are judged, where the qrels judge at
+  least 10% as many documents as the run retrieves for them (pooled qrels such as TREC's, where
+  at least 10% usually are; QReCC's and TopiOCQA's one or two gold passages per turn are not
+  held to it).
+
+Judged means judged for any topic (a cheap upper bound of the judged pairs), so a warning is
+never a false alarm caused by a docno judged for another topic only. It runs on the parsed
+columns (no second read of the files); a streamed large run is not checked.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+class IdSpaceWarning(UserWarning):
+    """The run's document ids and the qrels' seem to come from different numberings."""
+
+
+def id_space_problem(qrels, run) -> str | None:
+    """The warning text for QRELS and RUN (parsed, with ``qid``/``docno`` columns), or None."""
+    if len(run) == 0 or len(qrels) == 0:
+        return None
+    run_topics = pc.unique(run.qid)
+    shared = pc.filter(run_topics, pc.is_in(run_topics, value_set=pc.unique(qrels.qid)))
+    if len(shared) == 0:
+        return None  # nothing shared: trec_eval refuses these, ir_measures warns on its own
+    rdoc = run.docno if len(shared) == len(run_topics) else \
+        pc.filter(run.docno, pc.is_in(run.qid, value_set=shared))
+    qmask = pc.is_in(qrels.qid, value_set=shared)
+    qdoc = pc.filter(qrels.docno, qmask)
+    judged = int(pc.sum(pc.is_in(rdoc, value_set=pc.unique(qdoc))).as_py() or 0)
+    n = len(rdoc)
+    if judged and not (judged < 0.01 * n and len(qdoc) >= 0.1 * n):
+        return None
+    sample_run = _first(rdoc)
+    sample_qrels = _first(qdoc)
+    return (f"{run.source} and {qrels.source} seem to use different document id spaces: "
+            f"{judged} of {n} retrieved documents of the {len(shared)} topics they share are "
+            f"judged; run ids look like {sample_run!r}, qrels ids like {sample_qrels!r}")
+
+
+def _first(col: pa.Array) -> str:
+    return str(col[0].as_py()) if len(col) else ""
+
+
+def warn_id_space(qrels, run) -> None:
+    """warnings.warn the id-space problem of QRELS and RUN, if any (an IdSpaceWarning: the
+    command line prints it as one ``trecqr: warning:`` line; --quiet ignores it)."""
+    text = id_space_problem(qrels, run)
+    if text is not None:
+        warnings.warn(text, IdSpaceWarning, stacklevel=3)
+
+
+def ignore_id_space() -> None:
+    """--quiet: leave the id-space warning out (inside the command's warning capture)."""
+    warnings.filterwarnings("ignore", category=IdSpaceWarning)
