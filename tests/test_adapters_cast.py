@@ -14,14 +14,13 @@ from click.testing import CliRunner
 from conftest import data_path, run_cli
 
 import trecqr
+from trecqr.cli.convert import cast_command, collapse_command
 from trecqr.adapters.cast import (
-    cast_command,
     convert_cast_qrels,
     read_cast_topics,
     write_topics,
 )
 from trecqr.adapters.collapse import (
-    collapse_command,
     collapse_file,
     collapse_run,
     document_ids,

@@ -14,8 +14,11 @@ The rule, precisely:
   ====  ===========================================================  ==========================
   rank  modules                                                      what
   ====  ===========================================================  ==========================
-  0     trecqr.errors, trecqr.guard, trecqr.clicktypes,              errors, the one error path,
-        trecqr.version                                               click parameter types
+  0     trecqr.errors, trecqr.version, trecqr.tempfiles,             errors, temporary files,
+        trecqr.interrupts, trecqr.transactions, trecqr.workers,      signals as exceptions,
+        trecqr.special_files, trecqr.reporting                       output transactions, worker
+                                                                     pools, FIFO/device inputs,
+                                                                     progress and info lines
   1     trecqr.formats                                               TREC files in and out
   2     trecqr.scorer                                                rankings, evaluation core
   3     trecqr.measures                                              measure families
@@ -23,8 +26,10 @@ The rule, precisely:
                                                                      pipeline
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
         trecqr.report                                                generative metrics, reports
-  6     trecqr.compat                                                pytrec_eval drop-in
-  7     trecqr.cli, trecqr.launch                                    the command line
+  6     trecqr.compat, trecqr.api_engine                             pytrec_eval drop-in; which
+                                                                     engine scores trecqr eval
+  7     trecqr.cli, trecqr.launch, trecqr.__main__                   the command line (click,
+                                                                     process lifecycle)
   8     trecqr                                                       package exports
   ====  ===========================================================  ==========================
 
@@ -50,14 +55,15 @@ from conftest import ROOT
 PKG = ROOT / "trecqr"
 
 LAYERS = [
-    (0, ("trecqr.errors", "trecqr.guard", "trecqr.clicktypes", "trecqr.version")),
+    (0, ("trecqr.errors", "trecqr.version", "trecqr.tempfiles", "trecqr.interrupts",
+         "trecqr.transactions", "trecqr.workers", "trecqr.special_files", "trecqr.reporting")),
     (1, ("trecqr.formats",)),
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),
     (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval")),
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report")),
-    (6, ("trecqr.compat",)),
-    (7, ("trecqr.cli", "trecqr.launch")),
+    (6, ("trecqr.compat", "trecqr.api_engine")),
+    (7, ("trecqr.cli", "trecqr.launch", "trecqr.__main__")),
     (8, ("trecqr",)),
 ]
 

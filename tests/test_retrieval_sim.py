@@ -208,7 +208,8 @@ def test_combsum_hand_checked():
 def test_gen_command_sim_ret(index, tmp_path):
     from click.testing import CliRunner
 
-    from trecqr.generative.gen import command, score_pairs
+    from trecqr.cli.generative import gen_command as command
+    from trecqr.generative.gen import score_pairs
 
     inst, _agg, params = score_pairs(["civil war", "scooter brands"],
                                     ["US civil war causes", "scooter brands reliable"],

@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from trecqr.cli.generative import suggest_command
 from trecqr.adapters import sessions as S
 from trecqr.errors import UsageError
 from trecqr.generative import suggest as SG
@@ -24,7 +25,7 @@ SCORE_FILE = "LEN HRED\n13 0.3\n17 0.2\n18 0.7\n19 0.9\n3 0.4\n3 0.1\n18 0.6\n"
 
 
 def _suggest_json(args):
-    res = CliRunner().invoke(SG.command, [str(a) for a in args] + ["--format", "json"],
+    res = CliRunner().invoke(suggest_command, [str(a) for a in args] + ["--format", "json"],
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
@@ -149,7 +150,7 @@ def test_both_sides_table_and_errors(tmp_path):
     insts, cands = _marco_candidates(tmp_path)
     gen = tmp_path / "g.tsv"
     gen.write_text("marco-1_3\thow to make deviled eggs\n")
-    res = CliRunner().invoke(SG.command, ["marco", str(MARCO), "--candidates", str(cands),
+    res = CliRunner().invoke(suggest_command, ["marco", str(MARCO), "--candidates", str(cands),
                                           "--generated", str(gen), "--metric", "per"])
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
@@ -159,7 +160,7 @@ def test_both_sides_table_and_errors(tmp_path):
         SG.suggest("marco", MARCO)
     with pytest.raises(UsageError):
         SG.suggest("marco", MARCO, scores=cands)
-    bad = CliRunner().invoke(SG.command, ["marco", str(MARCO)])
+    bad = CliRunner().invoke(suggest_command, ["marco", str(MARCO)])
     assert bad.exit_code == 2 and "nothing to score" in bad.stderr
 
 
@@ -298,6 +299,6 @@ def test_suggest_sim_ret_errors(sess13_index, tmp_path):
             (["--generated", str(gen), "--sim-ret"], "--sim-ret needs --index"),
             (["--generated", str(gen), "--sim-ret", "--index", str(sess13_index),
               "--fusion-depth", "0"], "--fusion-depth must be at least 1")]:
-        res = runner.invoke(SG.command, ["trec-session", str(XML)] + args)
+        res = runner.invoke(suggest_command, ["trec-session", str(XML)] + args)
         assert res.exit_code == 2, res.output
         assert res.stderr.count("\n") == 1 and msg in res.stderr

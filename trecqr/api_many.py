@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .errors import UsageError
-from .guard import usable_cpus, worker_pool
+from .workers import usable_cpus, worker_pool
 
 _GLOB = "*?["
 # A pool of processes costs ~1 s to start and warm up, and one process scores ~100 MB of run
@@ -158,7 +158,7 @@ def _pool_jobs(runs, jobs) -> int:
 
 
 # what the forkserver imports once, so that each worker starts ready
-_PRELOAD = ["trecqr.api", "trecqr.api_many", "trecqr.cli", "trecqr.measures.selection",
+_PRELOAD = ["trecqr.api", "trecqr.api_many", "trecqr.api_engine", "trecqr.measures.selection",
             "trecqr.report.outputs"]
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import click
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -85,23 +84,3 @@ def counts_line(counts: CollapseCounts, out) -> str:
     if counts.no_suffix:
         line += f"; {counts.no_suffix} docnos without a -N passage suffix kept as they are"
     return line + f"; wrote {out}"
-
-
-@click.command("collapse", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("run", type=str)
-@click.option("-o", "--output", required=True, metavar="OUT",
-              help="Document run to write (atomically; '-' for stdout).")
-@click.option("--runid", default=None, help="Runid of the output (default: the input's).")
-def collapse_command(run, output, runid):
-    """Collapse a passage run (DOC-N ids) to a document run: each document's best passage,
-    ranks renumbered, scores and runid kept (TREC CAsT 2021/2022 document judgments)."""
-    from ..guard import run_guarded
-
-    def job():
-        counts = collapse_file(run, output, runid=runid)
-        click.echo(counts_line(counts, output), err=True)
-
-    run_guarded(job)
-
-
-command = collapse_command

@@ -47,7 +47,7 @@ class OfflineDownload(RuntimeError):
 def _irds():
     os.environ.setdefault("IR_DATASETS_SKIP_DISK_FREE", "true")
     if "ir_datasets" not in sys.modules:  # its import makes a folder per dataset under its
-        from ..guard import at_command_end, dirs_under, remove_new_empty_dirs  # home: a
+        from ..transactions import at_command_end, dirs_under, remove_new_empty_dirs  # home: a
 
         home = os.environ.get("IR_DATASETS_HOME") or os.path.expanduser("~/.ir_datasets")
         before = dirs_under(home)  # command removes again those it left empty
@@ -318,38 +318,5 @@ def convert(dataset_id: str, *, topics_out=None, qrels_out=None, query_field: st
     return result
 
 
-# ---------------------------------------------------------------- CLI
-import click  # noqa: E402
-
-
-@click.command("irds", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("dataset_id", metavar="DATASET_ID")
-@click.option("--topics-out", default=None, help="write the queries here (.trec/.tsv/.jsonl)")
-@click.option("--qrels-out", default=None, help="write the qrels here (TREC qrels)")
-@click.option("--query-field", default=None,
-              help="query field to use as the query text (default: `text`, or the dataset's "
-                   "default_text(), e.g. raw_utterance; CAsT: manual_rewritten_utterance)")
-@click.option("--qid-style", default=None,
-              help="rewrite turn ids: canonical (31_4), dash (31-4), topiocqa-dev, TopiOCQA-Dev, "
-                   "QReCC-Test, dev-dash (dev-31-4), any PREFIX or WORD-dash")
-@click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
-              help="topics format (default: from the --topics-out extension)")
-def command(dataset_id, topics_out, qrels_out, query_field, qid_style, topics_format):
-    """Convert an ir_datasets dataset's queries and qrels to TREC files (no downloads)."""
-    from ..guard import run_guarded
-
-    r = run_guarded(lambda: convert(dataset_id, topics_out=topics_out, qrels_out=qrels_out,
-                                     query_field=query_field, qid_style=qid_style,
-                                     topics_format=topics_format))
-    if r.topics is not None:
-        msg = f"{dataset_id}: {len(r.topics)} queries ({query_field or 'default text'})"
-        if r.queries_missing_text:
-            msg += (f", {len(r.queries_missing_text)} of {r.queries_read} left out with an empty "
-                    f"{query_field or 'text'} (first: {r.queries_missing_text[0]})")
-        click.echo(msg, err=True)
-    if r.qrels is not None:
-        click.echo(f"{dataset_id}: {len(r.qrels)} qrels for {r.qrels_topics} queries", err=True)
-
-
-__all__ = ["command", "convert", "convert_queries", "convert_qrels", "load", "required_files",
+__all__ = ["convert", "convert_queries", "convert_qrels", "load", "required_files",
            "offline", "IrdsConversion", "QUERIES_QRELS_ONLY"]

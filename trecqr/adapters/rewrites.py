@@ -263,36 +263,3 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
 
 
 # ---------------------------------------------------------------- CLI
-import click
-
-
-@click.command("rewrites", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("input_path", metavar="REWRITES")
-@click.argument("output_path", metavar="OUT")
-@click.option("--raw", "raw_path", default=None,
-              help="topics file with the raw questions (any topics format): the turn set, and the "
-                   "fallback for --missing raw")
-@click.option("--missing", type=click.Choice(POLICIES), default="raw", show_default=True,
-              help="turns with a missing or empty rewrite: use the raw question, drop, or fail")
-@click.option("--format", "in_format", type=click.Choice(("jsonl", "tsv")),
-              help="rewrites format (default: .tsv/.tab/.txt is TSV, anything else JSONL)")
-@click.option("--to", "out_format", type=click.Choice(("trec", "tsv", "jsonl")),
-              help="output topics format (default: from OUT's extension)")
-@click.option("--id-field", default=None, help="JSONL id field (or CONV,TURN fields)")
-@click.option("--rewrite-field", default=None, help="JSONL rewrite field")
-@click.option("--qid-style", default=None, help="write turn ids in this style (see topics)")
-def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_format, id_field,
-                     rewrite_field, qid_style):
-    """Model rewrites (JSONL/TSV) to a topics file; counts are printed on stderr."""
-    from ..guard import run_guarded
-    from .topics import read_topics, write_topics
-
-    def run():
-        raw = read_topics(raw_path) if raw_path else None
-        result = read_rewrites(input_path, format=in_format, id_field=id_field,
-                               rewrite_field=rewrite_field, missing=missing, raw=raw,
-                               qid_style=qid_style)
-        write_topics(result.topics, output_path, out_format)
-        click.echo(result.report.summary(), err=True)
-
-    run_guarded(run)

@@ -396,34 +396,3 @@ def write_topics(topics: Topics, path, format: str | None = None) -> int:
 
 
 # ---------------------------------------------------------------- CLI
-import click
-
-
-@click.command("topics", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("input_path", metavar="IN")
-@click.argument("output_path", metavar="OUT")
-@click.option("--from", "in_format", type=click.Choice(FORMATS),
-              help="input format (default: from IN's extension)")
-@click.option("--to", "out_format", type=click.Choice(FORMATS),
-              help="output format (default: from OUT's extension)")
-@click.option("--qid-style", default=None,
-              help="rewrite turn ids to a style, named here with the id it gives turn 31_4: "
-                   "canonical (31_4), dash (31-4), QReCC-Test (QReCC-Test_31_4), topiocqa-dev "
-                   "(topiocqa-dev_31_4), TopiOCQA-Dev (TopiOCQA-Dev_31_4), dev-dash (dev-31-4); "
-                   "or any PREFIX (PREFIX_31_4) or WORD-dash (WORD-31-4)")
-@click.option("--qid-field", default=None, help="JSONL input: id field (or CONV,TURN fields)")
-@click.option("--query-field", default=None, help="JSONL input: query field")
-def topics_command(input_path, output_path, in_format, out_format, qid_style, qid_field,
-                   query_field):
-    """Convert a topics file between TREC, TSV and JSONL, optionally restyling turn ids."""
-    from ..guard import run_guarded
-
-    def run():
-        topics = read_topics(input_path, in_format, qid_field=qid_field, query_field=query_field)
-        if qid_style is not None:
-            topics = topics.restyle(qid_style)
-        write_topics(topics, output_path, out_format)
-        return topics
-
-    topics = run_guarded(run)
-    click.echo(f"trecqr: {len(topics)} topics written to {output_path}", err=True)

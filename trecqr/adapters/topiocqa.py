@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import click
 
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels
@@ -44,7 +43,6 @@ from .qrecc import (
     _StyleCheck,
     qrels_from_json_dict,
     qrels_from_text,
-    write_turn_qrels,
 )
 
 __all__ = [
@@ -53,7 +51,6 @@ __all__ = [
     "TURN_TYPES",
     "TopiocqaTurns",
     "Turn",
-    "command",
     "read_topiocqa_qrels",
     "read_topiocqa_turns",
     "read_turn_types",
@@ -129,8 +126,6 @@ def turn_type_coverage(types: dict[str, str], qrels: Qrels) -> tuple[list[str], 
         return int(conv), int(turn)
 
     return (sorted(turns - types.keys(), key=order), sorted(types.keys() - turns, key=order))
-
-
 
 
 # --------------------------------------------------------------------------- conversations
@@ -334,7 +329,7 @@ def with_turn_types(topics, types: dict[str, str]):
     return Topics(list(topics.qids), list(topics.queries), meta, topics.source), counts, untyped
 
 
-def _type_summary(counts: dict, untyped: list, total: int) -> str:
+def type_summary(counts: dict, untyped: list, total: int) -> str:
     parts = [f"{counts[t]} {t}" for t in TURN_TYPES if counts.get(t)]
     line = f"topiocqa: turn types for {total - len(untyped)} of {total} topics"
     if parts:
@@ -345,98 +340,3 @@ def _type_summary(counts: dict, untyped: list, total: int) -> str:
 
 
 # --------------------------------------------------------------------------- CLI
-@click.command("topiocqa", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--qrels", "qrels_in", default=None, metavar="FILE",
-              help="Gold qrels as published (dev_gold.trec, or JSON {qid: {passage: grade}}).")
-@click.option("--qrels-out", "qrels_out", default=None, metavar="OUT",
-              help="Write TREC qrels with canonical conv_turn ids here (atomically); from --qrels, "
-                   "else from the gold passages of --turns.")
-@click.option("--turns", "turns_in", default=None, metavar="FILE",
-              help="Conversations: the raw TopiOCQA JSON or a DPR-style retriever file.")
-@click.option("--topics-out", "topics_out", default=None, metavar="OUT",
-              help="Write topics here (format from the extension: .trec/.txt, .tsv, .jsonl).")
-@click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
-              help="Topics format (default: from the --topics-out extension).")
-@click.option("--query-field", type=click.Choice(QUERY_FIELDS), default=None,
-              help="raw: the question; history: context + question joined with ' [SEP] '; "
-                   "last-k: the last k turns (questions and answers) + question; rewrite: "
-                   "--rewrites. Default: rewrite with --rewrites, else raw.")
-@click.option("--k", "k", type=click.IntRange(min=0), default=3, show_default=True,
-              help="Turns of context for --query-field last-k.")
-@click.option("--rewrites", "rewrites_in", default=None, metavar="FILE",
-              help="Model rewrites (JSONL or TSV), for --query-field rewrite.")
-@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
-              show_default=True, help="A turn with a missing or empty rewrite: use the raw "
-                                      "question, drop it, or fail.")
-@click.option("--types", "types_in", default=None, metavar="FILE",
-              help="Turn types (dev_type.json), kept as topic metadata 'turn_type'.")
-@click.option("--qid-style", default=None, metavar="STYLE",
-              help="Write topic and qrels ids in this style: canonical (1_1), dash (1-1), "
-                   "topiocqa-dev, TopiOCQA-Dev, any PREFIX or WORD-dash.")
-def command(qrels_in, qrels_out, turns_in, topics_out, topics_format, query_field, k,
-            rewrites_in, missing, types_in, qid_style):
-    """TopiOCQA gold qrels, conversations and rewrites to TREC qrels and topics with canonical
-    conv_turn ids; counts are printed on stderr."""
-    from ..guard import run_guarded
-    from .topics import write_topics
-    from .turn_ids import check_style, restyle
-
-    field_ = query_field or ("rewrite" if rewrites_in else "raw")
-
-    def job():
-        if qrels_out is None and topics_out is None:
-            raise UsageError("nothing to write: give --qrels-out and/or --topics-out")
-        if qrels_in is not None and qrels_out is None:
-            raise UsageError("--qrels needs --qrels-out")
-        if qrels_out is not None and qrels_in is None and turns_in is None:
-            raise UsageError("--qrels-out needs --qrels or --turns (gold passages)")
-        if topics_out is not None and turns_in is None and rewrites_in is None:
-            raise UsageError("--topics-out needs --turns (or --rewrites)")
-        if field_ == "rewrite" and rewrites_in is None:
-            raise UsageError("--query-field rewrite needs --rewrites")
-        if rewrites_in is not None and field_ != "rewrite":
-            raise UsageError(f"--rewrites given with --query-field {field_}")
-        if topics_out is None and (rewrites_in or query_field):
-            raise UsageError("--query-field/--rewrites need --topics-out")
-        if qid_style is not None:
-            check_style(qid_style)
-        lines = []
-        turns = read_topiocqa_turns(turns_in) if turns_in else None
-        types = read_turn_types(types_in) if types_in else None
-        if turns is not None:
-            gold = sum(t.gold is not None for t in turns.turns)
-            lines.append(f"topiocqa: {len(turns)} turns read from {turns.source} "
-                         f"({'raw JSON' if turns.kind == 'raw' else 'DPR file'}), "
-                         f"{gold} with a gold passage")
-        if qrels_out is not None:
-            qrels, counts = (read_topiocqa_qrels(qrels_in) if qrels_in
-                             else turns_to_qrels(turns))
-            if types is not None and topics_out is None:
-                missing_t, extra_t = turn_type_coverage(types, qrels)
-                lines.append(f"topiocqa: turn types cover {len(qrels.qid.unique()) - len(missing_t)}"
-                             f" qrels turns; {len(missing_t)} without a type, {len(extra_t)} "
-                             "typed turns not in the qrels")
-            out_q = restyle(qrels, qid_style) if qid_style else qrels
-            write_turn_qrels(out_q, qrels_out)
-            lines.append(counts.summary("topiocqa"))
-        if topics_out is not None:
-            if field_ == "rewrite":
-                topics, report = rewrite_topics(rewrites_in, turns, missing)
-                lines.append(report.summary())
-            else:
-                topics = turns_to_topics(turns, field_, k)
-            how = {"raw": "the raw question",
-                   "history": "context + question joined with ' [SEP] '",
-                   "last-k": f"the last {k} turns + question joined with ' [SEP] '",
-                   "rewrite": f"rewrites from {rewrites_in} (missing: {missing})"}[field_]
-            if types is not None:
-                topics, tcounts, untyped = with_turn_types(topics, types)
-                lines.append(_type_summary(tcounts, untyped, len(topics)))
-            if qid_style:
-                topics = topics.restyle(qid_style)
-            write_topics(topics, topics_out, topics_format)
-            lines.append(f"topiocqa: {len(topics)} topics written (query: {how})")
-        return lines
-
-    for line in run_guarded(job):
-        click.echo(line, err=True)

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import math
 
-import click
 
 from . import LOWER_IS_BETTER, METRICS
-from .options import emit, ranking_overlap_options, rm3_params, text_options
 
 
 def _fmt_of(path, fmt):
@@ -220,70 +218,3 @@ def _table(result) -> str:
     for k, v in result["parameters"].items():
         lines.append(f"# {k}: {v}")
     return "\n".join(lines) + "\n"
-
-
-@click.command("gen", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("pred_path", metavar="PRED")
-@click.argument("ref_path", metavar="REF")
-@click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
-              help="metric to compute (repeatable; default: all)")
-@click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
-              show_default=True, help="result as an aligned table or as JSON")
-@click.option("--per-instance", "per_instance", default=None,
-              help="write per-pair values here (JSONL if it ends in .jsonl/.json, else TSV)")
-@click.option("--pred-field", default=None, help="PRED JSONL text field (default: auto)")
-@click.option("--ref-field", default=None,
-              help="REF JSONL text field (default: first human-rewrite field, e.g. Truth_rewrite)")
-@click.option("--pred-id-field", default=None, help="PRED JSONL id field (or CONV,TURN)")
-@click.option("--ref-id-field", default=None, help="REF JSONL id field (or CONV,TURN)")
-@click.option("--pred-format", type=click.Choice(("jsonl", "tsv")), default=None,
-              help="PRED file format (default: from its extension)")
-@click.option("--ref-format", type=click.Choice(("jsonl", "tsv", "trec")), default=None,
-              help="REF file format (default: from its extension)")
-@text_options
-@click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
-@click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
-@click.option("--sim-ret", "sim_ret", is_flag=True,
-              help="also compute sim_ret and sim_ret+ (RM3) with --index")
-@ranking_overlap_options
-@click.option("--protocol", type=click.Choice(("scai-qrecc21",)), default=None,
-              help="scai-qrecc21: the SCAI-QReCC-21 evaluator's QR (ROUGE-1 recall) of PRED (a "
-                   "SCAI run or rewrites file) against REF (a SCAI ground truth JSON).")
-@click.option("--eval-missing-truth", is_flag=True,
-              help="scai-qrecc21: also score turns with an empty Truth_rewrite.")
-@click.option("--eval-turn-one-rewrites", is_flag=True,
-              help="scai-qrecc21: also score first turns.")
-@click.option("--bootstrap-seed", type=int, default=None,
-              help="scai-qrecc21: also give the evaluator's bootstrap median, drawn from this "
-                   "numpy seed.")
-def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, ref_field,
-            pred_id_field, ref_id_field, pred_format, ref_format, tokenizer, case_sensitive,
-            embeddings, bleu_lowercase, rouge_stemmer, sim_ret, index_dir, depth, rbo_p,
-            overlap, rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter, protocol,
-            eval_missing_truth, eval_turn_one_rewrites, bootstrap_seed):
-    """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
-    from ..guard import run_guarded
-
-    if protocol is not None:  # trecqr/adapters/scai.py
-        from ..adapters.scai import qr_from_files, qr_table
-
-        result = run_guarded(lambda: qr_from_files(
-            pred_path, ref_path, eval_missing_truth=eval_missing_truth,
-            eval_turn_one_rewrites=eval_turn_one_rewrites, bootstrap_seed=bootstrap_seed))
-        click.echo(qr_table(result, eval_missing_truth, eval_turn_one_rewrites), nl=False)
-        return
-    if eval_missing_truth or eval_turn_one_rewrites or bootstrap_seed is not None:
-        raise click.UsageError("--eval-missing-truth, --eval-turn-one-rewrites and "
-                               "--bootstrap-seed go with --protocol scai-qrecc21")
-
-    def run():
-        result = evaluate_gen(
-            pred_path, ref_path, metrics or METRICS, pred_field=pred_field, ref_field=ref_field,
-            pred_id_field=pred_id_field, ref_id_field=ref_id_field, pred_format=pred_format,
-            ref_format=ref_format, tokenizer=tokenizer, lowercase=not case_sensitive,
-            embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer,
-            index=index_dir, sim_ret=sim_ret, depth=depth, rbo_p=rbo_p, overlap=overlap,
-            rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter))
-        emit(result, out_format, per_instance, [result["per_instance"]], _table)
-
-    run_guarded(run)

@@ -28,7 +28,6 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 
-import click
 import numpy as np
 
 from ..errors import InputError, UsageError
@@ -42,8 +41,6 @@ from .compare import (
     trec_mean,
 )
 from .comparison import _json_num, plural
-from .options import (correction_options, qrels_runs_measures, say_written,
-                      table_output_options, topic_options)
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -393,41 +390,3 @@ def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
     if fmt == "csv":
         return render_csv(bd)
     return render_text(bd, places)
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-
-@click.command("breakdown", context_settings={"help_option_names": ["-h", "--help"]})
-@qrels_runs_measures
-@click.option("--by", type=click.Choice(["depth", "type", "labels"]), default="depth",
-              show_default=True, help="Group topics by turn depth, turn type or a label file.")
-@click.option("--labels", "labels", default=None, metavar="FILE",
-              help="--by type: a dev_type.json file; --by labels: a TSV file qid<TAB>label.")
-@click.option("--max-depth", type=click.IntRange(0), default=DEFAULT_MAX_DEPTH,
-              show_default=True, help="Group depths >= N as 'N+' (0: no cap).")
-@click.option("--baseline", default=None, metavar="NAME", help="Baseline run (default first).")
-@topic_options
-@correction_options
-@table_output_options(["text", "json", "csv"])
-def command(qrels, runs, measures, by, labels, max_depth, baseline, complete, level, compat,
-            correction, alpha, fmt, places, output):
-    """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
-    from ..guard import run_guarded
-    from ..formats.writer import atomic_write_text
-
-    def job():
-        if by != "depth" and labels is None:
-            raise UsageError(f"--by {by} needs --labels FILE")
-        bd = breakdown(qrels, list(runs), list(measures), by=by, labels=labels,
-                       max_depth=max_depth or None, baseline=baseline, complete=complete,
-                       correction=correction, alpha=alpha, relevance_level=level,
-                       compat=compat)
-        atomic_write_text(output, render(bd, fmt, places))
-
-    run_guarded(job)
-    say_written(output, "breakdown")
-
-
-breakdown_command = command

@@ -28,13 +28,10 @@ import os
 import sys
 from dataclasses import asdict
 
-import click
 import numpy as np
 
 from ..errors import UsageError
 from .comparison import Comparison, PairResult, plural, topics_line
-from .options import (correction_options, qrels_runs_measures, say_written,
-                      table_output_options, topic_options)
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels
@@ -405,49 +402,3 @@ def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
     if fmt == "csv":
         return render_csv(cmp)
     return render_text(cmp, places)
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-
-@click.command("compare", context_settings={"help_option_names": ["-h", "--help"]})
-@qrels_runs_measures
-@click.option("--baseline", default=None, metavar="NAME",
-              help="Baseline run (file name, path, stem or run id); default the first run.")
-@click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
-@topic_options
-@click.option("-M", "max_docs", type=int, default=None, metavar="N",
-              help="Keep the first N documents of each topic.")
-@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
-@click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
-              show_default=True, help="Test whose adjusted p decides significance.")
-@correction_options
-@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
-              help="Sign flips of the randomization test.")
-@click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
-              help="Bootstrap samples of the confidence interval.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
-              help="Random seed (randomization test and bootstrap).")
-@table_output_options(["text", "json", "csv", "markdown", "latex"])
-def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,
-            compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output):
-    """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
-    from ..guard import run_guarded
-    from ..formats.writer import atomic_write_text
-
-    def job():
-        if baseline is not None and all_pairs:
-            raise UsageError("--baseline and --all-pairs exclude each other")
-        cmp = compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,
-                      complete=complete, test=test, correction=correction, alpha=alpha,
-                      permutations=permutations, bootstrap=bootstrap, seed=seed,
-                      relevance_level=level, max_docs=max_docs, judged_only=judged_only,
-                      compat=compat)
-        atomic_write_text(output, render(cmp, fmt, places))
-
-    run_guarded(job)
-    say_written(output, "comparison")
-
-
-compare_command = command

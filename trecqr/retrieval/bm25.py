@@ -220,7 +220,7 @@ def _tokenised(tasks, workers: int):
         return
     from itertools import chain
 
-    from ..guard import worker_pool
+    from ..workers import worker_pool
 
     # pandas too: pyarrow imports it at a worker's first batch (dictionary_encode's lists)
     with worker_pool(workers, ["trecqr.retrieval.bm25", "pandas"]) as pool:

@@ -28,12 +28,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import click
-
-from ..adapters.dataset_topics import DATASETS
 from ..errors import UsageError
-from .collections import check_collection
-from .indexdir import BACKENDS
 
 # report key -> (column header, what it is)
 COLUMNS = {
@@ -150,7 +145,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     from ..api import evaluate, load_qrels
     from ..formats.run import write_run
     from .backends import build_index, load_index
-    from .commands import BM25_B, BM25_K1
+    from .bm25 import DEFAULT_B, DEFAULT_K1
 
     topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
     rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
@@ -192,8 +187,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         if collection is not None:
             params = dict(index_params or {})
             if backend in ("bm25s", "lucene"):
-                params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else BM25_K1)
-                params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else BM25_B)
+                params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else DEFAULT_K1)
+                params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else DEFAULT_B)
             if index is None:
                 tmp_index = tempfile.mkdtemp(prefix="trecqr-cqr-index-")
                 index = tmp_index
@@ -205,7 +200,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         manifest = dict(loaded.manifest, **search_kw)  # the k1/b the runs are searched with
         if runs_dir is None:
             runs_dir = tmp_runs = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
-        from ..guard import new_output_dir
+        from ..transactions import new_output_dir
 
         new_output_dir(runs_dir)  # made here: removed again if the command fails
         q = load_qrels(qrels)
@@ -263,109 +258,3 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         for tmp in (tmp_index, tmp_runs):
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
-
-
-@click.command("cqr", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--qrels", required=True, metavar="FILE",
-              help="Qrels to score every row against (TREC qrels, JSON dict, .gz).")
-@click.option("--index", "index_dir", type=click.Path(file_okay=False),
-              help="BM25 index folder (with --collection: build it here and keep it).")
-@click.option("--collection", default=None,
-              help="TSV/JSONL collection or irds:<dataset id> to index first (a temporary "
-                   "index unless --index).")
-@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
-              show_default=True, help="Backend for --collection (an --index knows its own).")
-@click.option("--model", default=None,
-              help="dense: local sentence-transformers model folder for --collection.")
-@click.option("--dataset", type=click.Choice(DATASETS), default=None,
-              help="Read turns from this dataset's file (--dataset-file): the raw questions "
-                   "for rewrites, and the --query-field rows.")
-@click.option("--dataset-file", default=None, help="The dataset's file (irds: its id).")
-@click.option("--query-field", "query_fields", multiple=True,
-              help="A dataset query field to score as a row (repeatable), e.g. raw, human.")
-@click.option("--topics", multiple=True,
-              help="Topics file (any topics format); repeatable, one row each.")
-@click.option("--rewrites", multiple=True,
-              help="Model rewrites (JSONL/TSV); repeatable, one row each.")
-@click.option("--raw", "raw_path",
-              help="Raw-question topics: the turn set and fallback for rewrites.")
-@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
-              show_default=True, help="Turns without a rewrite: raw question, drop, or fail.")
-@click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
-@click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
-@click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep each row's run here as <name>.run (default: a temporary folder, "
-                   "removed at exit).")
-@click.option("--name", "names", multiple=True,
-              help="Row names, in input order (topics first, then rewrites); default file stems.")
-@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
-              show_default=True, help="Report as an aligned table or as JSON.")
-@click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
-@click.option("--threads", type=click.IntRange(-1, 1024), default=1, show_default=True,
-              help="Search threads.")
-@click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
-@click.option("--protocol", default=None, metavar="NAME",
-              help="Also score every row's run under an official protocol (cast2021-nist, "
-                   "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
-def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
-            query_fields, topics, rewrites, raw_path, missing, preset, k, runs_dir, names, fmt,
-            output, threads, quiet, protocol):
-    """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
-
-    The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
-    format. Each row's run is kept in --runs-dir when it is given, else removed at exit.
-    """
-    from ..guard import run_guarded
-    from ..formats.writer import atomic_write_text
-
-    def job():
-        from ..errors import InputError
-
-        for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
-            if not os.path.isfile(path):  # before any index is built
-                raise InputError(path, None, "no such file")
-        if index_dir is None and collection is None:
-            raise UsageError("give --index DIR or --collection FILE")
-        rd = runs_dir
-        protocol_dir = None
-        if protocol is not None:
-            from ..adapters.presets import protocol as get_protocol
-
-            if get_protocol(protocol).kind != "trec_eval":
-                raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
-                                 "--protocol on the kept runs")
-            if rd is None:  # the rows' runs must outlive cqr() to be scored again
-                rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-protocol-")
-        if collection is not None:
-            check_collection(collection)
-        if model is not None and backend_name != "dense":
-            raise UsageError("--model is for --backend dense")
-        try:
-            report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
-                         index=index_dir, collection=collection, preset=preset, k=k,
-                         runs_dir=rd, names=names, n_threads=threads, show_progress=not quiet,
-                         backend=backend_name,
-                         index_params={"model": model} if model else None,
-                         dataset=dataset, dataset_file=dataset_file, query_fields=query_fields)
-            run_paths = [(r.name, r.run) for r in report.rows]
-            if protocol_dir is not None:  # runs kept only for the protocol table
-                report.runs_dir = None
-                for r in report.rows:
-                    r.run = None
-            text = report.to_json() if fmt == "json" else report.table()
-            click.echo(text, nl=False)
-            if protocol is not None:  # trecqr/adapters/presets.py
-                from ..adapters.presets import protocol_table
-
-                click.echo(protocol_table(protocol, qrels, run_paths), nl=False)
-        finally:
-            if protocol_dir is not None:
-                shutil.rmtree(protocol_dir, ignore_errors=True)
-        if output is not None and output != "-":
-            atomic_write_text(output, text)
-        if not quiet and report.runs_dir:
-            click.echo(f"trecqr: runs kept in {report.runs_dir}", err=True)
-
-    run_guarded(job)
-    if output is not None and output != "-":
-        click.echo(f"trecqr: report written to {output}", err=True)

@@ -45,7 +45,9 @@ def atomic_index_dir(out_dir):
             not os.listdir(out_dir) or os.path.exists(os.path.join(out_dir, MANIFEST)))):
         raise UsageError(f"{out_dir}: exists and is not a trecqr index; not overwriting it")
     parent = os.path.dirname(out_dir)
-    from ..guard import new_output_dir, register_temp, signals_blocked, unregister_temp
+    from ..interrupts import signals_blocked
+    from ..tempfiles import register_temp, unregister_temp
+    from ..transactions import new_output_dir
 
     new_output_dir(parent)  # folders made here are removed again if the command fails
 
@@ -286,7 +288,7 @@ def hits_to_run(topics, hits: dict, runid: str, source: str, why_empty: str = ""
 
 def thread_count(n) -> int:
     """n threads or processes; None or < 1: one per CPU."""
-    from ..guard import usable_cpus
+    from ..workers import usable_cpus
 
     return usable_cpus() if n is None or n < 1 else int(n)
 

@@ -1,0 +1,110 @@
+"""Command-line options shared by several commands, declared once so that they read and behave
+the same everywhere: the help options of every command (:data:`CONTEXT`), the options of the
+commands that score several runs (compare, breakdown, plot), and those of gen and suggest."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..generative.options import write_per_instance
+from .types import FiniteFloat
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}  # every command answers -h
+
+
+def topic_options(f):
+    """-c, -l and --compat, with trec_eval's meaning."""
+    f = click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
+                     show_default=True, help="trec_eval version to reproduce.")(f)
+    f = click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
+                     help="Minimum grade counted relevant.")(f)
+    f = click.option("-c", "complete", is_flag=True,
+                     help="Use every qrels topic; a topic missing from a run counts 0.")(f)
+    return f
+
+
+def correction_options(f):
+    """--correction and --alpha of the multiple-testing correction."""
+    f = click.option("--alpha", type=FiniteFloat(0, 1), default=0.05, show_default=True,
+                     help="Significance level (on adjusted p-values).")(f)
+    f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
+                     default="holm", show_default=True, help="Multiple-testing correction.")(f)
+    return f
+
+
+def qrels_runs_measures(f):
+    """QRELS RUN... and the repeatable -m MEASURE."""
+    f = click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
+                     help="trec_eval measure (map, ndcg_cut.3, recip_rank, ...); repeatable.")(f)
+    f = click.argument("runs", nargs=-1, required=True, type=str)(f)
+    return click.argument("qrels", type=str)(f)
+
+
+def say_written(output, what: str = "report") -> None:
+    """The success line of a command that wrote its output to a file (-o FILE; not for stdout)."""
+    if output is not None and output != "-":
+        click.echo(f"trecqr: {what} written to {output}", err=True)
+
+
+def table_output_options(formats):
+    """--format (one of formats, default text), --places and -o/--output (atomic)."""
+    def apply(f):
+        f = click.option("-o", "--output", default="-", metavar="FILE",
+                         help="Write here (atomically).")(f)
+        f = click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
+                         help="Decimal places in the text table.")(f)
+        return click.option("--format", "fmt", type=click.Choice(list(formats)),
+                            default="text", show_default=True, help="Output format.")(f)
+    return apply
+
+
+def _stack(*options):
+    def apply(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return apply
+
+
+text_options = _stack(
+    click.option("--tokenizer", type=click.Choice(("alnum", "whitespace")), default="alnum",
+                 show_default=True, help="tokens for PER and sim_emb"),
+    click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising"),
+    click.option("--embeddings", default=None,
+                 help="word2vec (text, or binary .bin) or GloVe file for sim_emb (default: "
+                      "packaged GloVe 6B 50d)"),
+)
+
+ranking_overlap_options = _stack(
+    click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
+                 help="trecqr index (bm25s, lucene or dense) for the retrieval-based "
+                      "similarities (sim_ret+ needs bm25s, or lucene built with "
+                      "--store-docvectors)"),
+    click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k"),
+    click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence"),
+    click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
+                 show_default=True, help="sim_ret ranking-overlap measure"),
+    click.option("--rm3-fb-docs", type=int, default=10, show_default=True,
+                 help="sim_ret+: RM3 feedback passages (Anserini's first stage is 50 deep)"),
+    click.option("--rm3-fb-terms", type=int, default=10, show_default=True,
+                 help="sim_ret+: RM3 feedback terms"),
+    click.option("--rm3-original-weight", type=float, default=0.5, show_default=True,
+                 help="sim_ret+: weight of the original query in RM3"),
+    click.option("--rm3-no-filter", is_flag=True,
+                 help="sim_ret+: keep feedback terms that are not [a-z0-9]+ (Anserini's "
+                      "filterTerms off)"),
+)
+
+
+def emit(result: dict, out_format: str, per_instance, sides, table) -> None:
+    """The per-instance file (if asked), then the result without its per-instance values on
+    stdout: JSON, or table(result)."""
+    if per_instance:
+        write_per_instance(sides, per_instance)
+    if out_format == "json":
+        click.echo(json.dumps({k: v for k, v in result.items() if k != "per_instance"},
+                              indent=2))
+    else:
+        click.echo(table(result), nl=False)
