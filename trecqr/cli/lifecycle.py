@@ -21,6 +21,7 @@ import warnings
 
 import click
 
+from .. import reporting
 from ..errors import InputError, UsageError
 from ..interrupts import SIGNALS, Interrupted, on_signal, raise_if_interrupted
 from ..special_files import read_fifos_once, refuse_endless_devices
@@ -134,6 +135,7 @@ def run_main(main) -> None:
     fix_std_streams()
     install_signal_handlers()
     read_fifos_once()
+    reporting.install(reporting.StderrReporter())  # bars and info lines on stderr
     code = 0
     try:
         refuse_endless_devices(sys.argv[1:])

@@ -23,11 +23,12 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from ..reporting import progress, progress_bar
 from .analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
 from .collections import (collection_format, collection_label, is_irds, iter_collection,
                           jsonl_docs, jsonl_line_blocks)
 from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
-                       order_hits, progress, progress_bar, read_docids, read_manifest,
+                       order_hits, read_docids, read_manifest,
                        thread_count, write_docids, write_manifest)
 
 BACKEND = "bm25s"

@@ -39,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from ..reporting import progress_bar
 from .collections import collection_label, iter_collection
 from .indexdir import (
     as_topics,
@@ -46,7 +47,6 @@ from .indexdir import (
     check_unique_docids,
     hits_to_run,
     order_hits,
-    progress_bar,
     read_docids,
     read_manifest,
     thread_count,
