@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from conftest import data_path, run_cli
 
 import trecqr
-from trecqr.cli.convert import cast_command, collapse_command
+from trecqr.cli.convert import cast_command
+from trecqr.cli.convert_files import collapse_command
 from trecqr.adapters.cast import (
     convert_cast_qrels,
     read_cast_topics,

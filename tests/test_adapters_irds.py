@@ -30,7 +30,7 @@ if "ir_datasets" not in sys.modules:
     else:
         os.environ["IR_DATASETS_HOME"] = _old
 
-from trecqr.cli.convert import irds_command
+from trecqr.cli.convert_files import irds_command
 import trecqr  # noqa: E402
 from trecqr.adapters import irds  # noqa: E402
 from trecqr.adapters.presets import preset, preset_names  # noqa: E402

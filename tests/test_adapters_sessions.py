@@ -6,9 +6,9 @@ import hashlib
 
 import pytest
 from click.testing import CliRunner
-from conftest import data_path
+from conftest import data_path, mrr_by_hand
 
-from trecqr.cli.convert import sessions_command
+from trecqr.cli.convert_files import sessions_command
 import trecqr
 from trecqr.adapters import sessions as S
 from trecqr.errors import InputError
@@ -140,7 +140,7 @@ def test_hredqs_run_scores_through_trecqr_evaluate(tmp_path):
         run = S.to_run(inst, scores, missing=missing)
         res = trecqr.evaluate(qrels, run, ["recip_rank"])
         assert res.aggregate()["recip_rank"] == pytest.approx(want, abs=1e-12)
-        assert S.mrr_by_hand(inst, scores, missing) == pytest.approx(want, abs=1e-12)
+        assert mrr_by_hand(inst, scores, missing) == pytest.approx(want, abs=1e-12)
     per = trecqr.evaluate(qrels, S.to_run(inst, scores, missing="last"), ["recip_rank"]).per_query()
     assert per["hredqs-2"]["recip_rank"] == 1.0 and per["hredqs-5"]["recip_rank"] == 0.5
     with pytest.raises(trecqr.errors.UsageError):

@@ -12,7 +12,7 @@ from conftest import data_path
 from trecqr.adapters import turn_ids as T
 from trecqr.adapters.rewrites import read_rewrites
 from trecqr.adapters.topics import Topics, read_topics, write_topics
-from trecqr.cli.convert import rewrites_command, topics_command
+from trecqr.cli.convert_files import rewrites_command, topics_command
 from trecqr.errors import InputError, UsageError
 from trecqr.formats import read_qrels
 

@@ -151,7 +151,7 @@ def test_writing_commands_say_what_they_wrote(tmp_path):
 def test_help_names_what_the_options_do():
     plot = run_cli(["plot", "-h"]).stdout
     assert "PNG, SVG or PDF" in " ".join(plot.split())
-    from trecqr.cli.convert import topics_command
+    from trecqr.cli.convert_files import topics_command
 
     style = next(p.help for p in topics_command.params if p.name == "qid_style")
     for name, example in (("QReCC-Test", "QReCC-Test_31_4"), ("topiocqa-dev", "topiocqa-dev_31_4"),

@@ -373,7 +373,7 @@ def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch
         with real_pool(min(workers, 2), *args, **kw) as pool:
             yield pool
 
-    monkeypatch.setattr(workers, "worker_pool", counting_pool)
+    monkeypatch.setattr(bm25, "worker_pool", counting_pool)
     monkeypatch.setattr(bm25, "BATCH", 300)  # 4 tasks of the 996 passages
     demo = Path(__file__).parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
     res = run_cli(["index", demo, "-o", tmp_path / "ix", "--quiet"]

@@ -13,7 +13,7 @@ from trecqr.adapters import sessions as S
 from trecqr.errors import UsageError
 from trecqr.generative import suggest as SG
 
-from conftest import data_path, run_cli
+from conftest import data_path, mrr_by_hand, run_cli
 
 CTX = data_path("sessions", "hredqs-test.ctx")
 RNK = data_path("sessions", "hredqs-test.rnk")
@@ -96,7 +96,7 @@ def test_marco_suggest_mrr_equals_trecqr_eval(tmp_path, missing):
     # and the direct computation agrees (ties by candidate id descending)
     sc = S.read_candidate_scores(cands)
     sc.pop("marco-99_2")
-    assert out["metrics"]["mrr"] == pytest.approx(S.mrr_by_hand(insts, sc, missing), abs=1e-12)
+    assert out["metrics"]["mrr"] == pytest.approx(mrr_by_hand(insts, sc, missing), abs=1e-12)
     c = out["counts"]
     assert c["instances"] == 82 and c["scored_instances"] == 82
     assert c["targets_missing_from_candidates"] == 28  # k = 0, 3, ..., 81

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing as mp
 import os
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import forkserver
 
 from .interrupts import signals_blocked
 
@@ -35,6 +32,10 @@ def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
     process group is this process's to handle, and nothing of theirs is printed. If the block
     ends with an exception (a signal's Interrupted included), the workers are killed (SIGKILL:
     they ignore SIGTERM) before the pool is shut down. All workers are started at once."""
+    import multiprocessing as mp  # lazy (tests/test_imports.py): one run's eval starts no pool
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import forkserver
+
     try:
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(list(preload))

@@ -46,9 +46,13 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
+import pyarrow.compute as pc
 
 from ..errors import InputError, UsageError
+from ..formats.qrels import read_qrels, write_qrels
 from ..formats.writer import atomic_write_text
+from . import topics as topics_io
 
 QUERY_FIELDS = {"raw": "raw_utterance", "manual": "manual_rewritten_utterance",
                 "automatic": "automatic_rewritten_utterance"}
@@ -426,8 +430,6 @@ def ranked_lines(qid: str, ids, run_name: str) -> list:
 def write_topics(pairs, path) -> str:
     """Write [(qid, query)] atomically with trecqr.adapters.topics: TSV when the path ends in
     .tsv, JSONL for .jsonl, otherwise the TREC topic format. Returns the format."""
-    from . import topics as topics_io
-
     try:
         fmt = topics_io.format_of(path)
     except UsageError:
@@ -458,11 +460,6 @@ def convert_cast_qrels(path, topics: CastTopics, out) -> QrelsCounts:
     CAsT qrels already use the canonical ids; a qid that is not a turn of the topic file (another
     year's qrels, another id style) is an error naming it.
     """
-    import numpy as np
-    import pyarrow.compute as pc
-
-    from ..formats.qrels import read_qrels, write_qrels
-
     qrels = read_qrels(path)
     judged = pc.unique(qrels.qid).to_pylist()
     known = set(topics.qids)

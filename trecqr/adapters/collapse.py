@@ -21,7 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..formats.arrays import arrow_indices, as_numpy
-from ..formats.run import Run
+from ..formats.order import qid_codes, trec_order
+from ..formats.run import read_run, Run, write_run
 
 PASSAGE_SUFFIX = r"-[0-9]+$"
 
@@ -45,8 +46,6 @@ def document_ids(docno, pattern: str = PASSAGE_SUFFIX):
 
 def collapse_run(run: Run, pattern: str = PASSAGE_SUFFIX) -> tuple[Run, CollapseCounts]:
     """A document run from a passage run: each document's first passage in trec_eval's order."""
-    from ..formats.order import qid_codes, trec_order
-
     n = len(run)
     qcode, topics = qid_codes(run.qid)
     order, _, _ = trec_order(run, float32=False, qcode=qcode)
@@ -70,8 +69,6 @@ def collapse_run(run: Run, pattern: str = PASSAGE_SUFFIX) -> tuple[Run, Collapse
 def collapse_file(path, out, *, runid: str | None = None,
                   pattern: str = PASSAGE_SUFFIX) -> CollapseCounts:
     """Read a passage run, write the document run (TREC format, atomically; runid kept)."""
-    from ..formats.run import read_run, write_run
-
     doc_run, counts = collapse_run(read_run(path), pattern)
     write_run(doc_run, out, runid=runid)
     return counts

@@ -38,10 +38,15 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from ..formats.run import Run
 from .cast import load_json, ranked_lines
 
 QUERY_FIELDS = ("raw", "resolved", "context")
@@ -110,8 +115,6 @@ class IkatTopics:
                 text = CONTEXT_SEP.join((*t.context, t.raw))
             out.append((t.qid, text))
         if filled:
-            import warnings
-
             warnings.warn(f"{self.source}: {len(filled)} turns without a resolved_utterance "
                           f"take their raw utterance ({', '.join(filled[:5])})")
         return out
@@ -347,7 +350,6 @@ def validate_run(doc, topics: IkatTopics | None = None) -> list:
                 add(label, f"{where}: {len(passages)} passages (more than 1000)", True)
             _check_ptkb(resp.get("ptkb_provenance", []), label, where, add, topics)
     if known is not None:  # the validator counts each topic's turns against the topics
-        from collections import Counter
 
         for tid, n in Counter(seen_turns).items():
             if n > 1 and tid in known:
@@ -428,11 +430,6 @@ class RunCounts:
 
 def passage_run(doc, name: str):
     """(trecqr Run, RunCounts) from a parsed official run: best score per (turn, passage)."""
-    import numpy as np
-    import pyarrow as pa
-
-    from ..formats.run import Run
-
     _require_valid(doc, name)
     best: dict = {}  # (turn, passage) -> score, in first-citation order
     turns, responses, provs = [], 0, 0
@@ -482,6 +479,3 @@ def ptkb_run(doc, name: str, run_name: str | None = None) -> list:
         ranked.sort(key=lambda x: -x[1])
         lines += [f"{tid} Q0 {sid} {i} {sc!r} {runid}\n" for i, (sid, sc) in enumerate(ranked, 1)]
     return lines
-
-
-# --------------------------------------------------------------------------- command

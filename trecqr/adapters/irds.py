@@ -29,8 +29,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import UsageError
+from ..formats import Qrels, write_qrels
+from ..transactions import at_command_end, dirs_under, remove_new_empty_dirs
+from .topics import Topics, write_topics
+from .turn_ids import check_style, restyle
 
 # ids ir_datasets knows the files of but does not register (queries + qrels only)
 QUERIES_QRELS_ONLY = {
@@ -47,7 +52,6 @@ class OfflineDownload(RuntimeError):
 def _irds():
     os.environ.setdefault("IR_DATASETS_SKIP_DISK_FREE", "true")
     if "ir_datasets" not in sys.modules:  # its import makes a folder per dataset under its
-        from ..transactions import at_command_end, dirs_under, remove_new_empty_dirs  # home: a
 
         home = os.environ.get("IR_DATASETS_HOME") or os.path.expanduser("~/.ir_datasets")
         before = dirs_under(home)  # command removes again those it left empty
@@ -209,8 +213,6 @@ def convert_queries(dataset, dataset_id: str = "<dataset>", query_field: str | N
 
     query_field None: the query's ``text`` field when it has one, else ir_datasets' own
     ``default_text()`` of the query type (``raw_utterance`` for TREC CAsT)."""
-    from .topics import Topics
-
     if not dataset.has_queries():
         raise UsageError(f"ir_datasets {dataset_id!r} has no queries")
     fields = query_fields(dataset)
@@ -248,8 +250,6 @@ def convert_queries(dataset, dataset_id: str = "<dataset>", query_field: str | N
 
 def convert_qrels(dataset, dataset_id: str = "<dataset>"):
     """The dataset's qrels as trecqr Qrels, read in chunks into Arrow columns."""
-    from ..formats import Qrels
-
     if not dataset.has_qrels():
         raise UsageError(f"ir_datasets {dataset_id!r} has no qrels")
     handler = dataset.qrels_handler()
@@ -285,12 +285,6 @@ def convert(dataset_id: str, *, topics_out=None, qrels_out=None, query_field: st
             qid_style: str | None = None, topics_format: str | None = None,
             dataset=None) -> IrdsConversion:
     """Write the dataset's queries and/or qrels as TREC files; returns what was converted."""
-    import pyarrow.compute as pc
-
-    from ..formats import write_qrels
-    from .topics import write_topics
-    from .turn_ids import check_style, restyle
-
     if topics_out is None and qrels_out is None:
         raise UsageError("give --topics-out and/or --qrels-out")
     if qid_style is not None:

@@ -19,7 +19,7 @@ JSONL) become topics with :func:`qrecc_topics` (query field raw, human, context 
 ``CONTEXT_SEP`` = ``" [SEP] "``, or a supplied rewrite); ``trecqr convert qrecc`` does both.
 
 The helpers shared with :mod:`trecqr.adapters.topiocqa` (turn-id parsing, format detection,
-the counts record, the click command factory) live here too.
+the counts record) live here too, public, so that it imports them by name.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ import pyarrow.compute as pc
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels, read_qrels, write_qrels
 from ..formats.textio import read_source
+from .rewrites import POLICIES, read_rewrites
+from .topics import json_records, Topics
 from .turn_ids import split_id
 
 __all__ = [
@@ -67,7 +69,7 @@ def _parse_turn_id(qid: str, source: str, line: int | None) -> tuple[str, str]:
     return f"{conv}_{turn}", style
 
 
-class _StyleCheck:
+class TurnIdStyleCheck:
     """Parse many turn ids; all of one input must share one style (no silent mixing)."""
 
     def __init__(self, source: str):
@@ -110,7 +112,7 @@ class QrelsCounts:
 
 
 # --------------------------------------------------------------------------- reading
-def _load(path):
+def read_json_or_text(path):
     """(Source, parsed JSON or None): the JSON document when the input starts with { or [."""
     src = read_source(path)
     head = src.data.lstrip()[:1]
@@ -123,7 +125,7 @@ def _load(path):
     return src, None
 
 
-def _from_pairs(qids: list, docnos: list, grades: list, turns_read: int,
+def qrels_from_pairs(qids: list, docnos: list, grades: list, turns_read: int,
                 source: str) -> tuple[Qrels, QrelsCounts]:
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
                   np.asarray(grades, dtype=np.int64), source)
@@ -158,7 +160,7 @@ def _check_pairs(qrels: Qrels, locate=None) -> None:
 
 def qrels_from_json_dict(doc: dict, source: str) -> tuple[Qrels, QrelsCounts]:
     """``{qid: {passage: grade}}``; an empty passage id (``{"": 1}``) marks a turn without gold."""
-    parse = _StyleCheck(source)
+    parse = TurnIdStyleCheck(source)
     seen: dict[str, str] = {}
     qids, docnos, grades = [], [], []
     for qid, docs in doc.items():
@@ -179,7 +181,7 @@ def qrels_from_json_dict(doc: dict, source: str) -> tuple[Qrels, QrelsCounts]:
             qids.append(canon)
             docnos.append(passage)
             grades.append(grade)
-    return _from_pairs(qids, docnos, grades, len(doc), source)
+    return qrels_from_pairs(qids, docnos, grades, len(doc), source)
 
 
 def _scai_records(doc: list, source: str) -> tuple[Qrels, QrelsCounts]:
@@ -201,7 +203,7 @@ def _scai_records(doc: list, source: str) -> tuple[Qrels, QrelsCounts]:
             if passage:
                 qids.append(canon)
                 docnos.append(passage)
-    return _from_pairs(qids, docnos, [1] * len(qids), len(doc), source)
+    return qrels_from_pairs(qids, docnos, [1] * len(qids), len(doc), source)
 
 
 def _scai_turn(rec, i: int, source: str) -> str:
@@ -221,7 +223,7 @@ def qrels_from_text(src, source: str) -> tuple[Qrels, QrelsCounts]:
     stream.name = source
     raw = read_qrels(stream)
     raw.source = source
-    parse = _StyleCheck(source)
+    parse = TurnIdStyleCheck(source)
     uniq = pc.unique(raw.qid)
     canon_of = {}
     for qid in uniq.to_pylist():
@@ -256,7 +258,7 @@ def read_qrecc_qrels(path) -> tuple[Qrels, QrelsCounts]:
 
     Turns without gold passage are left out of the qrels and counted in the returned record.
     """
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if doc is None:
         return qrels_from_text(src, src.name)
     if isinstance(doc, dict):
@@ -271,7 +273,7 @@ def read_qrecc_qrels(path) -> tuple[Qrels, QrelsCounts]:
 def read_scai_rewrites(path, field: str = "Truth_rewrite") -> dict[str, str]:
     """``{conv_turn: text}`` from a SCAI-QReCC-21 turn file (``Truth_rewrite``,
     ``Transformer_rewrite``, ``Model_rewrite``, ...); turns without the field are left out."""
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if not isinstance(doc, list):
         raise InputError(src.name, None, "expected a JSON list of SCAI turns")
     out = {}
@@ -291,7 +293,7 @@ def integer_passage_ids(qrels: Qrels) -> bool:
     return len(qrels) > 0 and pc.all(pc.match_substring_regex(qrels.docno, r"^[0-9]+$")).as_py()
 
 
-# --------------------------------------------------------------------------- writing + CLI
+# --------------------------------------------------------------------------- writing
 def write_turn_qrels(qrels: Qrels, path) -> None:
     """TREC qrels ``conv_turn 0 passage grade``, atomically."""
     write_qrels(qrels, path)
@@ -354,12 +356,10 @@ class TurnCounts:
 
 def _turn_records(path):
     """(source name, [(line or None, record dict)], raw records) from a JSON list or JSONL."""
-    from .topics import json_records
-
     src = read_source(path)
     head = src.data.lstrip()[:1]
     if head == b"[":
-        src, doc = _load(path)
+        src, doc = read_json_or_text(path)
         out = []
         for i, rec in enumerate(doc):
             if not isinstance(rec, dict):
@@ -433,7 +433,7 @@ def turns_qrels(turns: list, source: str = "<turns>") -> tuple[Qrels, QrelsCount
                                        "(--qrels)")
     qids = [t.qid for t in turns for _ in t.passages]
     docnos = [p for t in turns for p in t.passages]
-    return _from_pairs(qids, docnos, [1] * len(qids), len(turns), source)
+    return qrels_from_pairs(qids, docnos, [1] * len(qids), len(turns), source)
 
 
 def _need_question(turn: QreccTurn, source: str) -> str:
@@ -457,9 +457,6 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
     rewrite follows ``missing``: ``raw`` (the question), ``drop`` or ``error``. Metadata:
     ``conversation_source`` (quac, nq, trec) where the file gives it.
     """
-    from .rewrites import POLICIES, read_rewrites
-    from .topics import Topics
-
     if query_field not in QUERY_FIELDS:
         raise UsageError(f"unknown query field {query_field!r}: use one of "
                          f"{', '.join(QUERY_FIELDS)}")

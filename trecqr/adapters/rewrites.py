@@ -36,7 +36,8 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import InputError, TrecqrError, UsageError
-from .topics import Topics, _text, id_getter, json_records, parse_tsv, record_id
+from .topics import Topics, read_text_file, id_getter, json_records, parse_tsv, record_id
+from .turn_ids import convert_ids, parse_ids
 
 POLICIES = ("raw", "drop", "error")
 ID_FIELDS = ("qid", "sample_id", "query_id", "id", "turn_key")
@@ -155,11 +156,9 @@ def _tsv(name, text, report):
     return topics.qids, [q.strip() for q in topics.queries], [None] * len(topics)
 
 
-def _match_keys(file_qids, raw_qids, source):
+def match_keys(file_qids, raw_qids, source):
     """Keys to match file ids with raw ids: canonical (conv, turn) when both lists are turn ids
     of different styles, else the ids themselves. Returns (file keys, raw keys, raw style)."""
-    from .turn_ids import parse_ids
-
     try:
         f = parse_ids(file_qids, source)
         r = parse_ids(raw_qids, "<raw topics>")
@@ -182,7 +181,7 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
         fmt = "tsv" if lower.endswith((".tsv", ".tab", ".txt")) else "jsonl"
     if fmt not in ("jsonl", "tsv"):
         raise UsageError(f"unknown rewrites format {fmt!r}: use jsonl or tsv")
-    name, text = _text(path)
+    name, text = read_text_file(path)
     report = RewriteReport(name, policy=missing)
     if fmt == "jsonl":
         qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report)
@@ -199,7 +198,7 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
 
     out_qids = list(qids)
     if raw is not None:
-        fkeys, rkeys, raw_style = _match_keys(qids, raw_order, name)
+        fkeys, rkeys, raw_style = match_keys(qids, raw_order, name)
         raw_by_key = dict(zip(rkeys, raw_order))
         value_by_key = dict(zip(fkeys, values))
         line_by_key = dict(zip(fkeys, lines))
@@ -207,7 +206,6 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
         report.extra = [q for k, q in zip(fkeys, qids) if k not in raw_by_key]
         report.absent = [raw_by_key[k] for k in rkeys if k not in value_by_key]
         if raw_style is not None:  # file ids in another style: write them in raw's style
-            from .turn_ids import convert_ids
             extra_ids = convert_ids(report.extra, raw_style).to_pylist() if report.extra else []
             names = dict(zip([k for k in fkeys if k not in raw_by_key], extra_ids))
         else:
@@ -260,6 +258,3 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
     if qid_style is not None:
         topics = topics.restyle(qid_style)
     return Rewrites(topics, report)
-
-
-# ---------------------------------------------------------------- CLI

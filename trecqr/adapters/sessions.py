@@ -106,8 +106,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
-from ..formats.qrels import Qrels
-from ..formats.run import Run
+from ..formats.qrels import Qrels, write_qrels
+from ..formats.run import Run, write_run
+from ..formats.writer import atomic_write_text
 from .session_model import (
     CONTEXT_SEP,
     DEFAULT_GAP,
@@ -128,6 +129,7 @@ from .session_readers import (  # the readers of HRED-qs .ses files and aol-ia, 
     read_aolia_qlogs,
     read_hredqs_sessions,
 )
+from .topics import Topics, write_topics
 
 def _split_times(users: list, secs: np.ndarray, gap) -> np.ndarray:
     """Boolean per row: True where a new session starts (new user, or gap exceeded)."""
@@ -270,8 +272,6 @@ def trec_session_results(path) -> dict:
 
 def write_results_collection(path, out) -> int:
     """Write :func:`trec_session_results` as a Pyserini JSONL collection; returns its size."""
-    from ..formats.writer import atomic_write_text
-
     passages = trec_session_results(path)
     atomic_write_text(out, "".join(json.dumps({"id": d, "contents": t})
                                    + "\n" for d, t in passages.items()))
@@ -340,8 +340,6 @@ def read_hredqs_candidates(ctx, rnk, tgt=None) -> list:
 # ---------------------------------------------------------------- to TREC files
 
 def to_topics(insts, sep: str = CONTEXT_SEP):
-    from .topics import Topics
-
     return Topics(qids=[i.iid for i in insts], queries=[sep.join(i.context) for i in insts],
                   source="<sessions>")
 
@@ -498,30 +496,11 @@ def read_hredqs_scores(insts, score_path, column=None) -> dict:
     return out
 
 
-def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
-    """Mean reciprocal rank computed directly (for checking): candidates ordered by score
-    descending, ties by candidate id descending; instances with candidates only."""
-    total, count = 0.0, 0
-    targets = {i.iid: i.target for i in insts}
-    for iid, cands in scores.items():
-        seen: dict = {}
-        for text, s in (cands.items() if isinstance(cands, dict) else cands):
-            seen.setdefault(candidate_id(text), float(s))
-        if not seen:
-            continue
-        order = sorted(seen, key=lambda c: (-seen[c], tuple(-b for b in c.encode())))
-        tid = None if targets.get(iid) is None else candidate_id(targets[iid])
-        count += 1
-        if tid in seen:
-            total += 1.0 / (order.index(tid) + 1)
-        elif missing == MISSING_LAST and tid is not None:
-            total += 1.0 / len(order)
-    return total / count if count else 0.0
-
-
-# ---------------------------------------------------------------- files and CLI
+# ---------------------------------------------------------------- files
 
 FORMATS = ("aol", "aol-ia", "webis", "trec-session", "marco", "hredqs", "hredqs-ses")
+
+
 def load_sessions(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
                   dedup: bool = True) -> list:
     """Sessions from a session source of format fmt (every format of FORMATS except
@@ -561,10 +540,6 @@ def write_trec_files(insts, *, topics_out=None, qrels_out=None, run_out=None, sc
                      runid: str = "trecqr") -> dict:
     """Write whichever of topics (TSV/JSONL/TREC by extension), qrels and run are asked for;
     returns counts {"instances", "qrels", "run_lines"}."""
-    from ..formats.qrels import write_qrels
-    from ..formats.run import write_run
-    from .topics import write_topics
-
     counts = {"instances": len(insts)}
     if topics_out is not None:
         write_topics(to_topics(insts, sep), topics_out)

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError, UsageError
 from ..formats.textio import _decode, read_source
 from ..formats.writer import atomic_write_text
+from .turn_ids import convert_ids
 
 FORMATS = ("trec", "tsv", "jsonl")
 _EXTENSIONS = {
@@ -102,8 +103,6 @@ class Topics:
 
     def restyle(self, style: str) -> Topics:
         """The same topics with qids written in another turn-id style (see turn_ids)."""
-        from .turn_ids import convert_ids
-
         new = convert_ids(self.qids, style, self.source).to_pylist()
         rename = dict(zip(self.qids, new))
         meta = {rename[q]: m for q, m in self.metadata.items() if q in rename}
@@ -132,7 +131,7 @@ def format_of(path, format: str | None = None) -> str:
     return _EXTENSIONS[ext]
 
 
-def _text(path) -> tuple[str, str]:
+def read_text_file(path) -> tuple[str, str]:
     src = read_source(path)
     return src.name, _decode(src).decode("utf-8")
 
@@ -368,7 +367,7 @@ def _jsonl_text(topics: Topics) -> tuple[str, int]:
 def read_topics(path, format: str | None = None, *, qid_field=None, query_field=None) -> Topics:
     """Read a topics file (format from the name unless given); see the module docstring."""
     fmt = format_of(path, format)
-    name, text = _text(path)
+    name, text = read_text_file(path)
     if fmt == "trec":
         return _parse_trec(name, text)
     if fmt == "tsv":
@@ -393,6 +392,3 @@ def write_topics(topics: Topics, path, format: str | None = None) -> int:
         warnings.warn(f"{changed} of {len(topics)} queries changed to fit the {fmt} format ({what})")
     atomic_write_text(path, text)
     return changed
-
-
-# ---------------------------------------------------------------- CLI

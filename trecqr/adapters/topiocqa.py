@@ -33,17 +33,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels
 from .qrecc import (
     QrelsCounts,
-    _from_pairs,
-    _load,
-    _StyleCheck,
+    qrels_from_pairs,
+    read_json_or_text,
+    TurnIdStyleCheck,
     qrels_from_json_dict,
     qrels_from_text,
 )
+from .rewrites import read_rewrites
+from .topics import Topics
+from .turn_ids import detect_style, to_canonical
 
 __all__ = [
     "QUERY_FIELDS",
@@ -79,7 +81,7 @@ _GROUP_TYPES = {
 
 def read_topiocqa_qrels(path) -> tuple[Qrels, QrelsCounts]:
     """TopiOCQA gold qrels (TREC lines or a JSON dict) with canonical ``conv_turn`` ids."""
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if doc is None:
         return qrels_from_text(src, src.name)
     if isinstance(doc, dict):
@@ -94,10 +96,10 @@ def read_turn_types(path) -> dict[str, str]:
     Types are ``first_turn``, ``topic_shift``, ``topic_return``, ``no_shift`` (the file's
     ``1st``, ``ts``, ``tr``, ``tc``). A turn in two groups, or an unknown group, is an error.
     """
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if not isinstance(doc, dict):
         raise InputError(src.name, None, "expected a JSON object {type: [turn ids]}")
-    parse = _StyleCheck(src.name)
+    parse = TurnIdStyleCheck(src.name)
     out: dict[str, str] = {}
     group_of: dict[str, str] = {}
     for group, ids in doc.items():
@@ -223,7 +225,7 @@ def _dpr_turn(rec: dict, i: int, source: str) -> Turn:
 def read_topiocqa_turns(path) -> TopiocqaTurns:
     """TopiOCQA turns from the raw dataset JSON or a DPR-style retriever file (detected from the
     first record's fields); ids are canonical ``conv_turn``; a turn given twice is an error."""
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if not isinstance(doc, list) or not doc or not all(isinstance(r, dict) for r in doc):
         raise InputError(src.name, None, "not TopiOCQA turns: expected a JSON list of turns "
                                          "(raw dataset JSON or DPR retriever file)")
@@ -269,8 +271,6 @@ def turns_to_topics(turns: TopiocqaTurns, query_field: str = "raw", k: int = 3):
 
     The raw JSON's ``Topic``, ``Topic_section`` and ``is_nq`` are kept as topic metadata.
     """
-    from .topics import Topics
-
     if query_field == "last-k" and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise UsageError(f"k must be a whole number >= 0, not {k!r}")
     qids = [t.qid for t in turns.turns]
@@ -286,9 +286,6 @@ def rewrite_topics(rewrites_path, turns: TopiocqaTurns | None = None, missing: s
     With ``turns``, the turn set is the dataset's and a missing rewrite follows ``missing``
     (``raw``: the raw question; ``drop``; ``error``). Returns (Topics, RewriteReport).
     """
-    from .rewrites import read_rewrites
-    from .turn_ids import detect_style
-
     raw = turns_to_topics(turns, "raw") if turns is not None else None
     result = read_rewrites(rewrites_path, missing=missing, raw=raw, **options)
     topics = result.topics
@@ -305,16 +302,13 @@ def turns_to_qrels(turns: TopiocqaTurns) -> tuple[Qrels, QrelsCounts]:
     """Gold qrels (grade 1) from the turns' gold passages; turns without one are counted."""
     qids = [t.qid for t in turns.turns if t.gold is not None]
     docs = [t.gold for t in turns.turns if t.gold is not None]
-    return _from_pairs(qids, docs, [1] * len(qids), len(turns), turns.source)
+    return qrels_from_pairs(qids, docs, [1] * len(qids), len(turns), turns.source)
 
 
 def with_turn_types(topics, types: dict[str, str]):
     """Topics with metadata ``turn_type`` from ``{conv_turn: type}`` (topics in any id style).
 
     Returns (topics, {type: count}, [qids without a type])."""
-    from .topics import Topics
-    from .turn_ids import to_canonical
-
     canon = to_canonical(topics.qids, topics.source).to_pylist() if len(topics) else []
     meta = {q: dict(m) for q, m in topics.metadata.items()}
     counts: dict[str, int] = {}
@@ -337,6 +331,3 @@ def type_summary(counts: dict, untyped: list, total: int) -> str:
     if untyped:
         line += f"; {len(untyped)} without a type (e.g. {untyped[0]})"
     return line
-
-
-# --------------------------------------------------------------------------- CLI

@@ -22,7 +22,7 @@ from .options import CONTEXT
 def _lean_arrow_memory() -> None:
     """Return freed Arrow memory to the OS at once (jemalloc, no decay): a command-line run
     reads a file of millions of lines once, and its peak memory is what users see."""
-    import pyarrow as pa  # lazy (tests/test_imports.py): `trecqr -h` does not load Arrow
+    import pyarrow as pa  # lazy (tests/test_imports.py): `trecqr -h` and --version skip Arrow
 
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
@@ -50,7 +50,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, lazy={"eval": "trecqr.cli.eval:eval_command",
-                                  "collapse": "trecqr.cli.convert:collapse_command",
+                                  "collapse": "trecqr.cli.convert_files:collapse_command",
                                   "diff": "trecqr.cli.report:diff_command",
                                   "compare": "trecqr.cli.report:compare_command",
                                   "breakdown": "trecqr.cli.report:breakdown_command",
@@ -72,10 +72,10 @@ def main():
     "qrecc": "trecqr.cli.convert:qrecc_command",
     "topiocqa": "trecqr.cli.convert:topiocqa_command",
     "cast": "trecqr.cli.convert:cast_command",
-    "topics": "trecqr.cli.convert:topics_command",
-    "rewrites": "trecqr.cli.convert:rewrites_command",
-    "irds": "trecqr.cli.convert:irds_command",
-    "sessions": "trecqr.cli.convert:sessions_command",
+    "topics": "trecqr.cli.convert_files:topics_command",
+    "rewrites": "trecqr.cli.convert_files:rewrites_command",
+    "irds": "trecqr.cli.convert_files:irds_command",
+    "sessions": "trecqr.cli.convert_files:sessions_command",
     "ikat": "trecqr.cli.convert:ikat_command",
 })
 def convert():

@@ -3,15 +3,18 @@ scores)."""
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from ..adapters import sessions as S
+from ..adapters.scai import qr_from_files, qr_table
 from ..errors import UsageError
 from ..generative import METRICS
-from ..generative.options import rm3_params
 from ..generative import gen, suggest
+from ..generative.options import rm3_params, write_per_instance
 from .lifecycle import run_guarded
-from .options import CONTEXT, emit, ranking_overlap_options, text_options
+from .options import CONTEXT, ranking_overlap_options, text_options
 from .types import FiniteFloat
 
 
@@ -57,7 +60,6 @@ def gen_command(pred_path, ref_path, metrics, out_format, per_instance, pred_fie
     """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
 
     if protocol is not None:  # trecqr/adapters/scai.py
-        from ..adapters.scai import qr_from_files, qr_table
 
         result = run_guarded(lambda: qr_from_files(
             pred_path, ref_path, eval_missing_truth=eval_missing_truth,
@@ -76,7 +78,7 @@ def gen_command(pred_path, ref_path, metrics, out_format, per_instance, pred_fie
             embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer,
             index=index_dir, sim_ret=sim_ret, depth=depth, rbo_p=rbo_p, overlap=overlap,
             rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter))
-        emit(result, out_format, per_instance, [result["per_instance"]], gen._table)
+        emit(result, out_format, per_instance, [result["per_instance"]], gen.result_table)
 
     run_guarded(run)
 
@@ -148,7 +150,7 @@ def suggest_command(fmt, sessions_path, candidates, rnk, scores, tgt, column, ge
             result = suggest.suggest_tasks(sessions_path, div_qrels, div_measures or suggest.TASKS_MEASURES,
                                    div_order)
             emit(result, out_format, per_instance, list(result["per_instance"].values()),
-                 suggest._table)
+                 suggest.result_table)
             return
         result = suggest.suggest(fmt, sessions_path, candidates=candidates, rnk=rnk, scores=scores,
                          tgt=tgt, column=column, generated=generated, gen_field=gen_field,
@@ -160,6 +162,18 @@ def suggest_command(fmt, sessions_path, candidates, rnk, scores, tgt, column, ge
                          fusion_depth=fusion_depth,
                          rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight,
                                         rm3_no_filter))
-        emit(result, out_format, per_instance, list(result["per_instance"].values()), suggest._table)
+        emit(result, out_format, per_instance, list(result["per_instance"].values()), suggest.result_table)
 
     run_guarded(run)
+
+
+def emit(result: dict, out_format: str, per_instance, sides, table) -> None:
+    """The per-instance file (if asked), then the result without its per-instance values on
+    stdout: JSON, or table(result)."""
+    if per_instance:
+        write_per_instance(sides, per_instance)
+    if out_format == "json":
+        click.echo(json.dumps({k: v for k, v in result.items() if k != "per_instance"},
+                              indent=2))
+    else:
+        click.echo(table(result), nl=False)

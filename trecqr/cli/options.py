@@ -4,11 +4,8 @@ commands that score several runs (compare, breakdown, plot), and those of gen an
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from ..generative.options import write_per_instance
 from .types import FiniteFloat
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}  # every command answers -h
@@ -96,15 +93,3 @@ ranking_overlap_options = _stack(
                  help="sim_ret+: keep feedback terms that are not [a-z0-9]+ (Anserini's "
                       "filterTerms off)"),
 )
-
-
-def emit(result: dict, out_format: str, per_instance, sides, table) -> None:
-    """The per-instance file (if asked), then the result without its per-instance values on
-    stdout: JSON, or table(result)."""
-    if per_instance:
-        write_per_instance(sides, per_instance)
-    if out_format == "json":
-        click.echo(json.dumps({k: v for k, v in result.items() if k != "per_instance"},
-                              indent=2))
-    else:
-        click.echo(table(result), nl=False)

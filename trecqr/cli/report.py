@@ -8,8 +8,9 @@ import sys
 import click
 
 from ..errors import UsageError
-from ..report.breakdown import DEFAULT_MAX_DEPTH
+from ..formats.writer import atomic_write_text
 from ..report import breakdown, compare, diff, plots
+from ..report.breakdown import DEFAULT_MAX_DEPTH
 from .lifecycle import run_guarded
 from .options import (CONTEXT, correction_options, qrels_runs_measures, say_written,
                       table_output_options, topic_options)
@@ -37,8 +38,6 @@ from .options import (CONTEXT, correction_options, qrels_runs_measures, say_writ
 def compare_command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,
             compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
-    from ..formats.writer import atomic_write_text
-
     def job():
         if baseline is not None and all_pairs:
             raise UsageError("--baseline and --all-pairs exclude each other")
@@ -68,8 +67,6 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, complete, level,
 def breakdown_command(qrels, runs, measures, by, labels, max_depth, baseline, complete, level, compat,
             correction, alpha, fmt, places, output):
     """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
-    from ..formats.writer import atomic_write_text
-
     def job():
         if by != "depth" and labels is None:
             raise UsageError(f"--by {by} needs --labels FILE")
@@ -107,8 +104,6 @@ def diff_command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
     side only, then a summary. Exit status 0 when they agree, 1 when they differ, 2 on bad
     input.
     """
-    from ..formats.writer import atomic_write_text
-
     def job():
         if (qrels is None) != (run is None):
             raise UsageError("--qrels and --run go together")
@@ -144,7 +139,7 @@ def _plot_options(f):
 
 
 def _plot_and_say(fn, output):
-
+    """Draw the plot on the error path, then say where it went."""
     run_guarded(fn)
     click.echo(f"trecqr: plot written to {output}", err=True)
 

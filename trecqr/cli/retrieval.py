@@ -9,12 +9,17 @@ import tempfile
 
 import click
 
-from ..adapters.dataset_topics import DATASETS
-from ..errors import UsageError
+from ..adapters.dataset_topics import dataset_topics, DATASETS
+from ..adapters.presets import preset as get_preset, protocol as get_protocol, protocol_table
+from ..adapters.topics import read_topics
+from ..errors import InputError, UsageError
+from ..formats.run import write_run
+from ..formats.writer import atomic_write_text
+from ..retrieval import cqr
+from ..retrieval.backends import backend, build_index, load_index
 from ..retrieval.bm25 import DEFAULT_B, DEFAULT_K1
 from ..retrieval.collections import COLLECTION_FORMATS, check_collection
 from ..retrieval.indexdir import BACKENDS
-from ..retrieval import cqr
 from .lifecycle import run_guarded
 from .options import CONTEXT
 from .types import FiniteFloat
@@ -58,17 +63,12 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
                   store_docvectors, encoder, query_max_length, max_seq_length, no_normalize,
                   threads, fmt, quiet):
     """Build a retrieval index of a TSV/JSONL collection or irds:<dataset id>."""
-    from ..errors import UsageError
-    from ..retrieval.backends import build_index
-
     def job():
         nonlocal k1, b
         collection_ = check_collection(collection)
         params = {}
         if backend_name in ("bm25s", "lucene"):
             if preset is not None:
-                from ..adapters.presets import preset as get_preset
-
                 p = get_preset(preset)
                 k1 = p.bm25_k1 if k1 is None and p.bm25_k1 is not None else k1
                 b = p.bm25_b if b is None and p.bm25_b is not None else b
@@ -95,7 +95,6 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
             params["threads"] = threads
         m = build_index(collection_, out_dir, backend_name, format=fmt,
                         show_progress=not quiet, **params)
-        from ..retrieval.backends import backend
 
         click.echo(f"indexed {m['documents']} passages into {out_dir}: "
                    f"{backend(backend_name).describe(m)}", err=True)
@@ -142,16 +141,10 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 
     Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).
     """
-    from ..errors import UsageError
-    from ..formats.run import write_run
-    from ..retrieval.backends import load_index
-
     def job():
         if (topics is None) == (dataset is None):
             raise UsageError("give a TOPICS file or --dataset NAME --dataset-file FILE")
         if dataset is not None:
-            from ..adapters.dataset_topics import dataset_topics
-
             if dataset_file is None:
                 raise UsageError("--dataset needs --dataset-file")
             queries = dataset_topics(dataset, dataset_file, query_field, rewrites=rewrites,
@@ -159,7 +152,6 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
         else:
             if query_field is not None or rewrites is not None or dataset_file is not None:
                 raise UsageError("--query-field/--rewrites/--dataset-file go with --dataset")
-            from ..adapters.topics import read_topics
 
             queries = read_topics(topics, topics_format)
         index = load_index(index_dir)
@@ -167,8 +159,6 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
         kw = {"n_threads": threads, "show_progress": not quiet,
               "runid": run_id or f"trecqr-{backend_name}"}
         if preset is not None:
-            from ..adapters.presets import preset as get_preset
-
             kw.update(index.preset_search_params(get_preset(preset)))
         if k1 is not None or b is not None:
             if backend_name != "lucene":
@@ -237,11 +227,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
     format. Each row's run is kept in --runs-dir when it is given, else removed at exit.
     """
-    from ..formats.writer import atomic_write_text
-
     def job():
-        from ..errors import InputError
-
         for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
             if not os.path.isfile(path):  # before any index is built
                 raise InputError(path, None, "no such file")
@@ -250,8 +236,6 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
         rd = runs_dir
         protocol_dir = None
         if protocol is not None:
-            from ..adapters.presets import protocol as get_protocol
-
             if get_protocol(protocol).kind != "trec_eval":
                 raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
                                  "--protocol on the kept runs")
@@ -276,8 +260,6 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
             text = report.to_json() if fmt == "json" else report.table()
             click.echo(text, nl=False)
             if protocol is not None:  # trecqr/adapters/presets.py
-                from ..adapters.presets import protocol_table
-
                 click.echo(protocol_table(protocol, qrels, run_paths), nl=False)
         finally:
             if protocol_dir is not None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 
+from ..errors import UsageError
+from ..formats.writer import atomic_write_lines
+
 
 
 def rm3_params(fb_docs: int, fb_terms: int, original_weight: float, no_filter: bool) -> dict:
     """sim_ret+'s RM3 parameters from the CLI options, checked."""
-    from ..errors import UsageError
-
     if fb_docs < 1 or fb_terms < 1:
         raise UsageError("--rm3-fb-docs and --rm3-fb-terms must be at least 1")
     if not 0 <= original_weight <= 1:
@@ -23,8 +24,6 @@ def write_per_instance(sides, path) -> None:
     """One row per instance id over sides ({"ids": [...], "values": {metric: [...]}} each):
     JSONL when path ends in .jsonl/.json, else TSV (6 decimals; empty where a side lacks the
     id). Written atomically."""
-    from ..formats.writer import atomic_write_lines
-
     rows: dict = {}
     names: list = []
     for side in sides:

@@ -52,11 +52,18 @@ from __future__ import annotations
 
 import math
 
-
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..adapters import sessions as S
+from ..api import evaluate, load_run, score_diversity
 from ..errors import InputError, UsageError
-from . import LOWER_IS_BETTER, METRICS
+from ..formats.diversity import load_diversity_qrels, run_in_rank_order
+from ..scorer.options import Options
+from . import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
+from .gen import score_pairs
+from .rankers import BATCH
+from .retrieval_sim import FUSIONS, next_half
 
 GEN_ID_FIELDS = ("id", "qid", "instance_id")
 GEN_TEXT_FIELDS = ("text", "generated", "generated_query", "query", "prediction", "suggestion",
@@ -91,8 +98,6 @@ def read_generated(path, text_field=None) -> dict:
 def reference_queries(sessions) -> dict:
     """{instance id: the sim_ret++ reference queries}: next_half of the instance's session
     (the ids are those :func:`~trecqr.adapters.sessions.instances` gives)."""
-    from .retrieval_sim import next_half
-
     out = {}
     for s in sessions:
         for t in range(1, len(s.queries)):
@@ -111,8 +116,6 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
     sim_ret/index: add sim_ret, sim_ret+ (via :func:`.gen.score_pairs`, with its ``depth``,
     ``overlap`` and ``rbo_p``) and sim_ret++ (fusion, rrf_k, fusion_depth) to the generated
     side."""
-    from ..api import evaluate
-
     if missing not in (S.MISSING_ZERO, S.MISSING_LAST):
         raise UsageError(f"missing must be {S.MISSING_ZERO!r} or {S.MISSING_LAST!r}")
     if candidates is not None and scores is not None:
@@ -176,8 +179,6 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
                                                                       for q in ids]}}
 
     if generated is not None:
-        from .gen import score_pairs
-
         gen = read_generated(generated, gen_field)
         _check_some_match(gen, {i.iid for i in insts}, generated)
         ids = [i.iid for i in insts if i.target is not None and i.iid in gen]
@@ -185,8 +186,6 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         preds = [gen[q] for q in ids]
         refs = [target[q] for q in ids]
         if sim_ret:
-            from . import retrieval_sim as rs
-
             index = rs.ranker(index)  # load once for every metric
         inst, agg, params = score_pairs(preds, refs, metrics, index=index, sim_ret=sim_ret,
                                         **gen_kw)
@@ -224,13 +223,6 @@ def suggest_tasks(run_path, qrels, measures=TASKS_MEASURES, order="score") -> di
     order: ``score`` ranks each task's suggestions by score, ties by suggestion ascending
     (ir_measures' pyndeval provider); ``rank`` follows the run's rank column, as the ndeval
     program does without ``-traditional``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..api import load_run, score_diversity
-    from ..formats.diversity import load_diversity_qrels, run_in_rank_order
-    from ..scorer.options import Options
-
     if order not in ORDERS:
         raise UsageError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     div = load_diversity_qrels(qrels)
@@ -271,8 +263,6 @@ def _check_some_match(records: dict, instance_ids: set, path) -> None:
 
 
 def _check_fusion(fusion, rrf_k, fusion_depth) -> None:
-    from .retrieval_sim import FUSIONS
-
     if fusion not in FUSIONS:
         raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
     if rrf_k is not None and rrf_k < 0:
@@ -284,9 +274,6 @@ def _check_fusion(fusion, rrf_k, fusion_depth) -> None:
 def _sim_ret_pp(sessions, insts, ids, preds, index, fusion, rrf_k, fusion_depth,
                 gen_kw):
     """(per-instance sim_ret++ values, their mean, parameters) for the scored pairs."""
-    from . import retrieval_sim as rs
-    from .rankers import BATCH
-
     rrf_k = rs.RRF_K if rrf_k is None else rrf_k
     fusion_depth = rs.FUSE_DEPTH if fusion_depth is None else fusion_depth
     if sessions is None:
@@ -322,7 +309,7 @@ def _missing(iid, targets, sc) -> bool:
     return tgt is not None and S.candidate_id(tgt) not in {S.candidate_id(c) for c, _ in cands}
 
 
-def _table(result) -> str:
+def result_table(result) -> str:
     w = max([10] + [len(m) + 1 for m in result["metrics"]])  # alpha_nDCG@10 is longer
     lines = [f"{'metric':<{w}}{'value':>12}  better"]
     for m, v in result["metrics"].items():

@@ -22,6 +22,8 @@ label are left out and counted.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -29,18 +31,23 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+import pyarrow.compute as pc
 
+from ..adapters.topiocqa import read_turn_types
+from ..adapters.turn_ids import split_id
+from ..api import load_qrels, score_trec
 from ..errors import InputError, UsageError
+from ..scorer.options import Options
 from .compare import (
-    _fmt,
-    _fmt_p,
-    _run_names,
-    _table,
+    fmt_number,
+    fmt_p_value,
+    run_names,
+    text_table,
     adjust,
     t_test,
     trec_mean,
 )
-from .comparison import _json_num, plural
+from .comparison import json_number, plural
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -81,11 +88,6 @@ class ScoreTable:
 def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_level=1,
                 max_docs=None, judged_only=False, compat="9.0.8") -> ScoreTable:
     """Score every run; per-topic values of every numeric summarised measure."""
-    import pyarrow.compute as pc
-
-    from ..api import load_qrels, score_trec
-    from ..scorer.options import Options
-
     runs = list(runs)
     if not runs:
         raise UsageError("give at least one run")
@@ -94,7 +96,7 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     measures = list(measures or [])
     if not measures:
         raise UsageError("give at least one measure (-m)")
-    names = _run_names(runs, names)
+    names = run_names(runs, names)
     options = Options(relevance_level=relevance_level,
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
@@ -117,8 +119,6 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
 
 
 def depth_of(qid: str) -> int:
-    from ..adapters.turn_ids import split_id
-
     return int(split_id(qid)[1])
 
 
@@ -177,7 +177,6 @@ def read_labels(path) -> dict:
 def _lookup(mapping: dict, qid: str):
     if qid in mapping:
         return mapping[qid]
-    from ..adapters.turn_ids import split_id
 
     try:
         conv, turn, _ = split_id(qid)
@@ -201,8 +200,6 @@ def group_topics(qids, by: str = "depth", labels=None,
                          " file or a mapping)")
     if isinstance(labels, (str, os.PathLike)):
         if by == "type":
-            from ..adapters.topiocqa import read_turn_types
-
             labels = read_turn_types(labels)
         else:
             labels = read_labels(labels)
@@ -258,7 +255,7 @@ class Breakdown:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["rows"] = [{k: _json_num(v) for k, v in asdict(r).items()} for r in self.rows]
+        d["rows"] = [{k: json_number(v) for k, v in asdict(r).items()} for r in self.rows]
         return d
 
 
@@ -351,18 +348,18 @@ def render_text(bd: Breakdown, places: int = 4) -> str:
                 mark = ""
                 if x.baseline:
                     mark = ("+" if x.diff > 0 else "-") if x.significant else " "
-                row.append(f"{_fmt(x.mean, places)}{mark}")
+                row.append(f"{fmt_number(x.mean, places)}{mark}")
             rows.append(row)
         out.append(f"{m} (baseline {bd.baseline}; +/- significantly better/worse, paired "
                    f"t-test, {bd.correction}-adjusted p <= {bd.alpha:g})")
-        out += _table(rows, header)
+        out += text_table(rows, header)
         out.append("")
     header = ["group", "run", "measure", "n", "diff", "p(t)", "adj p(t)", "sig"]
-    rows = [[x.group, x.run, x.measure, str(x.n_pair), _fmt(x.diff, places),
-             _fmt_p(x.p_t, places), _fmt_p(x.p_t_adj, places), "*" if x.significant else ""]
+    rows = [[x.group, x.run, x.measure, str(x.n_pair), fmt_number(x.diff, places),
+             fmt_p_value(x.p_t, places), fmt_p_value(x.p_t_adj, places), "*" if x.significant else ""]
             for x in bd.rows if x.baseline]
     out.append(f"comparisons vs {bd.baseline} (diff = run - baseline)")
-    out += _table(rows, header, left=3)
+    out += text_table(rows, header, left=3)
     return "\n".join(out) + "\n"
 
 
@@ -371,9 +368,6 @@ CSV_FIELDS = ["group", "run", "measure", "n", "mean", "baseline", "n_pair", "dif
 
 
 def render_csv(bd: Breakdown) -> str:
-    import csv
-    import io
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_FIELDS)

@@ -29,9 +29,14 @@ import sys
 from dataclasses import asdict
 
 import numpy as np
+import pyarrow.compute as pc
 
+from ..api import load_qrels
+from ..api_many import score_trec_many
 from ..errors import UsageError
+from ..scorer.options import Options
 from .comparison import Comparison, PairResult, plural, topics_line
+from .tables import render_latex, render_markdown
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels
@@ -151,7 +156,7 @@ def trec_mean(values) -> float:
 # comparison
 
 
-def _run_names(runs, names):
+def run_names(runs, names):
     if names is not None:
         names = list(names)
         if len(names) != len(runs):
@@ -193,12 +198,6 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
 
     baseline: index or name of the baseline run (default the first); all_pairs compares every
     pair i < j (run j minus run i). The family corrected is every (pair, measure) test."""
-    import pyarrow.compute as pc
-
-    from ..api import load_qrels
-    from ..api_many import score_trec_many
-    from ..scorer.options import Options
-
     runs = list(runs)
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
@@ -212,7 +211,7 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
     adjust([], correction)  # validate early
     if bootstrap < 1:
         raise UsageError("--bootstrap must be at least 1")
-    names = _run_names(runs, names)
+    names = run_names(runs, names)
     options = Options(relevance_level=relevance_level,
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
@@ -304,13 +303,13 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
 # output
 
 
-def _fmt(v, places):
+def fmt_number(v, places):
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return f"{v:.{places}f}"
 
 
-def _fmt_p(p, places):
+def fmt_p_value(p, places):
     if p is None or math.isnan(p):
         return "-"
     if p != 0 and p < 10 ** -places:
@@ -318,7 +317,7 @@ def _fmt_p(p, places):
     return f"{p:.{places}f}"
 
 
-def _table(rows, header, left=1):
+def text_table(rows, header, left=1):
     widths = [max(len(str(r[c])) for r in [header] + rows) for c in range(len(header))]
     lines = []
     for k, r in enumerate([header] + rows):
@@ -347,25 +346,25 @@ def render_text(cmp: Comparison, places: int = 4) -> str:
         row = [r]
         for m in cmp.measures:
             mark = sig.get((r, m), " ") if baseline_mode else ""
-            row.append(_fmt(cmp.means[r][m], places) + mark)
+            row.append(fmt_number(cmp.means[r][m], places) + mark)
         rows.append(row)
     out += ["means" + (f" ({cmp.pairs[0].baseline} is the baseline; +/- significantly better/"
                        f"worse, {test}, {cmp.correction}-adjusted p <= {cmp.alpha:g})"
                        if baseline_mode else "")]
-    out += _table(rows, header)
+    out += text_table(rows, header)
     out.append("")
     header = ["baseline", "run", "measure", "n", "diff", "95% CI", "d_z",
               "p(t)", "p(rand)", f"adj p({'t' if cmp.test == 't' else 'rand'})", "sig"]
     rows = []
     for p in cmp.pairs:
         adj = p.p_t_adj if cmp.test == "t" else p.p_rand_adj
-        rows.append([p.baseline, p.run, p.measure, str(p.n), _fmt(p.diff, places),
-                     f"[{_fmt(p.ci_low, places)}, {_fmt(p.ci_high, places)}]",
-                     _fmt(p.effect_dz, 2), _fmt_p(p.p_t, places), _fmt_p(p.p_rand, places),
-                     _fmt_p(adj, places), "*" if p.significant else ""])
+        rows.append([p.baseline, p.run, p.measure, str(p.n), fmt_number(p.diff, places),
+                     f"[{fmt_number(p.ci_low, places)}, {fmt_number(p.ci_high, places)}]",
+                     fmt_number(p.effect_dz, 2), fmt_p_value(p.p_t, places), fmt_p_value(p.p_rand, places),
+                     fmt_p_value(adj, places), "*" if p.significant else ""])
     out.append(f"comparisons (diff = run - baseline; sig: * when the {cmp.correction}-adjusted "
                f"{test} p <= {cmp.alpha:g})")
-    out += _table(rows, header, left=3)
+    out += text_table(rows, header, left=3)
     return "\n".join(out) + "\n"
 
 
@@ -394,8 +393,6 @@ def render_json(cmp: Comparison) -> str:
 
 def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
     if fmt in ("markdown", "latex"):
-        from .tables import render_latex, render_markdown
-
         return (render_markdown if fmt == "markdown" else render_latex)(cmp, places=places)
     if fmt == "json":
         return render_json(cmp)

@@ -52,12 +52,12 @@ class Comparison:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["pairs"] = [{k: _json_num(v) for k, v in asdict(p).items()} for p in self.pairs]
-        d["means"] = {r: {m: _json_num(v) for m, v in ms.items()} for r, ms in self.means.items()}
+        d["pairs"] = [{k: json_number(v) for k, v in asdict(p).items()} for p in self.pairs]
+        d["means"] = {r: {m: json_number(v) for m, v in ms.items()} for r, ms in self.means.items()}
         return d
 
 
-def _json_num(v):
+def json_number(v):
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v

@@ -19,12 +19,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InputError, UsageError
+from ..special_files import read_bounded
 
 
 @dataclass
@@ -109,8 +112,6 @@ def read_trec_output(path: str) -> TrecOutput:
     """Read a trec_eval-format file (``-`` for stdin)."""
     path = str(path)
     if path == "-":
-        from ..special_files import read_bounded
-
         stdin = getattr(sys.stdin, "buffer", None)
         if stdin is None:  # a text stream put in sys.stdin (tests, notebooks)
             return parse_trec_output(sys.stdin.read(), "<stdin>")
@@ -232,9 +233,6 @@ def render_json(res: DiffResult) -> str:
 def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
     """What ``trecqr eval [eval_args] QRELS RUN`` prints: the command itself, run in a child
     process (this module sits below the command line and does not import it)."""
-    import shlex
-    import subprocess
-
     try:
         args = shlex.split(eval_args)
     except ValueError as exc:  # an unclosed quote

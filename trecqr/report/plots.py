@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from ..errors import UsageError
+from ..formats.writer import atomic_write_bytes
 from .breakdown import DEFAULT_MAX_DEPTH, _label_key, depth_groups, score_table
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -53,8 +54,6 @@ def _check_output(path) -> str:
 
 def save_figure(fig, path) -> None:
     """Write fig to path (format from the extension: .png, .svg, .pdf), atomically."""
-    from ..formats.writer import atomic_write_bytes
-
     ext = _check_output(path)
     buf = io.BytesIO()
     try:

@@ -28,7 +28,18 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import pyarrow.compute as pc
+
+from ..adapters.dataset_topics import dataset_topics
+from ..adapters.presets import preset as get_preset
+from ..adapters.rewrites import read_rewrites
+from ..adapters.topics import read_topics
+from ..api import evaluate, load_qrels
 from ..errors import UsageError
+from ..formats.run import write_run
+from ..transactions import new_output_dir
+from .backends import build_index, load_index
+from .bm25 import DEFAULT_B, DEFAULT_K1
 
 # report key -> (column header, what it is)
 COLUMNS = {
@@ -137,16 +148,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     in query_fields, and rewrites are matched to the dataset's turns, falling back on its raw
     questions); raw: a raw-question topics file playing that part without a dataset.
     """
-    import pyarrow.compute as pc
-
-    from ..adapters.presets import preset as get_preset
-    from ..adapters.rewrites import read_rewrites
-    from ..adapters.topics import read_topics
-    from ..api import evaluate, load_qrels
-    from ..formats.run import write_run
-    from .backends import build_index, load_index
-    from .bm25 import DEFAULT_B, DEFAULT_K1
-
     topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
     rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
     query_fields = [query_fields] if isinstance(query_fields, str) else list(query_fields)
@@ -175,8 +176,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
     if dataset is not None and raw is not None:
         raise UsageError("give the raw questions as a dataset or as a topics file, not both")
     if dataset is not None:
-        from ..adapters.dataset_topics import dataset_topics
-
         raw_topics = dataset_topics(dataset, dataset_file, "raw")
     else:
         raw_topics = read_topics(raw) if raw is not None else None
@@ -200,8 +199,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         manifest = dict(loaded.manifest, **search_kw)  # the k1/b the runs are searched with
         if runs_dir is None:
             runs_dir = tmp_runs = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
-        from ..transactions import new_output_dir
-
         new_output_dir(runs_dir)  # made here: removed again if the command fails
         q = load_qrels(qrels)
         qrels_qids = set(pc.unique(q.qid).to_pylist())
@@ -214,8 +211,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str = "raw", index=
         for (kind, path), name in zip(inputs, row_names):
             report = None
             if kind == "field":
-                from ..adapters.dataset_topics import dataset_topics
-
                 t = dataset_topics(dataset, dataset_file, path)
             elif kind == "topics":
                 t = read_topics(path)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -229,8 +230,6 @@ def _threads(n):
 
 def load_model(path: str, max_seq_length: int | None = None):
     """A SentenceTransformer from a local folder, on the CPU, without touching the network."""
-    import warnings
-
     _, st, _ = _require()
     if not os.path.exists(os.path.join(path, "modules.json")):
         warnings.warn(f"{path}: not a sentence-transformers folder (no modules.json); its "

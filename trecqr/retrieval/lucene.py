@@ -65,6 +65,7 @@ import re
 import shutil
 import subprocess
 import zlib
+from importlib import metadata
 
 import numpy as np
 
@@ -227,9 +228,7 @@ def _jvm():
 def _versions() -> dict:
     out = {}
     try:
-        from importlib.metadata import version
-
-        out["pyserini"] = version("pyserini")
+        out["pyserini"] = metadata.version("pyserini")
     except Exception:
         pass
     home = os.environ.get("JAVA_HOME")
