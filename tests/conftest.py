@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from trecqr.adapters.session_model import MISSING_LAST, MISSING_ZERO, candidate_id
+
 # ir_datasets makes folders under its home when imported: keep the tests out of ~/.ir_datasets
 os.environ.setdefault("IR_DATASETS_HOME", tempfile.mkdtemp(prefix="trecqr-irds-"))
 
@@ -71,3 +73,24 @@ def run_cli(args, cwd=None, input=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
+    """Mean reciprocal rank computed directly (for checking): candidates ordered by score
+    descending, ties by candidate id descending; instances with candidates only."""
+    total, count = 0.0, 0
+    targets = {i.iid: i.target for i in insts}
+    for iid, cands in scores.items():
+        seen: dict = {}
+        for text, s in (cands.items() if isinstance(cands, dict) else cands):
+            seen.setdefault(candidate_id(text), float(s))
+        if not seen:
+            continue
+        order = sorted(seen, key=lambda c: (-seen[c], tuple(-b for b in c.encode())))
+        tid = None if targets.get(iid) is None else candidate_id(targets[iid])
+        count += 1
+        if tid in seen:
+            total += 1.0 / (order.index(tid) + 1)
+        elif missing == MISSING_LAST and tid is not None:
+            total += 1.0 / len(order)
+    return total / count if count else 0.0

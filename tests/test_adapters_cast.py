@@ -14,14 +14,14 @@ from click.testing import CliRunner
 from conftest import data_path, run_cli
 
 import trecqr
+from trecqr.cli.convert import cast_command
+from trecqr.cli.convert_files import collapse_command
 from trecqr.adapters.cast import (
-    cast_command,
     convert_cast_qrels,
     read_cast_topics,
     write_topics,
 )
 from trecqr.adapters.collapse import (
-    collapse_command,
     collapse_file,
     collapse_run,
     document_ids,

@@ -30,6 +30,7 @@ if "ir_datasets" not in sys.modules:
     else:
         os.environ["IR_DATASETS_HOME"] = _old
 
+from trecqr.cli.convert_files import irds_command
 import trecqr  # noqa: E402
 from trecqr.adapters import irds  # noqa: E402
 from trecqr.adapters.presets import preset, preset_names  # noqa: E402
@@ -79,7 +80,7 @@ def test_ir_datasets_looks_where_the_files_were_put(home):
 
 def test_cast2021_cli_manual_rewrites_and_qrels_score_the_same(home, tmp_path):
     topics, qrels = tmp_path / "t.tsv", tmp_path / "q.qrel"
-    res = CliRunner().invoke(irds.command, [
+    res = CliRunner().invoke(irds_command, [
         "trec-cast/v2/2021", "--topics-out", str(topics), "--qrels-out", str(qrels),
         "--query-field", "manual_rewritten_utterance"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
@@ -125,7 +126,7 @@ def test_cast2020_registered_id_default_text_and_qid_style(home, tmp_path):
 
 def test_missing_files_fail_without_network(home, tmp_path):
     # 2019 evaluation files were not placed: ir_datasets would download them
-    res = CliRunner().invoke(irds.command, ["trec-cast/v1/2019", "--qrels-out",
+    res = CliRunner().invoke(irds_command, ["trec-cast/v1/2019", "--qrels-out",
                                             str(tmp_path / "q")])
     assert res.exit_code == 2
     assert str(home / "trec-cast/2019/2019qrels.txt") in res.stderr

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import data_path
+from trecqr.cli.convert import qrecc_command
 from trecqr.adapters import qrecc
 from trecqr.adapters.topics import read_topics
 from trecqr.errors import InputError, UsageError
@@ -185,7 +186,7 @@ def test_turn_file_errors(tmp_path):
 
 # ------------------------------------------------------------------ CLI
 def _run(args):
-    return CliRunner().invoke(qrecc.command, [str(a) for a in args], catch_exceptions=False)
+    return CliRunner().invoke(qrecc_command, [str(a) for a in args], catch_exceptions=False)
 
 
 def test_cli_topics_and_qrels_from_turns(tmp_path):

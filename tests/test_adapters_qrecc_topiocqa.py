@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import data_path
 
+from trecqr.cli.convert import qrecc_command, topiocqa_command
 from trecqr.adapters import qrecc, topiocqa
 from trecqr.adapters.qrecc import QrelsCounts, canonical_turn_id, read_qrecc_qrels
 from trecqr.adapters.topiocqa import read_topiocqa_qrels, read_turn_types, turn_type_coverage
@@ -203,7 +204,7 @@ def _lines(path):
 ])
 def test_cli_qrecc(tmp_path, name, read, first, last):
     out = tmp_path / "out.qrels"
-    result = _convert(qrecc.command, data_path("qrecc", name), out)
+    result = _convert(qrecc_command, data_path("qrecc", name), out)
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
     assert (f"qrecc: {read} turns read, 8209 with gold, {read - 8209} without gold left out; "
@@ -218,7 +219,7 @@ def test_cli_qrecc(tmp_path, name, read, first, last):
 def test_cli_topiocqa(tmp_path):
     out = tmp_path / "gold.qrels"
     out.write_text("old\n")
-    result = _convert(topiocqa.command, data_path("topiocqa", "dev_gold.trec"), out)
+    result = _convert(topiocqa_command, data_path("topiocqa", "dev_gold.trec"), out)
     assert result.exit_code == 0, result.stderr
     assert ("topiocqa: 2514 turns read, 2514 with gold, 0 without gold left out; "
             "2514 (turn, passage) pairs written") in result.stderr
@@ -231,19 +232,19 @@ def test_cli_bad_input_leaves_no_output(tmp_path):
     bad = tmp_path / "bad.trec"
     bad.write_text("1-1 Q0 5 1\nfoo Q0 6 1\n")
     out = tmp_path / "out.qrels"
-    result = _convert(topiocqa.command, bad, out)
+    result = _convert(topiocqa_command, bad, out)
     assert result.exit_code == 2
     assert f"{bad}:2: turn id 'foo'" in result.stderr
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [bad]
-    missing = _convert(qrecc.command, tmp_path / "nope.json", out)
+    missing = _convert(qrecc_command, tmp_path / "nope.json", out)
     assert missing.exit_code == 2 and "no such file" in missing.stderr
-    usage = CliRunner().invoke(qrecc.command, ["--qrels", str(bad)])
+    usage = CliRunner().invoke(qrecc_command, ["--qrels", str(bad)])
     assert usage.exit_code == 2 and "--qrels-out" in usage.stderr
 
 
 def test_cli_wrong_file_kind(tmp_path):
-    result = _convert(qrecc.command, data_path("topiocqa", "dev_type.json"), tmp_path / "o")
+    result = _convert(qrecc_command, data_path("topiocqa", "dev_type.json"), tmp_path / "o")
     assert result.exit_code == 2
     assert "turn '1st': expected a dict of passage -> grade" in result.stderr
     assert not (tmp_path / "o").exists()

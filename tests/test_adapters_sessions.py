@@ -6,8 +6,9 @@ import hashlib
 
 import pytest
 from click.testing import CliRunner
-from conftest import data_path
+from conftest import data_path, mrr_by_hand
 
+from trecqr.cli.convert_files import sessions_command
 import trecqr
 from trecqr.adapters import sessions as S
 from trecqr.errors import InputError
@@ -139,7 +140,7 @@ def test_hredqs_run_scores_through_trecqr_evaluate(tmp_path):
         run = S.to_run(inst, scores, missing=missing)
         res = trecqr.evaluate(qrels, run, ["recip_rank"])
         assert res.aggregate()["recip_rank"] == pytest.approx(want, abs=1e-12)
-        assert S.mrr_by_hand(inst, scores, missing) == pytest.approx(want, abs=1e-12)
+        assert mrr_by_hand(inst, scores, missing) == pytest.approx(want, abs=1e-12)
     per = trecqr.evaluate(qrels, S.to_run(inst, scores, missing="last"), ["recip_rank"]).per_query()
     assert per["hredqs-2"]["recip_rank"] == 1.0 and per["hredqs-5"]["recip_rank"] == 0.5
     with pytest.raises(trecqr.errors.UsageError):
@@ -160,7 +161,7 @@ def test_cli_writes_files_that_trecqr_eval_scores(tmp_path):
     runner = CliRunner()
     for missing, want in [("zero", 0.5), ("last", 0.8)]:
         out = tmp_path / missing
-        res = runner.invoke(S.sessions_command, [
+        res = runner.invoke(sessions_command, [
             "hredqs", str(CTX), "--rnk", str(RNK), "--tgt", str(tgt), "--scores", str(scores),
             "--column", "HRED", "--missing", missing, "--topics", str(out) + ".tsv",
             "--qrels", str(out) + ".qrels", "--run", str(out) + ".run"],
@@ -197,7 +198,7 @@ def test_candidate_scores_tsv_and_jsonl(tmp_path):
 
 
 def test_cli_sessions_webis_mission(tmp_path):
-    res = CliRunner().invoke(S.sessions_command, [
+    res = CliRunner().invoke(sessions_command, [
         "webis", str(WEBIS), "--split", "mission", "--topics", str(tmp_path / "t.jsonl"),
         "--qrels", str(tmp_path / "q.qrels")], catch_exceptions=False)
     assert res.exit_code == 0

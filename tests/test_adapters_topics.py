@@ -10,8 +10,9 @@ from click.testing import CliRunner
 from conftest import data_path
 
 from trecqr.adapters import turn_ids as T
-from trecqr.adapters.rewrites import read_rewrites, rewrites_command
-from trecqr.adapters.topics import Topics, read_topics, topics_command, write_topics
+from trecqr.adapters.rewrites import read_rewrites
+from trecqr.adapters.topics import Topics, read_topics, write_topics
+from trecqr.cli.convert_files import rewrites_command, topics_command
 from trecqr.errors import InputError, UsageError
 from trecqr.formats import read_qrels
 

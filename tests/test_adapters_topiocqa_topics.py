@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import data_path
 
+from trecqr.cli.convert import topiocqa_command
 from trecqr.adapters import topiocqa
 from trecqr.adapters.qrecc import QrelsCounts
 from trecqr.adapters.topics import read_topics
@@ -192,7 +193,7 @@ def test_with_turn_types(raw_file):
 
 # --------------------------------------------------------------------------- CLI
 def _run(args):
-    return CliRunner().invoke(topiocqa.command, [str(a) for a in args], catch_exceptions=False)
+    return CliRunner().invoke(topiocqa_command, [str(a) for a in args], catch_exceptions=False)
 
 
 def test_cli_turns_history_jsonl(tmp_path, raw_file):

@@ -12,8 +12,7 @@ from scipy import stats
 
 from trecqr.api import evaluate
 from trecqr.report.breakdown import breakdown, read_labels
-from trecqr.report.breakdown import command as breakdown_command
-from trecqr.report.plots import command as plot_command
+from trecqr.cli.report import breakdown_command, plot_command
 from trecqr.report.plots import plot_depth, plot_diff, plot_dist
 
 NAMES = ["manual_bm25", "convdr", "convdr_bert", "manual_ance", "manual_ance_bert"]

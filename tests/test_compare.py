@@ -14,7 +14,8 @@ from conftest import data_path
 from scipy import stats
 
 from trecqr.api import evaluate
-from trecqr.report.compare import bonferroni, command, compare, holm, randomization_test
+from trecqr.cli.report import compare_command as command
+from trecqr.report.compare import bonferroni, compare, holm, randomization_test
 
 NAMES = ["manual_bm25", "convdr", "convdr_bert", "manual_ance", "manual_ance_bert"]
 MEASURES = ["map", "ndcg_cut.3", "recip_rank"]
@@ -180,7 +181,7 @@ def test_latex_table_file_from_the_cast_runs(tmp_path):
     """The issue's check: a LaTeX table from the CAsT 2021 runs, written by the command."""
     from click.testing import CliRunner
 
-    from trecqr.report.compare import command
+    from trecqr.cli.report import compare_command as command
 
     folder = data_path("cast2021")
     out = tmp_path / "table.tex"

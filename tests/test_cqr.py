@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 import trecqr
 from conftest import run_cli
-from trecqr.retrieval.cqr import COLUMNS, command, cqr
+from trecqr.cli.retrieval import cqr_command as command
+from trecqr.retrieval.cqr import COLUMNS, cqr
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
 QRELS = DEMO / "qrels.txt"

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from conftest import TE, data_path, run_cli
 
 from trecqr.errors import InputError
-from trecqr.report.diff import command, diff_files, line_of, parse_trec_output
+from trecqr.cli.report import diff_command as command
+from trecqr.report.diff import diff_files, line_of, parse_trec_output
 
 AQ = data_path("trec_eval-test", "out.test.aq")
 LINES = AQ.read_text().splitlines(keepends=True)
@@ -179,7 +180,7 @@ def test_a_trec_eval_file_against_a_runs_evaluation():
     """The issue's second form: trec_eval's output A against trecqr's evaluation of the run."""
     from click.testing import CliRunner
 
-    from trecqr.report.diff import command
+    from trecqr.cli.report import diff_command as command
 
     runner = CliRunner()
     args = ["--qrels", str(TE / "qrels.test"), "--run", str(TE / "results.test"),

@@ -55,7 +55,7 @@ def test_cqr_python_removes_its_runs(private_tmp, tmp_path):
 def test_cqr_command_removes_its_runs(private_tmp, tmp_path):
     """A real process (its own temporary folder, TMPDIR), as a user runs it."""
     env = dict(os.environ, TMPDIR=str(private_tmp))
-    proc = subprocess.run([sys.executable, "-m", "trecqr.cli", *map(str, _cqr_args())],
+    proc = subprocess.run([sys.executable, "-m", "trecqr", *map(str, _cqr_args())],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^topics-raw\s+0\.4435\s+0\.4813\s+0\.4713\s+0\.7448\s+0\.8661\s+239",
@@ -151,7 +151,7 @@ def test_writing_commands_say_what_they_wrote(tmp_path):
 def test_help_names_what_the_options_do():
     plot = run_cli(["plot", "-h"]).stdout
     assert "PNG, SVG or PDF" in " ".join(plot.split())
-    from trecqr.adapters.topics import topics_command
+    from trecqr.cli.convert_files import topics_command
 
     style = next(p.help for p in topics_command.params if p.name == "qid_style")
     for name, example in (("QReCC-Test", "QReCC-Test_31_4"), ("topiocqa-dev", "topiocqa-dev_31_4"),

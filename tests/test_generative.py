@@ -14,7 +14,8 @@ from conftest import data_path
 from trecqr.generative import jaccard_at_k, overlap_at_k, per, per_mt, rbo, tokenize
 from trecqr.generative.embedding import (Embeddings, cosine, extrema, glove_6b_50d,
                                          load_embeddings, sim_emb)
-from trecqr.generative.gen import command, score_pairs
+from trecqr.cli.generative import gen_command as command
+from trecqr.generative.gen import score_pairs
 
 QRECC = "qrecc/dev-sampled2k_chatgpt_ICL.jsonl"
 

@@ -14,9 +14,12 @@ The rule, precisely:
   ====  ===========================================================  ==========================
   rank  modules                                                      what
   ====  ===========================================================  ==========================
-  0     trecqr.errors, trecqr.guard, trecqr.clicktypes,              errors, the one error path,
-        trecqr.version, trecqr.holdpoints,                           click parameter types,
-        trecqr.extras, trecqr.memory                                 test hold points, extras,
+  0     trecqr.errors, trecqr.version, trecqr.tempfiles,             errors, temporary files,
+        trecqr.interrupts, trecqr.transactions, trecqr.workers,      signals as exceptions,
+        trecqr.special_files, trecqr.reporting,                      output transactions, worker
+        trecqr.holdpoints, trecqr.extras, trecqr.memory              pools, FIFO/device inputs,
+                                                                     progress and info lines,
+                                                                     test hold points, extras,
                                                                      memory limits
   1     trecqr.formats                                               TREC files in and out
   2     trecqr.scorer                                                rankings, evaluation core
@@ -26,9 +29,10 @@ The rule, precisely:
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
         trecqr.report, trecqr.fusion                                 generative metrics, reports,
                                                                      fusion
-  6     trecqr.compat                                                pytrec_eval drop-in
-  7     trecqr.cli, trecqr.launch, trecqr.measures_command,          the command line
-        trecqr.fuse_command, trecqr.report_command
+  6     trecqr.compat, trecqr.api_engine                             pytrec_eval drop-in; which
+                                                                     engine scores trecqr eval
+  7     trecqr.cli, trecqr.launch, trecqr.__main__                   the command line (click,
+                                                                     process lifecycle)
   8     trecqr                                                       package exports
   ====  ===========================================================  ==========================
 
@@ -54,17 +58,17 @@ from conftest import ROOT
 PKG = ROOT / "trecqr"
 
 LAYERS = [
-    (0, ("trecqr.errors", "trecqr.guard", "trecqr.clicktypes", "trecqr.version")),
-    (0, ("trecqr.holdpoints", "trecqr.extras", "trecqr.memory")),
+    (0, ("trecqr.errors", "trecqr.version", "trecqr.tempfiles", "trecqr.interrupts",
+         "trecqr.transactions", "trecqr.workers", "trecqr.special_files", "trecqr.reporting",
+         "trecqr.holdpoints", "trecqr.extras", "trecqr.memory")),
     (1, ("trecqr.formats",)),
     (2, ("trecqr.scorer",)),
     (3, ("trecqr.measures",)),
     (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval", "trecqr.api_views")),
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report",
          "trecqr.fusion")),
-    (6, ("trecqr.compat",)),
-    (7, ("trecqr.cli", "trecqr.launch", "trecqr.measures_command", "trecqr.fuse_command",
-         "trecqr.report_command")),
+    (6, ("trecqr.compat", "trecqr.api_engine")),
+    (7, ("trecqr.cli", "trecqr.launch", "trecqr.__main__")),
     (8, ("trecqr",)),
 ]
 

@@ -13,7 +13,7 @@ import trecqr
 from trecqr.formats import qrels_from_dict, read_run
 from trecqr.retrieval.bm25 import analyze, build_index, load_index, search
 from trecqr.retrieval.collections import iter_collection
-from trecqr.retrieval.commands import index_command, search_command
+from trecqr.cli.retrieval import index_command, search_command
 
 from conftest import DATA, ROOT
 
@@ -359,13 +359,13 @@ def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch
     from contextlib import contextmanager
     from pathlib import Path
 
-    from trecqr import guard
-    from trecqr.guard import usable_cpus
+    from trecqr import workers
+    from trecqr.workers import usable_cpus
     from trecqr.retrieval import bm25
     from conftest import run_cli
 
     started = []
-    real_pool = guard.worker_pool
+    real_pool = workers.worker_pool
 
     @contextmanager
     def counting_pool(workers, *args, **kw):
@@ -373,7 +373,7 @@ def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch
         with real_pool(min(workers, 2), *args, **kw) as pool:
             yield pool
 
-    monkeypatch.setattr(guard, "worker_pool", counting_pool)
+    monkeypatch.setattr(bm25, "worker_pool", counting_pool)
     monkeypatch.setattr(bm25, "BATCH", 300)  # 4 tasks of the 996 passages
     demo = Path(__file__).parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
     res = run_cli(["index", demo, "-o", tmp_path / "ix", "--quiet"]

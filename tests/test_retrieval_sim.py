@@ -16,13 +16,29 @@ from trecqr.generative.retrieval_sim import (
     fuse,
     next_half,
     ranking,
-    rm3_query,
+    ranker,
     rrf,
     sim_ret,
     sim_ret_plus,
     sim_ret_plus_plus,
 )
+from trecqr.generative import rm3 as R
 from trecqr.retrieval.bm25 import analyze, build_index, load_index
+
+
+def rm3_query(index, query: str, *, fb_docs: int = R.FB_DOCS, fb_terms: int = R.FB_TERMS,
+              original_weight: float = R.ORIGINAL_WEIGHT, filter_terms: bool = R.FILTER_TERMS,
+              texts=None) -> dict:
+    """{term: weight} of the RM3-expanded query (see :mod:`.rm3`), heaviest first; weights
+    sum to 1, or to original_weight when no feedback term passes the filters (as Anserini).
+    texts: {docid: text} of the feedback passages on a bm25s index (default: read
+    from the collection file the index was built from)."""
+    r = ranker(index)
+    if texts is not None:
+        r.set_texts(texts)
+    return r.expansions([query], fb_docs=fb_docs, fb_terms=fb_terms,
+                        original_weight=original_weight, filter_terms=filter_terms)[query]
+
 
 XML = ("sessions", "sessiontrack2013.xml.gz")
 _DIRS = {}
@@ -208,7 +224,8 @@ def test_combsum_hand_checked():
 def test_gen_command_sim_ret(index, tmp_path):
     from click.testing import CliRunner
 
-    from trecqr.generative.gen import command, score_pairs
+    from trecqr.cli.generative import gen_command as command
+    from trecqr.generative.gen import score_pairs
 
     inst, _agg, params = score_pairs(["civil war", "scooter brands"],
                                     ["US civil war causes", "scooter brands reliable"],

@@ -371,7 +371,7 @@ def test_failed_ir_datasets_lookup_creates_nothing_under_home(tmp_path):
 # ------------------------------------------------------------------ the error path itself
 def test_unexpected_exception_is_one_line_with_where_to_report(monkeypatch):
     import trecqr.report.outputs as outputs
-    from trecqr.guard import REPORT_URL
+    from trecqr.cli.failures import HOW_TO_REPORT
 
     def boom(*a, **k):
         raise RuntimeError("boom")
@@ -382,7 +382,9 @@ def test_unexpected_exception_is_one_line_with_where_to_report(monkeypatch):
     lines = res.stderr.splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("trecqr: internal error: RuntimeError: boom at ")
-    assert REPORT_URL in lines[0] and "TRECQR_DEBUG=1" in lines[0]
+    assert lines[0].endswith(" (please report it with the command line and this message; "
+                             "TRECQR_DEBUG=1 prints the traceback)")
+    assert HOW_TO_REPORT in lines[0] and "http" not in lines[0]  # no invented address
     monkeypatch.setenv("TRECQR_DEBUG", "1")
     res = run_cli(["eval", "-m", "map", Q, R])
     assert res.exit_code == 2
@@ -397,7 +399,7 @@ def test_warnings_before_a_fatal_error_are_not_printed(tmp_path):
     out = tmp_path / "missing" / "s.run"
     res = run_cli(["search", tmp_path / "nope", topics, "-o", out, "--quiet"])
     assert res.exit_code == 2 and len(res.stderr.splitlines()) == 1
-    from trecqr.guard import run_guarded
+    from trecqr.cli.lifecycle import run_guarded
 
     def job():
         import warnings
@@ -428,7 +430,7 @@ def test_warnings_before_a_fatal_error_are_not_printed(tmp_path):
 
 def test_outputs_of_a_failed_command_are_removed(tmp_path):
     from trecqr.formats.writer import atomic_write_text
-    from trecqr.guard import new_output_dir, output_transaction
+    from trecqr.transactions import new_output_dir, output_transaction
 
     old = tmp_path / "old.txt"
     old.write_text("old\n")
@@ -642,7 +644,7 @@ def test_signal_swallowed_by_a_library_still_ends_the_command(tmp_path, then):
     out = tmp_path / "out.txt"
     code = f"""
 import os, signal, sys
-from trecqr.guard import install_signal_handlers, run_guarded
+from trecqr.cli.lifecycle import install_signal_handlers, run_guarded
 from trecqr.formats.writer import atomic_write_text
 install_signal_handlers()
 def work():

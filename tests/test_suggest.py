@@ -8,11 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from trecqr.cli.generative import suggest_command
 from trecqr.adapters import sessions as S
 from trecqr.errors import UsageError
 from trecqr.generative import suggest as SG
 
-from conftest import data_path, run_cli
+from conftest import data_path, mrr_by_hand, run_cli
 
 CTX = data_path("sessions", "hredqs-test.ctx")
 RNK = data_path("sessions", "hredqs-test.rnk")
@@ -24,7 +25,7 @@ SCORE_FILE = "LEN HRED\n13 0.3\n17 0.2\n18 0.7\n19 0.9\n3 0.4\n3 0.1\n18 0.6\n"
 
 
 def _suggest_json(args):
-    res = CliRunner().invoke(SG.command, [str(a) for a in args] + ["--format", "json"],
+    res = CliRunner().invoke(suggest_command, [str(a) for a in args] + ["--format", "json"],
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
@@ -95,7 +96,7 @@ def test_marco_suggest_mrr_equals_trecqr_eval(tmp_path, missing):
     # and the direct computation agrees (ties by candidate id descending)
     sc = S.read_candidate_scores(cands)
     sc.pop("marco-99_2")
-    assert out["metrics"]["mrr"] == pytest.approx(S.mrr_by_hand(insts, sc, missing), abs=1e-12)
+    assert out["metrics"]["mrr"] == pytest.approx(mrr_by_hand(insts, sc, missing), abs=1e-12)
     c = out["counts"]
     assert c["instances"] == 82 and c["scored_instances"] == 82
     assert c["targets_missing_from_candidates"] == 28  # k = 0, 3, ..., 81
@@ -149,7 +150,7 @@ def test_both_sides_table_and_errors(tmp_path):
     insts, cands = _marco_candidates(tmp_path)
     gen = tmp_path / "g.tsv"
     gen.write_text("marco-1_3\thow to make deviled eggs\n")
-    res = CliRunner().invoke(SG.command, ["marco", str(MARCO), "--candidates", str(cands),
+    res = CliRunner().invoke(suggest_command, ["marco", str(MARCO), "--candidates", str(cands),
                                           "--generated", str(gen), "--metric", "per"])
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
@@ -159,7 +160,7 @@ def test_both_sides_table_and_errors(tmp_path):
         SG.suggest("marco", MARCO)
     with pytest.raises(UsageError):
         SG.suggest("marco", MARCO, scores=cands)
-    bad = CliRunner().invoke(SG.command, ["marco", str(MARCO)])
+    bad = CliRunner().invoke(suggest_command, ["marco", str(MARCO)])
     assert bad.exit_code == 2 and "nothing to score" in bad.stderr
 
 
@@ -298,6 +299,6 @@ def test_suggest_sim_ret_errors(sess13_index, tmp_path):
             (["--generated", str(gen), "--sim-ret"], "--sim-ret needs --index"),
             (["--generated", str(gen), "--sim-ret", "--index", str(sess13_index),
               "--fusion-depth", "0"], "--fusion-depth must be at least 1")]:
-        res = runner.invoke(SG.command, ["trec-session", str(XML)] + args)
+        res = runner.invoke(suggest_command, ["trec-session", str(XML)] + args)
         assert res.exit_code == 2, res.output
         assert res.stderr.count("\n") == 1 and msg in res.stderr

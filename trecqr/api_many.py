@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from .api import evaluate, load_qrels, score_trec
 from .api_trec_eval import read_rel_info
 from .errors import UsageError
-from .guard import usable_cpus, worker_pool
 from .scorer.options import Options
+from .workers import usable_cpus, worker_pool
 
 _GLOB = "*?["
 # A pool of processes costs ~1 s to start and warm up, and one process scores ~100 MB of run
@@ -160,7 +160,7 @@ def _pool_jobs(runs, jobs) -> int:
 
 
 # what the forkserver imports once, so that each worker starts ready
-_PRELOAD = ["trecqr.api", "trecqr.api_many", "trecqr.cli", "trecqr.measures.selection",
+_PRELOAD = ["trecqr.api", "trecqr.api_many", "trecqr.api_engine", "trecqr.measures.selection",
             "trecqr.report.outputs"]
 
 

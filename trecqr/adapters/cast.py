@@ -46,10 +46,13 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
-import click
+import numpy as np
+import pyarrow.compute as pc
 
 from ..errors import InputError, UsageError
+from ..formats.qrels import read_qrels, write_qrels
 from ..formats.writer import atomic_write_text
+from . import topics as topics_io
 
 QUERY_FIELDS = {"raw": "raw_utterance", "manual": "manual_rewritten_utterance",
                 "automatic": "automatic_rewritten_utterance"}
@@ -427,8 +430,6 @@ def ranked_lines(qid: str, ids, run_name: str) -> list:
 def write_topics(pairs, path) -> str:
     """Write [(qid, query)] atomically with trecqr.adapters.topics: TSV when the path ends in
     .tsv, JSONL for .jsonl, otherwise the TREC topic format. Returns the format."""
-    from . import topics as topics_io
-
     try:
         fmt = topics_io.format_of(path)
     except UsageError:
@@ -459,11 +460,6 @@ def convert_cast_qrels(path, topics: CastTopics, out) -> QrelsCounts:
     CAsT qrels already use the canonical ids; a qid that is not a turn of the topic file (another
     year's qrels, another id style) is an error naming it.
     """
-    import numpy as np
-    import pyarrow.compute as pc
-
-    from ..formats.qrels import read_qrels, write_qrels
-
     qrels = read_qrels(path)
     judged = pc.unique(qrels.qid).to_pylist()
     known = set(topics.qids)
@@ -475,87 +471,3 @@ def convert_cast_qrels(path, topics: CastTopics, out) -> QrelsCounts:
     write_qrels(qrels, out)
     return QrelsCounts(len(qrels), len(judged), len(known) - len(judged),
                        int(np.count_nonzero(qrels.grade > 0)))
-
-
-# --------------------------------------------------------------------------- command
-@click.command("cast", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--topics", "topics_path", required=True, metavar="FILE",
-              help="Organisers' CAsT topic JSON of any year 2019-2022 (e.g. "
-                   "2021_manual_evaluation_topics_v1.0.json, 2022_evaluation_topics_tree_v1.0.json"
-                   "); the year is told from the file's shape.")
-@click.option("--query-field", type=click.Choice(FIELD_CHOICES), default=None,
-              help="raw_utterance (2022: utterance), manual_rewritten_utterance, "
-                   "automatic_rewritten_utterance, or context (the turn's branch: earlier "
-                   "utterances and responses, then the utterance, joined by ' [SEP] ').")
-@click.option("--topics-out", default=None, metavar="OUT",
-              help="Topics to write: TSV if OUT ends in .tsv, JSONL for .jsonl, else TREC <top>.")
-@click.option("--turn-ids", "turn_ids", default=None, metavar="FILE",
-              help="CAsT 2022: the evaluated turns (default: 2022_evaluation_topics_turn_ids.json "
-                   "beside the topic file, when present).")
-@click.option("--provenance-run", "provenance_out", default=None, metavar="OUT",
-              help="CAsT 2022: write the system responses' passage provenance of each kept turn "
-                   "as a ranked TREC run (the organisers' canonical passages).")
-@click.option("--meta-out", default=None, metavar="FILE",
-              help="Also write per-turn metadata (canonical passage id) as JSONL.")
-@click.option("--qrels", "qrels_path", default=None, metavar="FILE",
-              help="CAsT qrels to check against the turn ids and write to --qrels-out.")
-@click.option("--qrels-out", default=None, metavar="OUT", help="Where to write the qrels.")
-@click.option("--resolved", default=None, metavar="FILE",
-              help="CAsT 2019: the resolved utterances TSV (qid<TAB>rewrite), read as the "
-                   "manual query field.")
-def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out, meta_out,
-                 qrels_path, qrels_out, resolved):
-    """TREC CAsT topic JSON to TREC topics with turn ids CONV_TURN (106_1, 2022: 132_1-3), as in
-    the qrels."""
-    from ..guard import run_guarded
-
-    def job():
-        if (qrels_path is None) != (qrels_out is None):
-            raise UsageError("--qrels and --qrels-out go together")
-        if (query_field is None) != (topics_out is None):
-            raise UsageError("--query-field and --topics-out go together")
-        if topics_out is None and provenance_out is None and meta_out is None \
-                and qrels_out is None:
-            raise UsageError("nothing to write: give --topics-out, --provenance-run, "
-                             "--meta-out or --qrels-out")
-        topics = read_cast_topics(topics_path, turn_ids)
-        if resolved is not None:  # trecqr/adapters/cast_resolved.py
-            from .cast_resolved import add_resolved
-
-            click.echo(f"cast: {add_resolved(topics, resolved)} manual rewrites read from "
-                       f"{resolved}", err=True)
-        published = PUBLISHED.get(topics.year)
-        kept = (f"{len(topics)} of {topics.user_turns} user turns kept (evaluated turns of "
-                f"{topics.turn_ids_file})" if topics.turn_ids_file else f"{len(topics)} turns")
-        pub = (f"; published: {published[1]} turns in {published[0]} topics"
-               if published else "")
-        click.echo(f"cast: CAsT {topics.year} topic file ({topics.shape}): {kept} in "
-                   f"{topics.conversations} topics{pub}", err=True)
-        pairs = topics.queries(query_field) if query_field is not None else None
-        prov = provenance_run(topics) if provenance_out is not None else None
-        if pairs is not None:
-            fmt = write_topics(pairs, topics_out)
-            canon = sum(t.canonical_passage_id is not None for t in topics.turns)
-            json_key = QUERY_FIELDS.get(query_field, "branch + utterance")
-            click.echo(f"cast: {len(pairs)} turns in {topics.conversations} conversations, query "
-                       f"field {query_field} ({json_key}), {canon} with a canonical "
-                       f"passage; wrote {topics_out} ({fmt})", err=True)
-        if prov is not None:
-            atomic_write_text(provenance_out, "".join(prov))
-            empty = sum(not t.provenance for t in topics.turns)
-            click.echo(f"cast: provenance run: {len(prov)} passages for "
-                       f"{len(topics) - empty} turns ({empty} turns without provenance); "
-                       f"wrote {provenance_out}", err=True)
-        if meta_out is not None:
-            write_metadata(topics, meta_out)
-            click.echo(f"cast: wrote metadata of {len(topics)} turns to {meta_out}", err=True)
-        if qrels_path is not None:
-            c = convert_cast_qrels(qrels_path, topics, qrels_out)
-            click.echo(f"cast: qrels {c.pairs} pairs ({c.relevant_pairs} relevant) for "
-                       f"{c.turns_judged} turns; {c.turns_unjudged} turns without judgments; "
-                       f"wrote {qrels_out}", err=True)
-
-    run_guarded(job)
-
-
-command = cast_command

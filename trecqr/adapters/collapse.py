@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import click
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..formats.arrays import arrow_indices, as_numpy
-from ..formats.run import Run
+from ..formats.order import qid_codes, trec_order
+from ..formats.run import read_run, Run, write_run
 
 PASSAGE_SUFFIX = r"-[0-9]+$"
 
@@ -46,8 +46,6 @@ def document_ids(docno, pattern: str = PASSAGE_SUFFIX):
 
 def collapse_run(run: Run, pattern: str = PASSAGE_SUFFIX) -> tuple[Run, CollapseCounts]:
     """A document run from a passage run: each document's first passage in trec_eval's order."""
-    from ..formats.order import qid_codes, trec_order
-
     n = len(run)
     qcode, topics = qid_codes(run.qid)
     order, _, _ = trec_order(run, float32=False, qcode=qcode)
@@ -71,8 +69,6 @@ def collapse_run(run: Run, pattern: str = PASSAGE_SUFFIX) -> tuple[Run, Collapse
 def collapse_file(path, out, *, runid: str | None = None,
                   pattern: str = PASSAGE_SUFFIX) -> CollapseCounts:
     """Read a passage run, write the document run (TREC format, atomically; runid kept)."""
-    from ..formats.run import read_run, write_run
-
     doc_run, counts = collapse_run(read_run(path), pattern)
     write_run(doc_run, out, runid=runid)
     return counts
@@ -85,23 +81,3 @@ def counts_line(counts: CollapseCounts, out) -> str:
     if counts.no_suffix:
         line += f"; {counts.no_suffix} docnos without a -N passage suffix kept as they are"
     return line + f"; wrote {out}"
-
-
-@click.command("collapse", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("run", type=str)
-@click.option("-o", "--output", required=True, metavar="OUT",
-              help="Document run to write (atomically; '-' for stdout).")
-@click.option("--runid", default=None, help="Runid of the output (default: the input's).")
-def collapse_command(run, output, runid):
-    """Collapse a passage run (DOC-N ids) to a document run: each document's best passage,
-    ranks renumbered, scores and runid kept (TREC CAsT 2021/2022 document judgments)."""
-    from ..guard import run_guarded
-
-    def job():
-        counts = collapse_file(run, output, runid=runid)
-        click.echo(counts_line(counts, output), err=True)
-
-    run_guarded(job)
-
-
-command = collapse_command

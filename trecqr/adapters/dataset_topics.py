@@ -20,13 +20,17 @@ topic id is the canonical ``conv_turn`` of :mod:`trecqr.adapters.turn_ids`.
 from __future__ import annotations
 
 from ..errors import UsageError
+from .cast import read_cast_topics
+from .irds import convert_queries, load
+from .qrecc import qrecc_topics, read_qrecc_turns
+from .rewrites import read_rewrites
+from .topics import Topics
+from .topiocqa import read_topiocqa_turns, rewrite_topics, turns_to_topics
 
 DATASETS = ("qrecc", "topiocqa", "cast", "irds")
 
 
 def _with_rewrites(raw, rewrites, missing, **options):
-    from .rewrites import read_rewrites
-
     if rewrites is None:
         raise UsageError("query field 'rewrite' needs a rewrites file (--rewrites)")
     return read_rewrites(rewrites, missing=missing, raw=raw, **options).topics
@@ -37,8 +41,6 @@ def dataset_topics(dataset: str, source, query_field: str | None = None, *, rewr
     """Topics of ``dataset`` (one of DATASETS) read from ``source`` (a file, or an ir_datasets
     id for ``irds``) with ``query_field`` (default ``raw``; ``rewrite`` when rewrites are given).
     """
-    from .topics import Topics
-
     if dataset not in DATASETS:
         raise UsageError(f"unknown dataset {dataset!r} (one of {', '.join(DATASETS)})")
     if query_field is None:
@@ -46,13 +48,9 @@ def dataset_topics(dataset: str, source, query_field: str | None = None, *, rewr
     elif rewrites is not None and query_field != "rewrite":
         raise UsageError("a rewrites file goes with query field 'rewrite'")
     if dataset == "qrecc":
-        from .qrecc import qrecc_topics, read_qrecc_turns
-
         return qrecc_topics(read_qrecc_turns(source), query_field, rewrites=rewrites,
                             missing=missing, source=str(source), **rewrite_options)[0]
     if dataset == "topiocqa":
-        from .topiocqa import read_topiocqa_turns, rewrite_topics, turns_to_topics
-
         turns = read_topiocqa_turns(source)
         if query_field == "rewrite":
             if rewrites is None:
@@ -60,8 +58,6 @@ def dataset_topics(dataset: str, source, query_field: str | None = None, *, rewr
             return rewrite_topics(rewrites, turns, missing, **rewrite_options)[0]
         return turns_to_topics(turns, query_field, k)
     if dataset == "cast":
-        from .cast import read_cast_topics
-
         cast = read_cast_topics(source)
         field = "raw" if query_field == "rewrite" else query_field
         pairs = cast.queries(field)
@@ -70,7 +66,6 @@ def dataset_topics(dataset: str, source, query_field: str | None = None, *, rewr
         if query_field == "rewrite":
             return _with_rewrites(topics, rewrites, missing, **rewrite_options)
         return topics
-    from .irds import convert_queries, load
 
     ds = load(str(source))
     if query_field == "rewrite":

@@ -26,12 +26,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import UsageError
+from ..formats import Qrels, write_qrels
 # the local-only ir_datasets access lives with the inputs (irds: qrels and runs use it too)
 from ..formats.irds_files import (QUERIES_QRELS_ONLY, OfflineDownload,  # noqa: F401
                                   check_local, guarded_read, load, offline, offline_guard,
                                   required_files)
+from .topics import Topics, write_topics
+from .turn_ids import check_style, restyle
 
 _CHUNK = 1 << 20
 
@@ -55,8 +59,6 @@ def convert_queries(dataset, dataset_id: str = "<dataset>", query_field: str | N
 
     query_field None: the query's ``text`` field when it has one, else ir_datasets' own
     ``default_text()`` of the query type (``raw_utterance`` for TREC CAsT)."""
-    from .topics import Topics
-
     if not dataset.has_queries():
         raise UsageError(f"ir_datasets {dataset_id!r} has no queries")
     fields = query_fields(dataset)
@@ -94,8 +96,6 @@ def convert_queries(dataset, dataset_id: str = "<dataset>", query_field: str | N
 
 def convert_qrels(dataset, dataset_id: str = "<dataset>"):
     """The dataset's qrels as trecqr Qrels, read in chunks into Arrow columns."""
-    from ..formats import Qrels
-
     if not dataset.has_qrels():
         raise UsageError(f"ir_datasets {dataset_id!r} has no qrels")
     handler = dataset.qrels_handler()
@@ -131,12 +131,6 @@ def convert(dataset_id: str, *, topics_out=None, qrels_out=None, query_field: st
             qid_style: str | None = None, topics_format: str | None = None,
             dataset=None) -> IrdsConversion:
     """Write the dataset's queries and/or qrels as TREC files; returns what was converted."""
-    import pyarrow.compute as pc
-
-    from ..formats import write_qrels
-    from .topics import write_topics
-    from .turn_ids import check_style, restyle
-
     if topics_out is None and qrels_out is None:
         raise UsageError("give --topics-out and/or --qrels-out")
     if qid_style is not None:
@@ -164,38 +158,5 @@ def convert(dataset_id: str, *, topics_out=None, qrels_out=None, query_field: st
     return result
 
 
-# ---------------------------------------------------------------- CLI
-import click  # noqa: E402
-
-
-@click.command("irds", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("dataset_id", metavar="DATASET_ID")
-@click.option("--topics-out", default=None, help="write the queries here (.trec/.tsv/.jsonl)")
-@click.option("--qrels-out", default=None, help="write the qrels here (TREC qrels)")
-@click.option("--query-field", default=None,
-              help="query field to use as the query text (default: `text`, or the dataset's "
-                   "default_text(), e.g. raw_utterance; CAsT: manual_rewritten_utterance)")
-@click.option("--qid-style", default=None,
-              help="rewrite turn ids: canonical (31_4), dash (31-4), topiocqa-dev, TopiOCQA-Dev, "
-                   "QReCC-Test, dev-dash (dev-31-4), any PREFIX or WORD-dash")
-@click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
-              help="topics format (default: from the --topics-out extension)")
-def command(dataset_id, topics_out, qrels_out, query_field, qid_style, topics_format):
-    """Convert an ir_datasets dataset's queries and qrels to TREC files (no downloads)."""
-    from ..guard import run_guarded
-
-    r = run_guarded(lambda: convert(dataset_id, topics_out=topics_out, qrels_out=qrels_out,
-                                     query_field=query_field, qid_style=qid_style,
-                                     topics_format=topics_format))
-    if r.topics is not None:
-        msg = f"{dataset_id}: {len(r.topics)} queries ({query_field or 'default text'})"
-        if r.queries_missing_text:
-            msg += (f", {len(r.queries_missing_text)} of {r.queries_read} left out with an empty "
-                    f"{query_field or 'text'} (first: {r.queries_missing_text[0]})")
-        click.echo(msg, err=True)
-    if r.qrels is not None:
-        click.echo(f"{dataset_id}: {len(r.qrels)} qrels for {r.qrels_topics} queries", err=True)
-
-
-__all__ = ["command", "convert", "convert_queries", "convert_qrels", "load", "required_files",
+__all__ = ["convert", "convert_queries", "convert_qrels", "load", "required_files",
            "offline", "IrdsConversion", "QUERIES_QRELS_ONLY"]

@@ -21,12 +21,22 @@ nDCG uses the graded judgments and takes no threshold.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..api import score_trec
 from ..errors import UsageError
+from ..formats.run import Run, read_run
+from ..report.text_table import aligned_table
+from ..retrieval.official_eval import official_evaluation
+from ..scorer.options import Options
+from . import scai
+from .collapse import collapse_run
 from .paper_protocols import PRESETS as PAPER_PRESETS
 from .paper_protocols import PROTOCOLS as PAPER_PROTOCOLS
-from ..report.text_table import aligned_table
+from .turn_ids import split_id
 
 MRR_READINGS = ("paper", "true")
 
@@ -147,10 +157,6 @@ class Protocol:
         return " ".join(parts + [f"-m {m}" for m in self.measures])
 
     def options(self, compat: str = "9.0.8"):
-        import sys
-
-        from ..scorer.options import Options
-
         return Options(relevance_level=self.rel_threshold,
                        max_docs=sys.maxsize if self.depth is None else self.depth,
                        complete=self.complete, compat=compat)
@@ -268,15 +274,8 @@ def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = Fal
     if p.kind == "scai":
         return _scai_evaluation(p, qrels, run, eval_missing_truth, compat)
     if p.kind.endswith("-official"):  # trecqr/retrieval/official_eval.py
-        from ..retrieval.official_eval import official_evaluation
-
         return official_evaluation(p.name, qrels, run, collection, compat)
-    from ..api import score_trec
-
     if p.dedup.startswith("passage run to documents"):
-        from ..formats.run import Run, read_run
-        from .collapse import collapse_run
-
         run, _ = collapse_run(run if isinstance(run, Run) else read_run(run))
     ev = score_trec(qrels, run, list(p.measures), p.options(compat))
     return ev, f"; protocol {p.name} ({p.flags()})"
@@ -284,17 +283,10 @@ def protocol_evaluation(name: str, qrels, run, *, eval_missing_truth: bool = Fal
 
 def _scai_evaluation(p, qrels, run, eval_missing_truth, compat):
     """The SCAI evaluator's MRR as a one-column trec_eval-style Evaluation."""
-    import numpy as np
-
-    from ..api import score_trec
-    from . import scai
-
     gt, gt_name = scai.read_ground_truth(qrels)
     if _is_json_list(run):
         records, run_name = scai.read_run(run)
     else:
-        from ..formats.run import read_run
-
         trec = read_run(run)
         records, run_name = _records_from_trec(trec), trec.source
     result = scai.scai_mrr(gt, records, eval_missing_truth, source=gt_name, run_source=run_name)
@@ -326,7 +318,6 @@ def _records_from_trec(trec) -> list:
     passages: dict = {}
     for q, d, s in zip(trec.qid.to_pylist(), trec.docno.to_pylist(), trec.score.tolist()):
         passages.setdefault(q, {})[d] = s
-    from .turn_ids import split_id
 
     out = []
     for q, ranking in passages.items():

@@ -19,7 +19,7 @@ JSONL) become topics with :func:`qrecc_topics` (query field raw, human, context 
 ``CONTEXT_SEP`` = ``" [SEP] "``, or a supplied rewrite); ``trecqr convert qrecc`` does both.
 
 The helpers shared with :mod:`trecqr.adapters.topiocqa` (turn-id parsing, format detection,
-the counts record, the click command factory) live here too.
+the counts record) live here too, public, so that it imports them by name.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import io
 import json
 from dataclasses import dataclass
 
-import click
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,12 +35,13 @@ import pyarrow.compute as pc
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels, read_qrels, write_qrels
 from ..formats.textio import read_source
+from .rewrites import POLICIES, read_rewrites
+from .topics import json_records, Topics
 from .turn_ids import split_id
 
 __all__ = [
     "QrelsCounts",
     "canonical_turn_id",
-    "command",
     "CONTEXT_SEP",
     "QreccTurn",
     "TurnCounts",
@@ -69,7 +69,7 @@ def _parse_turn_id(qid: str, source: str, line: int | None) -> tuple[str, str]:
     return f"{conv}_{turn}", style
 
 
-class _StyleCheck:
+class TurnIdStyleCheck:
     """Parse many turn ids; all of one input must share one style (no silent mixing)."""
 
     def __init__(self, source: str):
@@ -112,7 +112,7 @@ class QrelsCounts:
 
 
 # --------------------------------------------------------------------------- reading
-def _load(path):
+def read_json_or_text(path):
     """(Source, parsed JSON or None): the JSON document when the input starts with { or [."""
     src = read_source(path)
     head = src.data.lstrip()[:1]
@@ -125,7 +125,7 @@ def _load(path):
     return src, None
 
 
-def _from_pairs(qids: list, docnos: list, grades: list, turns_read: int,
+def qrels_from_pairs(qids: list, docnos: list, grades: list, turns_read: int,
                 source: str) -> tuple[Qrels, QrelsCounts]:
     qrels = Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()),
                   np.asarray(grades, dtype=np.int64), source)
@@ -160,7 +160,7 @@ def _check_pairs(qrels: Qrels, locate=None) -> None:
 
 def qrels_from_json_dict(doc: dict, source: str) -> tuple[Qrels, QrelsCounts]:
     """``{qid: {passage: grade}}``; an empty passage id (``{"": 1}``) marks a turn without gold."""
-    parse = _StyleCheck(source)
+    parse = TurnIdStyleCheck(source)
     seen: dict[str, str] = {}
     qids, docnos, grades = [], [], []
     for qid, docs in doc.items():
@@ -181,7 +181,7 @@ def qrels_from_json_dict(doc: dict, source: str) -> tuple[Qrels, QrelsCounts]:
             qids.append(canon)
             docnos.append(passage)
             grades.append(grade)
-    return _from_pairs(qids, docnos, grades, len(doc), source)
+    return qrels_from_pairs(qids, docnos, grades, len(doc), source)
 
 
 def _scai_records(doc: list, source: str) -> tuple[Qrels, QrelsCounts]:
@@ -203,7 +203,7 @@ def _scai_records(doc: list, source: str) -> tuple[Qrels, QrelsCounts]:
             if passage:
                 qids.append(canon)
                 docnos.append(passage)
-    return _from_pairs(qids, docnos, [1] * len(qids), len(doc), source)
+    return qrels_from_pairs(qids, docnos, [1] * len(qids), len(doc), source)
 
 
 def _scai_turn(rec, i: int, source: str) -> str:
@@ -223,7 +223,7 @@ def qrels_from_text(src, source: str) -> tuple[Qrels, QrelsCounts]:
     stream.name = source
     raw = read_qrels(stream)
     raw.source = source
-    parse = _StyleCheck(source)
+    parse = TurnIdStyleCheck(source)
     uniq = pc.unique(raw.qid)
     canon_of = {}
     for qid in uniq.to_pylist():
@@ -258,7 +258,7 @@ def read_qrecc_qrels(path) -> tuple[Qrels, QrelsCounts]:
 
     Turns without gold passage are left out of the qrels and counted in the returned record.
     """
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if doc is None:
         return qrels_from_text(src, src.name)
     if isinstance(doc, dict):
@@ -273,7 +273,7 @@ def read_qrecc_qrels(path) -> tuple[Qrels, QrelsCounts]:
 def read_scai_rewrites(path, field: str = "Truth_rewrite") -> dict[str, str]:
     """``{conv_turn: text}`` from a SCAI-QReCC-21 turn file (``Truth_rewrite``,
     ``Transformer_rewrite``, ``Model_rewrite``, ...); turns without the field are left out."""
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if not isinstance(doc, list):
         raise InputError(src.name, None, "expected a JSON list of SCAI turns")
     out = {}
@@ -293,41 +293,13 @@ def integer_passage_ids(qrels: Qrels) -> bool:
     return len(qrels) > 0 and pc.all(pc.match_substring_regex(qrels.docno, r"^[0-9]+$")).as_py()
 
 
-# --------------------------------------------------------------------------- writing + CLI
+# --------------------------------------------------------------------------- writing
 def write_turn_qrels(qrels: Qrels, path) -> None:
     """TREC qrels ``conv_turn 0 passage grade``, atomically."""
     write_qrels(qrels, path)
 
 
-def make_convert_command(name: str, reader, note=None) -> click.Command:
-    """``trecqr convert NAME --qrels FILE --qrels-out OUT``."""
-
-    @click.command(name, context_settings={"help_option_names": ["-h", "--help"]},
-                   help=f"{name} qrels (any published form) to TREC qrels with canonical "
-                        "conv_turn ids; turns without gold are left out and counted.")
-    @click.option("--qrels", "qrels_in", required=True, metavar="FILE",
-                  help="Qrels as published (JSON, TSV or TREC; detected from the content).")
-    @click.option("--qrels-out", "qrels_out", required=True, metavar="OUT",
-                  help="Write TREC qrels with canonical conv_turn ids here (atomically).")
-    def convert(qrels_in, qrels_out):
-        from ..guard import run_guarded
-
-        def job():
-            qrels, counts = reader(qrels_in)
-            write_turn_qrels(qrels, qrels_out)
-            return qrels, counts
-
-        qrels, counts = run_guarded(job)
-        click.echo(counts.summary(name), err=True)
-        if note is not None:
-            message = note(qrels)
-            if message:
-                click.echo(message, err=True)
-
-    return convert
-
-
-def _qrecc_note(qrels: Qrels) -> str | None:
+def qrecc_note(qrels: Qrels) -> str | None:
     if integer_passage_ids(qrels):
         return ("trecqr: note: passage ids are integers (one paper's renumbering of QReCC); "
                 "they will not match runs with URL passage ids")
@@ -384,12 +356,10 @@ class TurnCounts:
 
 def _turn_records(path):
     """(source name, [(line or None, record dict)], raw records) from a JSON list or JSONL."""
-    from .topics import json_records
-
     src = read_source(path)
     head = src.data.lstrip()[:1]
     if head == b"[":
-        src, doc = _load(path)
+        src, doc = read_json_or_text(path)
         out = []
         for i, rec in enumerate(doc):
             if not isinstance(rec, dict):
@@ -463,7 +433,7 @@ def turns_qrels(turns: list, source: str = "<turns>") -> tuple[Qrels, QrelsCount
                                        "(--qrels)")
     qids = [t.qid for t in turns for _ in t.passages]
     docnos = [p for t in turns for p in t.passages]
-    return _from_pairs(qids, docnos, [1] * len(qids), len(turns), source)
+    return qrels_from_pairs(qids, docnos, [1] * len(qids), len(turns), source)
 
 
 def _need_question(turn: QreccTurn, source: str) -> str:
@@ -487,9 +457,6 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
     rewrite follows ``missing``: ``raw`` (the question), ``drop`` or ``error``. Metadata:
     ``conversation_source`` (quac, nq, trec) where the file gives it.
     """
-    from .rewrites import POLICIES, read_rewrites
-    from .topics import Topics
-
     if query_field not in QUERY_FIELDS:
         raise UsageError(f"unknown query field {query_field!r}: use one of "
                          f"{', '.join(QUERY_FIELDS)}")
@@ -539,123 +506,3 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
     meta = {q: meta[q] for q in qids if q in meta}
     return Topics(qids, queries, meta, source), TurnCounts(len(turns), len(without), len(qids),
                                                            filled, dropped)
-
-
-def _qrecc_command():
-    @click.command("qrecc", context_settings={"help_option_names": ["-h", "--help"]})
-    @click.option("--qrels", "qrels_in", default=None, metavar="FILE",
-                  help="Qrels as published (JSON, TSV, TREC or SCAI; detected from the content).")
-    @click.option("--qrels-out", "qrels_out", default=None, metavar="OUT",
-                  help="Write TREC qrels with conv_turn ids here (from --qrels, else from the "
-                       "Truth_passages of --turns).")
-    @click.option("--turns", "turns_in", default=None, metavar="FILE",
-                  help="Conversations: original QReCC JSON, SCAI turn JSON or InfoCQR JSONL.")
-    @click.option("--topics-out", "topics_out", default=None, metavar="OUT",
-                  help="Write topics here (TREC, TSV or JSONL, from the extension).")
-    @click.option("--query-field", type=click.Choice(QUERY_FIELDS), default="raw",
-                  show_default=True,
-                  help="raw: Question; human: Rewrite/Truth_rewrite; context: earlier turns then "
-                       "the question joined by ' [SEP] '; rewrite: the --rewrites file.")
-    @click.option("--rewrites", "rewrites_in", default=None, metavar="FILE",
-                  help="Model rewrites (JSONL or TSV) for --query-field rewrite.")
-    @click.option("--rewrite-field", default=None, help="Rewrites JSONL: the rewrite field.")
-    @click.option("--id-field", default=None, help="Rewrites JSONL: id field (or CONV,TURN).")
-    @click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
-                  show_default=True,
-                  help="A turn whose (human or supplied) rewrite is missing or empty: its raw "
-                       "question, drop it, or fail.")
-    @click.option("--qid-style", default=None, metavar="STYLE",
-                  help="Write topic and qrels ids in this style (canonical, dash, QReCC-Test, "
-                       "...); default canonical conv_turn.")
-    @click.option("--scai-run", "scai_run", default=None, metavar="FILE",
-                  help="A SCAI-QReCC-21 run (JSON: Conversation_no, Turn_no, Model_passages) to "
-                       "convert to a TREC run (--run-out).")
-    @click.option("--run-out", "run_out", default=None, metavar="OUT",
-                  help="Where to write the TREC run of --scai-run.")
-    def qrecc_command(qrels_in, qrels_out, turns_in, topics_out, query_field, rewrites_in,
-                      rewrite_field, id_field, missing, qid_style, scai_run, run_out):
-        """QReCC qrels and conversations to TREC qrels and topics with conv_turn ids.
-
-        Turns without gold are left out of the qrels and counted (on stderr).
-        """
-        from ..guard import run_guarded
-        from .topics import write_topics
-        from .turn_ids import check_style, restyle
-
-        if (scai_run is None) != (run_out is None):
-            raise click.UsageError("--scai-run and --run-out go together")
-        if scai_run is not None:
-            from .scai import convert_scai_run
-
-            turns, pairs, empty = run_guarded(lambda: convert_scai_run(scai_run, run_out))
-            click.echo(f"qrecc: SCAI run: {pairs} (turn, passage) pairs for {turns} turns"
-                       + (f"; {empty} turns with empty Model_passages (the SCAI evaluator "
-                          "counts them 0; a TREC run cannot hold them)" if empty else "")
-                       + f"; wrote {run_out}", err=True)
-            if qrels_in is None and turns_in is None:
-                return
-        if qrels_in is not None and qrels_out is None:
-            raise click.UsageError("--qrels needs --qrels-out")
-        if qrels_in is None and turns_in is None:
-            raise click.UsageError("give --qrels FILE --qrels-out OUT and/or --turns FILE")
-        if topics_out is not None and turns_in is None:
-            raise click.UsageError("--topics-out needs --turns")
-        if turns_in is not None and topics_out is None and qrels_out is None:
-            raise click.UsageError("--turns needs --topics-out and/or --qrels-out")
-        if rewrites_in is not None and query_field != "rewrite":
-            raise click.UsageError("--rewrites needs --query-field rewrite")
-        if query_field == "rewrite" and rewrites_in is None and topics_out is not None:
-            raise click.UsageError("--query-field rewrite needs --rewrites FILE")
-
-        def job():
-            if qid_style is not None:
-                check_style(qid_style)
-            out = {}
-            turns = None
-            if turns_in is not None:
-                turns = read_qrecc_turns(turns_in)
-                out["turns"] = len(turns)
-            if qrels_out is not None:
-                if qrels_in is not None:
-                    qrels, counts = read_qrecc_qrels(qrels_in)
-                else:
-                    qrels, counts = turns_qrels(turns, str(turns_in))
-                out["qrels"], out["counts"] = qrels, counts
-            elif turns is not None and all(t.passages is not None for t in turns):
-                out["counts"] = turns_qrels(turns, str(turns_in))[1]
-            if topics_out is not None:
-                topics, tcounts = qrecc_topics(turns, query_field, rewrites=rewrites_in,
-                                               missing=missing, rewrite_field=rewrite_field,
-                                               id_field=id_field, source=str(turns_in))
-                if qid_style is not None:
-                    topics = topics.restyle(qid_style)
-                out["tcounts"] = tcounts
-                write_topics(topics, topics_out)
-            if qrels_out is not None:
-                qrels = out["qrels"]
-                if qid_style is not None:
-                    qrels = restyle(qrels, qid_style)
-                write_turn_qrels(qrels, qrels_out)
-            return out
-
-        out = run_guarded(job)
-        if "tcounts" in out:
-            click.echo(out["tcounts"].summary("qrecc"), err=True)
-        elif "turns" in out:
-            click.echo(f"qrecc: {out['turns']} turns read", err=True)
-        if "counts" in out:
-            counts = out["counts"]
-            if "qrels" in out:
-                click.echo(counts.summary("qrecc"), err=True)
-            else:
-                click.echo(f"qrecc: {counts.turns_with_gold} turns with gold, "
-                           f"{counts.pairs} (turn, passage) pairs (no qrels written)", err=True)
-            if "qrels" in out:
-                message = _qrecc_note(out["qrels"])
-                if message:
-                    click.echo(message, err=True)
-
-    return qrecc_command
-
-
-command = _qrecc_command()

@@ -42,7 +42,8 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import InputError, TrecqrError, UsageError
-from .topics import Topics, _text, id_getter, json_records, parse_tsv, record_id
+from .topics import Topics, read_text_file, id_getter, json_records, parse_tsv, record_id
+from .turn_ids import convert_ids, parse_ids, split_id
 from .turn_policy import POLICIES, record_human
 ID_FIELDS = ("qid", "sample_id", "query_id", "id", "turn_key")
 REWRITE_FIELDS = ("rewrite", "rewritten_query", "rewritten", "rewrite_query", "model_rewrite",
@@ -183,11 +184,9 @@ def _tsv(name, text, report):
     return topics.qids, [q.strip() for q in topics.queries], [None] * len(topics)
 
 
-def _match_keys(file_qids, raw_qids, source):
+def match_keys(file_qids, raw_qids, source):
     """Keys to match file ids with raw ids: canonical (conv, turn) when both lists are turn ids
     of different styles, else the ids themselves. Returns (file keys, raw keys, raw style)."""
-    from .turn_ids import parse_ids
-
     try:
         f = parse_ids(file_qids, source)
         r = parse_ids(raw_qids, "<raw topics>")
@@ -214,7 +213,7 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
         fmt = "tsv" if lower.endswith((".tsv", ".tab", ".txt")) else "jsonl"
     if fmt not in ("jsonl", "tsv"):
         raise UsageError(f"unknown rewrites format {fmt!r}: use jsonl or tsv")
-    name, text = _text(path)
+    name, text = read_text_file(path)
     report = RewriteReport(name, policy=missing)
     humans: dict = {}
     if fmt == "jsonl":
@@ -232,7 +231,7 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
 
     out_qids = list(qids)
     if raw is not None:
-        fkeys, rkeys, raw_style = _match_keys(qids, raw_order, name)
+        fkeys, rkeys, raw_style = match_keys(qids, raw_order, name)
         raw_by_key = dict(zip(rkeys, raw_order))
         value_by_key = dict(zip(fkeys, values))
         line_by_key = dict(zip(fkeys, lines))
@@ -240,7 +239,6 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
         report.extra = [q for k, q in zip(fkeys, qids) if k not in raw_by_key]
         report.absent = [raw_by_key[k] for k in rkeys if k not in value_by_key]
         if raw_style is not None:  # file ids in another style: write them in raw's style
-            from .turn_ids import convert_ids
             extra_ids = convert_ids(report.extra, raw_style).to_pylist() if report.extra else []
             names = dict(zip([k for k in fkeys if k not in raw_by_key], extra_ids))
         else:
@@ -306,8 +304,6 @@ def _human_table(human, humans) -> dict:
     """{qid or (conv, turn): human rewrite} for missing='human': the human topics given, else
     the records' own human-rewrite fields; turn ids also by (conversation, turn), so human topics
     in another id style still match."""
-    from .turn_ids import split_id
-
     table = humans if human is None else \
         (human.as_dict() if isinstance(human, Topics) else dict(human))
     out = {}
@@ -324,8 +320,6 @@ def _human_table(human, humans) -> dict:
 
 def _human_text(table, qid, line, name) -> str:
     """The human rewrite of a turn without a usable model rewrite (missing='human')."""
-    from .turn_ids import split_id
-
     text = table.get(qid)
     if not text:
         try:
@@ -337,44 +331,3 @@ def _human_text(table, qid, line, name) -> str:
                                      "(--missing human: give --human FILE, or records with "
                                      "Truth_rewrite)")
     return text
-
-
-# ---------------------------------------------------------------- CLI
-import click
-
-
-@click.command("rewrites", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("input_path", metavar="REWRITES")
-@click.argument("output_path", metavar="OUT")
-@click.option("--raw", "raw_path", default=None,
-              help="topics file with the raw questions (any topics format): the turn set, and the "
-                   "fallback for --missing raw")
-@click.option("--missing", type=click.Choice(POLICIES), default="raw", show_default=True,
-              help="turns with a missing, empty or unreadable rewrite: the raw question, drop "
-                   "(leaves the average), the human rewrite, an empty query, or fail")
-@click.option("--format", "in_format", type=click.Choice(("jsonl", "tsv")),
-              help="rewrites format (default: .tsv/.tab/.txt is TSV, anything else JSONL)")
-@click.option("--to", "out_format", type=click.Choice(("trec", "tsv", "jsonl")),
-              help="output topics format (default: from OUT's extension)")
-@click.option("--id-field", default=None, help="JSONL id field (or CONV,TURN fields)")
-@click.option("--rewrite-field", default=None, help="JSONL rewrite field")
-@click.option("--qid-style", default=None, help="write turn ids in this style (see topics)")
-@click.option("--human", "human_path", default=None,
-              help="--missing human: topics file of the human rewrites (default: each record's "
-                   "Truth_rewrite)")
-def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_format, id_field,
-                     rewrite_field, qid_style, human_path):
-    """Model rewrites (JSONL/TSV) to a topics file; counts are printed on stderr."""
-    from ..guard import run_guarded
-    from .topics import read_topics, write_topics
-
-    def run():
-        raw = read_topics(raw_path) if raw_path else None
-        result = read_rewrites(input_path, format=in_format, id_field=id_field,
-                               rewrite_field=rewrite_field, missing=missing, raw=raw,
-                               qid_style=qid_style,
-                               human=read_topics(human_path) if human_path else None)
-        write_topics(result.topics, output_path, out_format)
-        click.echo(result.report.summary(), err=True)
-
-    run_guarded(run)

@@ -45,8 +45,19 @@ import json
 import os
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+
+from ..api import score_trec
 from ..errors import InputError, UsageError
+from ..formats.order import trec_order
+from ..formats.qrels import qrels_from_dict
+from ..formats.run import read_run as read_trec_run, Run, write_run
 from ..formats.writer import atomic_write_text
+from ..scorer.options import Options
+from .rewrites import read_rewrites
+from .topics import json_records
+from .turn_ids import canonical_id, split_id
 
 #: rouge-score's BootstrapAggregator defaults, as the script uses them
 BOOTSTRAP_SAMPLES = 1000
@@ -89,8 +100,6 @@ def _load_any(path):
 
 
 def _qrels_as_ground_truth(doc: dict, name: str) -> list:
-    from .turn_ids import split_id
-
     out = []
     for qid, rel in doc.items():
         try:
@@ -149,8 +158,6 @@ def read_run(path) -> tuple[list, str]:
 def ground_truth_qrels(gt: list, eval_missing_truth: bool = False, source: str = "<gt>"):
     """The evaluator's qrels: ``{turn: {passage: 1}}``, gold-less turns ``{"": 1}`` when
     eval_missing_truth (a later record of a turn replaces an earlier one, as in the script)."""
-    from ..formats.qrels import qrels_from_dict
-
     rel: dict = {}
     for rec in gt:
         tid = turn_id(rec)
@@ -177,11 +184,6 @@ def run_passages(run: list) -> dict:
 
 def trec_run(passages: dict, runid: str = "scai", source: str = "<scai run>"):
     """A trecqr Run from {turn: {passage: score}}."""
-    import numpy as np
-    import pyarrow as pa
-
-    from ..formats.run import Run
-
     qids, docs, scores = [], [], []
     for tid, ranking in passages.items():
         for pid, score in ranking.items():
@@ -203,9 +205,6 @@ class ScaiMrr:
 def scai_mrr(gt: list, run: list, eval_missing_truth: bool = False, *,
              source: str = "<gt>", run_source: str = "<run>") -> ScaiMrr:
     """The evaluator's MRR (see the module docstring)."""
-    from ..api import score_trec
-    from ..scorer.options import Options
-
     qrels, rel = ground_truth_qrels(gt, eval_missing_truth, source)
     passages = {t: p for t, p in run_passages(run).items() if t in rel}
     if not passages:
@@ -243,7 +242,6 @@ def rewriting_run(run: list) -> dict:
 def scai_qr(gt: list, rewrites: dict, eval_missing_truth: bool = False,
             eval_turn_one_rewrites: bool = False, bootstrap_seed: int | None = None) -> ScaiQr:
     """The evaluator's QR (ROUGE-1 recall) for rewrites ``{turn id: text}``."""
-    import numpy as np
     from rouge_score import rouge_scorer
 
     if not rewrites:
@@ -275,8 +273,6 @@ def bootstrap_median(matrix, seed: int, n_samples: int = BOOTSTRAP_SAMPLES):
     """rouge-score's BootstrapAggregator median for a (turn, [p, r, f]) matrix, drawn from
     numpy's legacy RandomState(seed), as ``np.random.seed(seed)`` then the aggregator draws
     for its first score type (rouge1 is the first of the metric's default types)."""
-    import numpy as np
-
     rng = np.random.RandomState(seed)
     means = np.zeros((n_samples, matrix.shape[1]))
     for i in range(n_samples):
@@ -303,11 +299,6 @@ def write_scai_files(turns_path, run, gt_out, run_out, *, rewrite_field: str = "
     ``Model_passages`` the run's passages and scores (the first ``depth`` in trec_eval's order;
     ``{}`` for a turn the run has nothing for). Both files are written only when both are built.
     """
-    from ..formats.run import read_run as read_trec_run
-    from ..formats.order import trec_order
-    from .rewrites import read_rewrites
-    from .topics import json_records
-
     name = os.fspath(turns_path)
     with open(name, encoding="utf-8") as fh:
         text = fh.read()
@@ -354,8 +345,6 @@ def write_scai_files(turns_path, run, gt_out, run_out, *, rewrite_field: str = "
 def convert_scai_run(path, out) -> tuple[int, int, int]:
     """SCAI run JSON -> TREC run file (``conv_turn Q0 passage rank score scai``): (turns with
     passages, passages, turns with an empty Model_passages, which a TREC run cannot hold)."""
-    from ..formats.run import write_run
-
     run, name = read_run(path)
     passages = run_passages(run)
     ranked = {t: p for t, p in passages.items() if p}
@@ -377,9 +366,6 @@ def qr_from_files(pred, ref, *, eval_missing_truth: bool = False,
         run, _ = read_run(pred)
         rewrites = rewriting_run(run)
     else:
-        from .rewrites import read_rewrites
-        from .turn_ids import canonical_id
-
         topics = read_rewrites(pred, missing="drop").topics
         rewrites = {canonical_id(q): text for q, text in topics}
     return scai_qr(gt, rewrites, eval_missing_truth, eval_turn_one_rewrites, bootstrap_seed)

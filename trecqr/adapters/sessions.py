@@ -106,8 +106,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
-from ..formats.qrels import Qrels
-from ..formats.run import Run
+from ..formats.qrels import Qrels, write_qrels
+from ..formats.run import Run, write_run
+from ..formats.writer import atomic_write_text
 from .session_model import (
     CONTEXT_SEP,
     DEFAULT_GAP,
@@ -128,6 +129,7 @@ from .session_readers import (  # the readers of HRED-qs .ses files and aol-ia, 
     read_aolia_qlogs,
     read_hredqs_sessions,
 )
+from .topics import Topics, write_topics
 
 def _split_times(users: list, secs: np.ndarray, gap) -> np.ndarray:
     """Boolean per row: True where a new session starts (new user, or gap exceeded)."""
@@ -270,8 +272,6 @@ def trec_session_results(path) -> dict:
 
 def write_results_collection(path, out) -> int:
     """Write :func:`trec_session_results` as a Pyserini JSONL collection; returns its size."""
-    from ..formats.writer import atomic_write_text
-
     passages = trec_session_results(path)
     atomic_write_text(out, "".join(json.dumps({"id": d, "contents": t})
                                    + "\n" for d, t in passages.items()))
@@ -340,8 +340,6 @@ def read_hredqs_candidates(ctx, rnk, tgt=None) -> list:
 # ---------------------------------------------------------------- to TREC files
 
 def to_topics(insts, sep: str = CONTEXT_SEP):
-    from .topics import Topics
-
     return Topics(qids=[i.iid for i in insts], queries=[sep.join(i.context) for i in insts],
                   source="<sessions>")
 
@@ -498,30 +496,11 @@ def read_hredqs_scores(insts, score_path, column=None) -> dict:
     return out
 
 
-def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
-    """Mean reciprocal rank computed directly (for checking): candidates ordered by score
-    descending, ties by candidate id descending; instances with candidates only."""
-    total, count = 0.0, 0
-    targets = {i.iid: i.target for i in insts}
-    for iid, cands in scores.items():
-        seen: dict = {}
-        for text, s in (cands.items() if isinstance(cands, dict) else cands):
-            seen.setdefault(candidate_id(text), float(s))
-        if not seen:
-            continue
-        order = sorted(seen, key=lambda c: (-seen[c], tuple(-b for b in c.encode())))
-        tid = None if targets.get(iid) is None else candidate_id(targets[iid])
-        count += 1
-        if tid in seen:
-            total += 1.0 / (order.index(tid) + 1)
-        elif missing == MISSING_LAST and tid is not None:
-            total += 1.0 / len(order)
-    return total / count if count else 0.0
-
-
-# ---------------------------------------------------------------- files and CLI
+# ---------------------------------------------------------------- files
 
 FORMATS = ("aol", "aol-ia", "webis", "trec-session", "marco", "hredqs", "hredqs-ses")
+
+
 def load_sessions(fmt: str, path, *, split: str = "time", gap=DEFAULT_GAP,
                   dedup: bool = True) -> list:
     """Sessions from a session source of format fmt (every format of FORMATS except
@@ -561,10 +540,6 @@ def write_trec_files(insts, *, topics_out=None, qrels_out=None, run_out=None, sc
                      runid: str = "trecqr") -> dict:
     """Write whichever of topics (TSV/JSONL/TREC by extension), qrels and run are asked for;
     returns counts {"instances", "qrels", "run_lines"}."""
-    from ..formats.qrels import write_qrels
-    from ..formats.run import write_run
-    from .topics import write_topics
-
     counts = {"instances": len(insts)}
     if topics_out is not None:
         write_topics(to_topics(insts, sep), topics_out)
@@ -579,58 +554,3 @@ def write_trec_files(insts, *, topics_out=None, qrels_out=None, run_out=None, sc
         write_run(r, run_out)
         counts["run_lines"] = len(r)
     return counts
-
-
-import click
-
-
-@click.command("sessions", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
-@click.argument("path", metavar="IN")
-@click.option("--rnk", default=None, help="hredqs: the rnk (candidates) file; IN is the ctx file.")
-@click.option("--tgt", default=None, help="hredqs: targets, one per line.")
-@click.option("--split", type=click.Choice(["time", "mission", "block"]), default="time",
-              show_default=True, help="webis: 30-minute rule, mission labels or blank-line blocks.")
-@click.option("--gap", type=float, default=DEFAULT_GAP, show_default=True,
-              help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
-@click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
-@click.option("--topics", "topics_out", default=None, help="Write topics (id -> context).")
-@click.option("--qrels", "qrels_out", default=None, help="Write qrels (id -> target id, grade 1).")
-@click.option("--run", "run_out", default=None, help="Write a run from --scores.")
-@click.option("--scores", default=None,
-              help="Candidate scores: TSV/JSONL, or for hredqs a score file (one line per candidate).")
-@click.option("--column", default=None, help="hredqs score file: column name or index (default last).")
-@click.option("--missing", type=click.Choice([MISSING_ZERO, MISSING_LAST]), default=MISSING_ZERO,
-              show_default=True, help="Target missing from the candidates: zero (trec_eval) or "
-                                      "last (HRED-qs: 1/len).")
-@click.option("--sep", default=CONTEXT_SEP, show_default=True, help="Context separator in topics.")
-@click.option("--runid", default="trecqr", show_default=True, help="Run id written in the --run file.")
-@click.option("--results-out", default=None,
-              help="trec-session: write the shown results (title + snippet per ClueWeb id) as a "
-                   "JSONL collection, to index for sim_ret.")
-def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_out, qrels_out,
-                     run_out, scores, column, missing, sep, runid, results_out):
-    """Session logs to next-query instances, written as TREC topics, qrels and a run.
-
-    IN is the session file; for hredqs the ctx file (with --rnk); for aol-ia the ir_datasets
-    dataset id (aol-ia), read from local files only, never downloaded."""
-    from ..guard import run_guarded
-
-    def run():
-        if results_out is not None and fmt != "trec-session":
-            raise UsageError("--results-out is for trec-session files")
-        insts = load_sessions_instances(fmt, path, split=split, gap=gap if gap > 0 else None,
-                                        dedup=not keep_duplicates, rnk=rnk, tgt=tgt)
-        if results_out is not None:
-            click.echo(f"results: {write_results_collection(path, results_out)} passages",
-                       err=True)
-        sc = None
-        if scores is not None:
-            sc = (read_hredqs_scores(insts, scores, column) if fmt == "hredqs"
-                  else read_candidate_scores(scores))
-        counts = write_trec_files(insts, topics_out=topics_out, qrels_out=qrels_out,
-                                  run_out=run_out, scores=sc, missing=missing, sep=sep,
-                                  runid=runid)
-        click.echo(" ".join(f"{k}={v}" for k, v in counts.items()), err=True)
-
-    run_guarded(run)

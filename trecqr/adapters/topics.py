@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError, UsageError
 from ..formats.textio import _decode, read_source
 from ..formats.writer import atomic_write_text
+from .turn_ids import convert_ids
 
 FORMATS = ("trec", "tsv", "jsonl")
 _EXTENSIONS = {
@@ -102,8 +103,6 @@ class Topics:
 
     def restyle(self, style: str) -> Topics:
         """The same topics with qids written in another turn-id style (see turn_ids)."""
-        from .turn_ids import convert_ids
-
         new = convert_ids(self.qids, style, self.source).to_pylist()
         rename = dict(zip(self.qids, new))
         meta = {rename[q]: m for q, m in self.metadata.items() if q in rename}
@@ -132,7 +131,7 @@ def format_of(path, format: str | None = None) -> str:
     return _EXTENSIONS[ext]
 
 
-def _text(path) -> tuple[str, str]:
+def read_text_file(path) -> tuple[str, str]:
     src = read_source(path)
     return src.name, _decode(src).decode("utf-8")
 
@@ -368,7 +367,7 @@ def _jsonl_text(topics: Topics) -> tuple[str, int]:
 def read_topics(path, format: str | None = None, *, qid_field=None, query_field=None) -> Topics:
     """Read a topics file (format from the name unless given); see the module docstring."""
     fmt = format_of(path, format)
-    name, text = _text(path)
+    name, text = read_text_file(path)
     if fmt == "trec":
         return _parse_trec(name, text)
     if fmt == "tsv":
@@ -393,37 +392,3 @@ def write_topics(topics: Topics, path, format: str | None = None) -> int:
         warnings.warn(f"{changed} of {len(topics)} queries changed to fit the {fmt} format ({what})")
     atomic_write_text(path, text)
     return changed
-
-
-# ---------------------------------------------------------------- CLI
-import click
-
-
-@click.command("topics", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("input_path", metavar="IN")
-@click.argument("output_path", metavar="OUT")
-@click.option("--from", "in_format", type=click.Choice(FORMATS),
-              help="input format (default: from IN's extension)")
-@click.option("--to", "out_format", type=click.Choice(FORMATS),
-              help="output format (default: from OUT's extension)")
-@click.option("--qid-style", default=None,
-              help="rewrite turn ids to a style, named here with the id it gives turn 31_4: "
-                   "canonical (31_4), dash (31-4), QReCC-Test (QReCC-Test_31_4), topiocqa-dev "
-                   "(topiocqa-dev_31_4), TopiOCQA-Dev (TopiOCQA-Dev_31_4), dev-dash (dev-31-4); "
-                   "or any PREFIX (PREFIX_31_4) or WORD-dash (WORD-31-4)")
-@click.option("--qid-field", default=None, help="JSONL input: id field (or CONV,TURN fields)")
-@click.option("--query-field", default=None, help="JSONL input: query field")
-def topics_command(input_path, output_path, in_format, out_format, qid_style, qid_field,
-                   query_field):
-    """Convert a topics file between TREC, TSV and JSONL, optionally restyling turn ids."""
-    from ..guard import run_guarded
-
-    def run():
-        topics = read_topics(input_path, in_format, qid_field=qid_field, query_field=query_field)
-        if qid_style is not None:
-            topics = topics.restyle(qid_style)
-        write_topics(topics, output_path, out_format)
-        return topics
-
-    topics = run_guarded(run)
-    click.echo(f"trecqr: {len(topics)} topics written to {output_path}", err=True)

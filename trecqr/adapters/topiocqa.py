@@ -33,19 +33,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import click
-
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels
 from .qrecc import (
     QrelsCounts,
-    _from_pairs,
-    _load,
-    _StyleCheck,
+    qrels_from_pairs,
+    read_json_or_text,
+    TurnIdStyleCheck,
     qrels_from_json_dict,
     qrels_from_text,
-    write_turn_qrels,
 )
+from .rewrites import read_rewrites
+from .topics import Topics
+from .turn_ids import detect_style, to_canonical
 
 __all__ = [
     "QUERY_FIELDS",
@@ -53,7 +53,6 @@ __all__ = [
     "TURN_TYPES",
     "TopiocqaTurns",
     "Turn",
-    "command",
     "read_topiocqa_qrels",
     "read_topiocqa_turns",
     "read_turn_types",
@@ -82,7 +81,7 @@ _GROUP_TYPES = {
 
 def read_topiocqa_qrels(path) -> tuple[Qrels, QrelsCounts]:
     """TopiOCQA gold qrels (TREC lines or a JSON dict) with canonical ``conv_turn`` ids."""
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if doc is None:
         return qrels_from_text(src, src.name)
     if isinstance(doc, dict):
@@ -97,10 +96,10 @@ def read_turn_types(path) -> dict[str, str]:
     Types are ``first_turn``, ``topic_shift``, ``topic_return``, ``no_shift`` (the file's
     ``1st``, ``ts``, ``tr``, ``tc``). A turn in two groups, or an unknown group, is an error.
     """
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if not isinstance(doc, dict):
         raise InputError(src.name, None, "expected a JSON object {type: [turn ids]}")
-    parse = _StyleCheck(src.name)
+    parse = TurnIdStyleCheck(src.name)
     out: dict[str, str] = {}
     group_of: dict[str, str] = {}
     for group, ids in doc.items():
@@ -129,8 +128,6 @@ def turn_type_coverage(types: dict[str, str], qrels: Qrels) -> tuple[list[str], 
         return int(conv), int(turn)
 
     return (sorted(turns - types.keys(), key=order), sorted(types.keys() - turns, key=order))
-
-
 
 
 # --------------------------------------------------------------------------- conversations
@@ -228,7 +225,7 @@ def _dpr_turn(rec: dict, i: int, source: str) -> Turn:
 def read_topiocqa_turns(path) -> TopiocqaTurns:
     """TopiOCQA turns from the raw dataset JSON or a DPR-style retriever file (detected from the
     first record's fields); ids are canonical ``conv_turn``; a turn given twice is an error."""
-    src, doc = _load(path)
+    src, doc = read_json_or_text(path)
     if not isinstance(doc, list) or not doc or not all(isinstance(r, dict) for r in doc):
         raise InputError(src.name, None, "not TopiOCQA turns: expected a JSON list of turns "
                                          "(raw dataset JSON or DPR retriever file)")
@@ -274,8 +271,6 @@ def turns_to_topics(turns: TopiocqaTurns, query_field: str = "raw", k: int = 3):
 
     The raw JSON's ``Topic``, ``Topic_section`` and ``is_nq`` are kept as topic metadata.
     """
-    from .topics import Topics
-
     if query_field == "last-k" and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise UsageError(f"k must be a whole number >= 0, not {k!r}")
     qids = [t.qid for t in turns.turns]
@@ -291,9 +286,6 @@ def rewrite_topics(rewrites_path, turns: TopiocqaTurns | None = None, missing: s
     With ``turns``, the turn set is the dataset's and a missing rewrite follows ``missing``
     (``raw``: the raw question; ``drop``; ``error``). Returns (Topics, RewriteReport).
     """
-    from .rewrites import read_rewrites
-    from .turn_ids import detect_style
-
     raw = turns_to_topics(turns, "raw") if turns is not None else None
     result = read_rewrites(rewrites_path, missing=missing, raw=raw, **options)
     topics = result.topics
@@ -310,16 +302,13 @@ def turns_to_qrels(turns: TopiocqaTurns) -> tuple[Qrels, QrelsCounts]:
     """Gold qrels (grade 1) from the turns' gold passages; turns without one are counted."""
     qids = [t.qid for t in turns.turns if t.gold is not None]
     docs = [t.gold for t in turns.turns if t.gold is not None]
-    return _from_pairs(qids, docs, [1] * len(qids), len(turns), turns.source)
+    return qrels_from_pairs(qids, docs, [1] * len(qids), len(turns), turns.source)
 
 
 def with_turn_types(topics, types: dict[str, str]):
     """Topics with metadata ``turn_type`` from ``{conv_turn: type}`` (topics in any id style).
 
     Returns (topics, {type: count}, [qids without a type])."""
-    from .topics import Topics
-    from .turn_ids import to_canonical
-
     canon = to_canonical(topics.qids, topics.source).to_pylist() if len(topics) else []
     meta = {q: dict(m) for q, m in topics.metadata.items()}
     counts: dict[str, int] = {}
@@ -334,7 +323,7 @@ def with_turn_types(topics, types: dict[str, str]):
     return Topics(list(topics.qids), list(topics.queries), meta, topics.source), counts, untyped
 
 
-def _type_summary(counts: dict, untyped: list, total: int) -> str:
+def type_summary(counts: dict, untyped: list, total: int) -> str:
     parts = [f"{counts[t]} {t}" for t in TURN_TYPES if counts.get(t)]
     line = f"topiocqa: turn types for {total - len(untyped)} of {total} topics"
     if parts:
@@ -342,101 +331,3 @@ def _type_summary(counts: dict, untyped: list, total: int) -> str:
     if untyped:
         line += f"; {len(untyped)} without a type (e.g. {untyped[0]})"
     return line
-
-
-# --------------------------------------------------------------------------- CLI
-@click.command("topiocqa", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--qrels", "qrels_in", default=None, metavar="FILE",
-              help="Gold qrels as published (dev_gold.trec, or JSON {qid: {passage: grade}}).")
-@click.option("--qrels-out", "qrels_out", default=None, metavar="OUT",
-              help="Write TREC qrels with canonical conv_turn ids here (atomically); from --qrels, "
-                   "else from the gold passages of --turns.")
-@click.option("--turns", "turns_in", default=None, metavar="FILE",
-              help="Conversations: the raw TopiOCQA JSON or a DPR-style retriever file.")
-@click.option("--topics-out", "topics_out", default=None, metavar="OUT",
-              help="Write topics here (format from the extension: .trec/.txt, .tsv, .jsonl).")
-@click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
-              help="Topics format (default: from the --topics-out extension).")
-@click.option("--query-field", type=click.Choice(QUERY_FIELDS), default=None,
-              help="raw: the question; history: context + question joined with ' [SEP] '; "
-                   "last-k: the last k turns (questions and answers) + question; rewrite: "
-                   "--rewrites. Default: rewrite with --rewrites, else raw.")
-@click.option("--k", "k", type=click.IntRange(min=0), default=3, show_default=True,
-              help="Turns of context for --query-field last-k.")
-@click.option("--rewrites", "rewrites_in", default=None, metavar="FILE",
-              help="Model rewrites (JSONL or TSV), for --query-field rewrite.")
-@click.option("--missing", type=click.Choice(("raw", "drop", "error")), default="raw",
-              show_default=True, help="A turn with a missing or empty rewrite: use the raw "
-                                      "question, drop it, or fail.")
-@click.option("--types", "types_in", default=None, metavar="FILE",
-              help="Turn types (dev_type.json), kept as topic metadata 'turn_type'.")
-@click.option("--qid-style", default=None, metavar="STYLE",
-              help="Write topic and qrels ids in this style: canonical (1_1), dash (1-1), "
-                   "topiocqa-dev, TopiOCQA-Dev, any PREFIX or WORD-dash.")
-def command(qrels_in, qrels_out, turns_in, topics_out, topics_format, query_field, k,
-            rewrites_in, missing, types_in, qid_style):
-    """TopiOCQA gold qrels, conversations and rewrites to TREC qrels and topics with canonical
-    conv_turn ids; counts are printed on stderr."""
-    from ..guard import run_guarded
-    from .topics import write_topics
-    from .turn_ids import check_style, restyle
-
-    field_ = query_field or ("rewrite" if rewrites_in else "raw")
-
-    def job():
-        if qrels_out is None and topics_out is None:
-            raise UsageError("nothing to write: give --qrels-out and/or --topics-out")
-        if qrels_in is not None and qrels_out is None:
-            raise UsageError("--qrels needs --qrels-out")
-        if qrels_out is not None and qrels_in is None and turns_in is None:
-            raise UsageError("--qrels-out needs --qrels or --turns (gold passages)")
-        if topics_out is not None and turns_in is None and rewrites_in is None:
-            raise UsageError("--topics-out needs --turns (or --rewrites)")
-        if field_ == "rewrite" and rewrites_in is None:
-            raise UsageError("--query-field rewrite needs --rewrites")
-        if rewrites_in is not None and field_ != "rewrite":
-            raise UsageError(f"--rewrites given with --query-field {field_}")
-        if topics_out is None and (rewrites_in or query_field):
-            raise UsageError("--query-field/--rewrites need --topics-out")
-        if qid_style is not None:
-            check_style(qid_style)
-        lines = []
-        turns = read_topiocqa_turns(turns_in) if turns_in else None
-        types = read_turn_types(types_in) if types_in else None
-        if turns is not None:
-            gold = sum(t.gold is not None for t in turns.turns)
-            lines.append(f"topiocqa: {len(turns)} turns read from {turns.source} "
-                         f"({'raw JSON' if turns.kind == 'raw' else 'DPR file'}), "
-                         f"{gold} with a gold passage")
-        if qrels_out is not None:
-            qrels, counts = (read_topiocqa_qrels(qrels_in) if qrels_in
-                             else turns_to_qrels(turns))
-            if types is not None and topics_out is None:
-                missing_t, extra_t = turn_type_coverage(types, qrels)
-                lines.append(f"topiocqa: turn types cover {len(qrels.qid.unique()) - len(missing_t)}"
-                             f" qrels turns; {len(missing_t)} without a type, {len(extra_t)} "
-                             "typed turns not in the qrels")
-            out_q = restyle(qrels, qid_style) if qid_style else qrels
-            write_turn_qrels(out_q, qrels_out)
-            lines.append(counts.summary("topiocqa"))
-        if topics_out is not None:
-            if field_ == "rewrite":
-                topics, report = rewrite_topics(rewrites_in, turns, missing)
-                lines.append(report.summary())
-            else:
-                topics = turns_to_topics(turns, field_, k)
-            how = {"raw": "the raw question",
-                   "history": "context + question joined with ' [SEP] '",
-                   "last-k": f"the last {k} turns + question joined with ' [SEP] '",
-                   "rewrite": f"rewrites from {rewrites_in} (missing: {missing})"}[field_]
-            if types is not None:
-                topics, tcounts, untyped = with_turn_types(topics, types)
-                lines.append(_type_summary(tcounts, untyped, len(topics)))
-            if qid_style:
-                topics = topics.restyle(qid_style)
-            write_topics(topics, topics_out, topics_format)
-            lines.append(f"topiocqa: {len(topics)} topics written (query: {how})")
-        return lines
-
-    for line in run_guarded(job):
-        click.echo(line, err=True)

@@ -33,6 +33,7 @@ All list operations are vectorised with ``pyarrow.compute`` regexes (one pass pe
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -241,8 +242,6 @@ def to_canonical(ids, source: str | None = None) -> pa.Array:
 def restyle(obj, style: str):
     """A Qrels or Run (anything with a ``qid`` Arrow column and ``source``) with its qids
     rewritten in style; the object is copied, never modified."""
-    import dataclasses
-
     qid = convert_ids(obj.qid, style, getattr(obj, "source", None))
     changes = {"qid": qid}
     names = {f.name for f in dataclasses.fields(obj)}

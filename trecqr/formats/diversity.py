@@ -203,15 +203,6 @@ def has_subtopics(qid: pa.Array, second: pa.Array, docno: pa.Array) -> bool:
     return bool(pc.any(pc.greater(pairs["s_count_distinct"], 1)).as_py())
 
 
-def judged_twice(qid: pa.Array, docno: pa.Array) -> bool:
-    """Whether some (topic, docno) has several rows: the cheap test, on already parsed standard
-    qrels, before :func:`detect_diversity` reads a file again for its subtopic column."""
-    if len(qid) < 2:
-        return False
-    keys = pc.binary_join_element_wise(qid.cast(pa.string()), docno.cast(pa.string()), "\x00")
-    return pc.count_distinct(keys).as_py() < len(keys)
-
-
 def detect_diversity(obj) -> DiversityQrels | None:
     """The DiversityQrels if ``obj`` (a path, a DataFrame with a subtopic column, records) holds
     diversity qrels, else None (standard qrels, dicts, or a file that is not 4 columns)."""

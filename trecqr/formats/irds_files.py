@@ -35,7 +35,7 @@ class OfflineDownload(RuntimeError):
 def _irds():
     os.environ.setdefault("IR_DATASETS_SKIP_DISK_FREE", "true")
     if "ir_datasets" not in sys.modules:  # its import makes a folder per dataset under its
-        from ..guard import at_command_end, dirs_under, remove_new_empty_dirs  # home: a
+        from ..transactions import at_command_end, dirs_under, remove_new_empty_dirs  # home: a
 
         home = os.environ.get("IR_DATASETS_HOME") or os.path.expanduser("~/.ir_datasets")
         before = dirs_under(home)  # command removes again those it left empty

@@ -104,7 +104,7 @@ def read_source(path) -> Source:
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
     elif str(path) == "-":
-        from ..guard import read_bounded
+        from ..special_files import read_bounded
 
         name = "<stdin>"
         raw = read_bounded(sys.stdin.buffer, name)
@@ -112,7 +112,7 @@ def read_source(path) -> Source:
         name = os.fspath(path)
         if os.path.isdir(name):
             raise InputError(name, None, "is a directory, not a file")
-        from ..guard import open_input, read_bounded
+        from ..special_files import open_input, read_bounded
 
         try:
             with open_input(name) as fh:

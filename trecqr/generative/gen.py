@@ -25,11 +25,17 @@ With ``--sim-ret --index DIR`` (any trecqr index: bm25s, lucene or dense) the co
 from __future__ import annotations
 
 import math
+import warnings
 
-import click
-
-from . import LOWER_IS_BETTER, METRICS
-from .options import emit, ranking_overlap_options, rm3_params, text_options
+from ..adapters.rewrites import match_keys, HUMAN_REWRITE_FIELDS, read_rewrites
+from ..adapters.topics import read_text_file, json_records, read_topics
+from ..errors import UsageError
+from . import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
+from .embedding import glove_6b_50d, load_embeddings, OOV_POLICY, sim_emb
+from .per import per, per_mt, tokenize
+from .rankers import BATCH
+from .retrieval_sim import MEASURES
+from .text import bleu, rouge
 
 
 def _fmt_of(path, fmt):
@@ -42,9 +48,6 @@ def _fmt_of(path, fmt):
 def read_pairs(pred_path, ref_path, *, pred_field=None, ref_field=None, pred_id_field=None,
                ref_id_field=None, pred_format=None, ref_format=None):
     """(ids, preds, refs, counts) of the pairs matched by id."""
-    from ..adapters.rewrites import HUMAN_REWRITE_FIELDS, _match_keys, read_rewrites
-    from ..adapters.topics import _text, json_records, read_topics
-
     rw = read_rewrites(pred_path, format=_fmt_of(pred_path, pred_format), id_field=pred_id_field,
                        rewrite_field=pred_field, missing="drop")
     pred = rw.topics.as_dict()
@@ -54,14 +57,14 @@ def read_pairs(pred_path, ref_path, *, pred_field=None, ref_field=None, pred_id_
 
     rfmt = _fmt_of(ref_path, ref_format)
     if rfmt == "jsonl" and ref_field is None:
-        name, text = _text(ref_path)
+        name, text = read_text_file(ref_path)
         first = next((rec for _, rec in json_records(name, text)), {})
         ref_field = next((f for f in HUMAN_REWRITE_FIELDS if f in first), None)
     ref_topics = read_topics(ref_path, rfmt, qid_field=ref_id_field, query_field=ref_field)
     ref = ref_topics.as_dict()
     ref_ids = list(ref_topics.qids)
 
-    pkeys, rkeys, _ = _match_keys(pred_ids, ref_ids, rw.report.source)
+    pkeys, rkeys, _ = match_keys(pred_ids, ref_ids, rw.report.source)
     pred_by_key = dict(zip(pkeys, pred_ids))
     ids, preds, refs = [], [], []
     for key, rid in zip(rkeys, ref_ids):
@@ -71,7 +74,6 @@ def read_pairs(pred_path, ref_path, *, pred_field=None, ref_field=None, pred_id_
             preds.append(pred[pid])
             refs.append(ref[rid])
     if pred_ids and ref_ids and not ids:
-        from ..errors import UsageError
         raise UsageError(f"no id of {pred_path} matches an id of {ref_path} (e.g. "
                          f"{pred_ids[0]!r} and {ref_ids[0]!r}): give the id fields "
                          "(--pred-id-field, --ref-id-field) or the formats")
@@ -99,11 +101,8 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
     :mod:`.retrieval_sim`); rm3: sim_ret+'s RM3 parameters (fb_docs, fb_terms,
     original_weight, filter_terms; Pyserini's defaults). On a dense index sim_ret+ is left
     out (RM3 needs terms) and the parameters say so."""
-    from .per import per, per_mt, tokenize
-
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
-        from ..errors import UsageError
         raise UsageError(f"unknown metric {unknown[0]!r}: use {', '.join(METRICS)}")
     params = {"tokenizer": tokenizer, "lowercase": lowercase}
     per_inst, agg = {}, {}
@@ -114,19 +113,16 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
     if "per-mt" in metrics:
         per_inst["per-mt"] = [per_mt(g, t) for g, t in zip(toks_g, toks_t)]
     if "sim_emb" in metrics:
-        from .embedding import OOV_POLICY, glove_6b_50d, load_embeddings, sim_emb
         emb = load_embeddings(embeddings) if embeddings else glove_6b_50d()
         per_inst["sim_emb"] = [sim_emb(g, t, emb) for g, t in zip(toks_g, toks_t)]
         oov = sum(len(x) - len(emb.lookup(x)[0]) for x in toks_g + toks_t)
         params.update({"embeddings": emb.name, "embedding_dim": emb.dim, "oov": OOV_POLICY,
                        "oov_tokens": oov, "composition": "vector extrema"})
     if "bleu" in metrics:
-        from .text import bleu
         per_inst["bleu"], agg["bleu"], sig = bleu(preds, refs, lowercase=bleu_lowercase)
         params.update({"bleu_signature": sig, "bleu_aggregate": "corpus", "bleu_scale": 100})
     rtypes = [m for m in ("rouge1", "rouge2", "rougeL") if m in metrics]
     if rtypes:
-        from .text import rouge
         per_inst.update(rouge(preds, refs, rtypes, stemmer=rouge_stemmer))
         params.update({"rouge_stemmer": rouge_stemmer, "rouge_measure": "F1"})
     if sim_ret:
@@ -143,9 +139,6 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
 
 
 def _check_sim_ret_options(depth, rbo_p, overlap) -> None:
-    from ..errors import UsageError
-    from .retrieval_sim import MEASURES
-
     if overlap not in MEASURES:
         raise UsageError(f"overlap must be one of {', '.join(MEASURES)}, not {overlap!r}")
     if depth < 1:
@@ -156,13 +149,7 @@ def _check_sim_ret_options(depth, rbo_p, overlap) -> None:
 
 def _sim_ret_pairs(preds, refs, index, depth, overlap, rbo_p, rm3) -> tuple:
     """({"sim_ret": [...], "sim_ret+": [...]}, parameters) for aligned pairs."""
-    import warnings
-
-    from . import retrieval_sim as rs
-    from .rankers import BATCH
-
     if index is None:
-        from ..errors import UsageError
         raise UsageError("--sim-ret needs --index DIR (a trecqr index: bm25s, lucene or dense)")
     r = rs.ranker(index)
     rm3 = {"fb_docs": rs.FB_DOCS, "fb_terms": rs.FB_TERMS,
@@ -209,7 +196,7 @@ def evaluate_gen(pred_path, ref_path, metrics=METRICS, **kw):
             "per_instance": {"ids": ids, "values": inst}}
 
 
-def _table(result) -> str:
+def result_table(result) -> str:
     lines = [f"{'metric':<10}{'value':>12}  better"]
     for m, v in result["metrics"].items():
         lines.append(f"{m:<10}{v:>12.4f}  {result['direction'][m]}")
@@ -220,70 +207,3 @@ def _table(result) -> str:
     for k, v in result["parameters"].items():
         lines.append(f"# {k}: {v}")
     return "\n".join(lines) + "\n"
-
-
-@click.command("gen", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("pred_path", metavar="PRED")
-@click.argument("ref_path", metavar="REF")
-@click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
-              help="metric to compute (repeatable; default: all)")
-@click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
-              show_default=True, help="result as an aligned table or as JSON")
-@click.option("--per-instance", "per_instance", default=None,
-              help="write per-pair values here (JSONL if it ends in .jsonl/.json, else TSV)")
-@click.option("--pred-field", default=None, help="PRED JSONL text field (default: auto)")
-@click.option("--ref-field", default=None,
-              help="REF JSONL text field (default: first human-rewrite field, e.g. Truth_rewrite)")
-@click.option("--pred-id-field", default=None, help="PRED JSONL id field (or CONV,TURN)")
-@click.option("--ref-id-field", default=None, help="REF JSONL id field (or CONV,TURN)")
-@click.option("--pred-format", type=click.Choice(("jsonl", "tsv")), default=None,
-              help="PRED file format (default: from its extension)")
-@click.option("--ref-format", type=click.Choice(("jsonl", "tsv", "trec")), default=None,
-              help="REF file format (default: from its extension)")
-@text_options
-@click.option("--bleu-lowercase", is_flag=True, help="case-insensitive BLEU")
-@click.option("--rouge-stemmer", is_flag=True, help="Porter stemming in ROUGE")
-@click.option("--sim-ret", "sim_ret", is_flag=True,
-              help="also compute sim_ret and sim_ret+ (RM3) with --index")
-@ranking_overlap_options
-@click.option("--protocol", type=click.Choice(("scai-qrecc21",)), default=None,
-              help="scai-qrecc21: the SCAI-QReCC-21 evaluator's QR (ROUGE-1 recall) of PRED (a "
-                   "SCAI run or rewrites file) against REF (a SCAI ground truth JSON).")
-@click.option("--eval-missing-truth", is_flag=True,
-              help="scai-qrecc21: also score turns with an empty Truth_rewrite.")
-@click.option("--eval-turn-one-rewrites", is_flag=True,
-              help="scai-qrecc21: also score first turns.")
-@click.option("--bootstrap-seed", type=int, default=None,
-              help="scai-qrecc21: also give the evaluator's bootstrap median, drawn from this "
-                   "numpy seed.")
-def command(pred_path, ref_path, metrics, out_format, per_instance, pred_field, ref_field,
-            pred_id_field, ref_id_field, pred_format, ref_format, tokenizer, case_sensitive,
-            embeddings, bleu_lowercase, rouge_stemmer, sim_ret, index_dir, depth, rbo_p,
-            overlap, rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter, protocol,
-            eval_missing_truth, eval_turn_one_rewrites, bootstrap_seed):
-    """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
-    from ..guard import run_guarded
-
-    if protocol is not None:  # trecqr/adapters/scai.py
-        from ..adapters.scai import qr_from_files, qr_table
-
-        result = run_guarded(lambda: qr_from_files(
-            pred_path, ref_path, eval_missing_truth=eval_missing_truth,
-            eval_turn_one_rewrites=eval_turn_one_rewrites, bootstrap_seed=bootstrap_seed))
-        click.echo(qr_table(result, eval_missing_truth, eval_turn_one_rewrites), nl=False)
-        return
-    if eval_missing_truth or eval_turn_one_rewrites or bootstrap_seed is not None:
-        raise click.UsageError("--eval-missing-truth, --eval-turn-one-rewrites and "
-                               "--bootstrap-seed go with --protocol scai-qrecc21")
-
-    def run():
-        result = evaluate_gen(
-            pred_path, ref_path, metrics or METRICS, pred_field=pred_field, ref_field=ref_field,
-            pred_id_field=pred_id_field, ref_id_field=ref_id_field, pred_format=pred_format,
-            ref_format=ref_format, tokenizer=tokenizer, lowercase=not case_sensitive,
-            embeddings=embeddings, bleu_lowercase=bleu_lowercase, rouge_stemmer=rouge_stemmer,
-            index=index_dir, sim_ret=sim_ret, depth=depth, rbo_p=rbo_p, overlap=overlap,
-            rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight, rm3_no_filter))
-        emit(result, out_format, per_instance, [result["per_instance"]], _table)
-
-    run_guarded(run)

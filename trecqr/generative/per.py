@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..errors import UsageError
+
 TOKENIZERS = ("alnum", "whitespace")
 _ALNUM = re.compile(r"[^\W_]+")
 
@@ -44,7 +46,6 @@ def tokenize(text: str, tokenizer: str = "alnum", lowercase: bool = True) -> lis
         return _ALNUM.findall(text)
     if tokenizer == "whitespace":
         return text.split()
-    from ..errors import UsageError
     raise UsageError(f"unknown tokenizer {tokenizer!r}: use {' or '.join(TOKENIZERS)}")
 
 

@@ -24,7 +24,9 @@ import os
 import warnings
 
 from ..errors import UsageError
+from ..retrieval import backends, lucene
 from ..retrieval.analysis import Analyzer
+from ..retrieval.collections import iter_collection
 from . import rm3 as R
 
 BATCH = 2000  # queries searched together (and rankings held) at a time
@@ -35,8 +37,6 @@ class Ranker:
     """Rankings of queries from one index (see the module docstring)."""
 
     def __init__(self, index):
-        from ..retrieval import backends
-
         if isinstance(index, Ranker):
             self.index, self.label = index.index, index.label
         elif isinstance(index, backends.Index):
@@ -136,8 +136,6 @@ class Ranker:
                 done[q] = R.bm25s_expand(self.index.handle, q, feedback[q], texts, **rm3,
                                          analyzer=analyzer)
         elif todo and self.backend == "lucene":
-            from ..retrieval import lucene
-
             lucene.check_rm3(self.index.handle[0], self.label)
             for q in todo:
                 done[q] = lucene.feedback_terms(self.index.handle, q, **rm3)
@@ -180,8 +178,6 @@ class Ranker:
         collection file named in the index manifest."""
         missing = set(docids) - set(self._texts)
         if missing:
-            from ..retrieval.collections import iter_collection
-
             coll = self.index.manifest.get("collection")
             if not coll:
                 raise UsageError(f"{self.label}: the index does not name its collection file; "

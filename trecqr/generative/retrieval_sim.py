@@ -51,6 +51,7 @@ from ..fusion import comb as fusion_comb
 from ..fusion import normalization as fusion_norm
 from ..fusion import positional as fusion_positional
 from ..fusion.pool import build_pool
+from ..retrieval.indexdir import MANIFEST
 from . import rm3 as R
 from .overlap import jaccard_at_k, overlap_at_k, rbo
 from .rankers import Ranker
@@ -74,7 +75,6 @@ def ranker(index) -> Ranker:
         return index
     if not isinstance(index, (str, os.PathLike)):
         return Ranker(index)
-    from ..retrieval.indexdir import MANIFEST
 
     path = os.path.abspath(os.fspath(index))
     try:
@@ -169,19 +169,6 @@ def next_half(queries, t: int) -> list:
     if not 0 <= t < n:
         raise ValueError(f"target position {t} outside a session of {n} queries")
     return list(queries[t:t + max(1, math.ceil((n - t) / 2))])
-
-
-def rm3_query(index, query: str, *, fb_docs: int = FB_DOCS, fb_terms: int = FB_TERMS,
-              original_weight: float = ORIGINAL_WEIGHT, filter_terms: bool = R.FILTER_TERMS,
-              texts=None) -> dict:
-    """{term: weight} of the RM3-expanded query (see :mod:`.rm3`), heaviest first; weights
-    sum to 1, or to original_weight when no feedback term passes the filters (as Anserini). texts: {docid: text} of the feedback passages on a bm25s index (default: read
-    from the collection file the index was built from)."""
-    r = ranker(index)
-    if texts is not None:
-        r.set_texts(texts)
-    return r.expansions([query], fb_docs=fb_docs, fb_terms=fb_terms,
-                        original_weight=original_weight, filter_terms=filter_terms)[query]
 
 
 def _result(value, variant, gen, ref, k, measure, p, **extra) -> dict:

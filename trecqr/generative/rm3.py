@@ -45,6 +45,9 @@ import re
 
 import numpy as np
 
+from ..retrieval.analysis import Analyzer
+from ..retrieval.indexdir import order_hits
+
 FB_DOCS = 10
 FB_TERMS = 10
 ORIGINAL_WEIGHT = 0.5
@@ -117,8 +120,6 @@ def bm25s_expand(index, query: str, first_stage, texts, *, fb_docs: int = FB_DOC
     """{term: weight} of the RM3-expanded query on a bm25s index handle (retriever, docids,
     manifest); first_stage: the query's ranking [(docid, score)], at least RERANK_CUTOFF deep.
     analyzer: the index's (pass one for many queries: it caches stems)."""
-    from ..retrieval.analysis import Analyzer
-
     retriever = index[0]
     analyzer = analyzer or Analyzer()
     vocab = retriever.vocab_dict
@@ -140,8 +141,6 @@ def bm25s_expand(index, query: str, first_stage, texts, *, fb_docs: int = FB_DOC
 def bm25s_weighted_ranking(index, weights: dict, k: int) -> list:
     """[(docid, score)] for score(d) = sum_w weight(w) BM25(w, d) on a bm25s index handle;
     passages scoring > 0, trec_eval order, top k."""
-    from ..retrieval.indexdir import order_hits
-
     retriever, docids = index[0], index[1]
     vocab = retriever.vocab_dict
     total = None

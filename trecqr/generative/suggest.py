@@ -52,14 +52,18 @@ from __future__ import annotations
 
 import math
 
-import click
-
-from ..clicktypes import FiniteFloat
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..adapters import sessions as S
+from ..api import evaluate, load_run, score_diversity
 from ..errors import InputError, UsageError
-from . import LOWER_IS_BETTER, METRICS
-from .options import emit, ranking_overlap_options, rm3_params, text_options
+from ..formats.diversity import load_diversity_qrels, run_in_rank_order
+from ..scorer.options import Options
+from . import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
+from .gen import score_pairs
+from .rankers import BATCH
+from .retrieval_sim import FUSIONS, next_half
 
 GEN_ID_FIELDS = ("id", "qid", "instance_id")
 GEN_TEXT_FIELDS = ("text", "generated", "generated_query", "query", "prediction", "suggestion",
@@ -94,8 +98,6 @@ def read_generated(path, text_field=None) -> dict:
 def reference_queries(sessions) -> dict:
     """{instance id: the sim_ret++ reference queries}: next_half of the instance's session
     (the ids are those :func:`~trecqr.adapters.sessions.instances` gives)."""
-    from .retrieval_sim import next_half
-
     out = {}
     for s in sessions:
         for t in range(1, len(s.queries)):
@@ -114,8 +116,6 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
     sim_ret/index: add sim_ret, sim_ret+ (via :func:`.gen.score_pairs`, with its ``depth``,
     ``overlap`` and ``rbo_p``) and sim_ret++ (fusion, rrf_k, fusion_depth) to the generated
     side."""
-    from ..api import evaluate
-
     if missing not in (S.MISSING_ZERO, S.MISSING_LAST):
         raise UsageError(f"missing must be {S.MISSING_ZERO!r} or {S.MISSING_LAST!r}")
     if candidates is not None and scores is not None:
@@ -179,8 +179,6 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
                                                                       for q in ids]}}
 
     if generated is not None:
-        from .gen import score_pairs
-
         gen = read_generated(generated, gen_field)
         _check_some_match(gen, {i.iid for i in insts}, generated)
         ids = [i.iid for i in insts if i.target is not None and i.iid in gen]
@@ -188,8 +186,6 @@ def suggest(fmt, sessions_path, *, candidates=None, rnk=None, scores=None, tgt=N
         preds = [gen[q] for q in ids]
         refs = [target[q] for q in ids]
         if sim_ret:
-            from . import retrieval_sim as rs
-
             index = rs.ranker(index)  # load once for every metric
         inst, agg, params = score_pairs(preds, refs, metrics, index=index, sim_ret=sim_ret,
                                         **gen_kw)
@@ -227,13 +223,6 @@ def suggest_tasks(run_path, qrels, measures=TASKS_MEASURES, order="score") -> di
     order: ``score`` ranks each task's suggestions by score, ties by suggestion ascending
     (ir_measures' pyndeval provider); ``rank`` follows the run's rank column, as the ndeval
     program does without ``-traditional``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..api import load_run, score_diversity
-    from ..formats.diversity import load_diversity_qrels, run_in_rank_order
-    from ..scorer.options import Options
-
     if order not in ORDERS:
         raise UsageError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     div = load_diversity_qrels(qrels)
@@ -274,8 +263,6 @@ def _check_some_match(records: dict, instance_ids: set, path) -> None:
 
 
 def _check_fusion(fusion, rrf_k, fusion_depth) -> None:
-    from .retrieval_sim import FUSIONS
-
     if fusion not in FUSIONS:
         raise UsageError(f"fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}")
     if rrf_k is not None and rrf_k < 0:
@@ -287,9 +274,6 @@ def _check_fusion(fusion, rrf_k, fusion_depth) -> None:
 def _sim_ret_pp(sessions, insts, ids, preds, index, fusion, rrf_k, fusion_depth,
                 gen_kw):
     """(per-instance sim_ret++ values, their mean, parameters) for the scored pairs."""
-    from . import retrieval_sim as rs
-    from .rankers import BATCH
-
     rrf_k = rs.RRF_K if rrf_k is None else rrf_k
     fusion_depth = rs.FUSE_DEPTH if fusion_depth is None else fusion_depth
     if sessions is None:
@@ -325,7 +309,7 @@ def _missing(iid, targets, sc) -> bool:
     return tgt is not None and S.candidate_id(tgt) not in {S.candidate_id(c) for c, _ in cands}
 
 
-def _table(result) -> str:
+def result_table(result) -> str:
     w = max([10] + [len(m) + 1 for m in result["metrics"]])  # alpha_nDCG@10 is longer
     lines = [f"{'metric':<{w}}{'value':>12}  better"]
     for m, v in result["metrics"].items():
@@ -335,88 +319,3 @@ def _table(result) -> str:
     for k, v in result["parameters"].items():
         lines.append(f"# {k}: {v}")
     return "\n".join(lines) + "\n"
-
-
-@click.command("suggest", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(S.FORMATS + (TASKS,)))
-@click.argument("sessions_path", metavar="SESSIONS")
-@click.option("--candidates", default=None,
-              help="Candidate scores (TSV id/candidate/score or JSONL) for MRR.")
-@click.option("--rnk", default=None, help="hredqs: the rnk (candidates) file; SESSIONS is ctx.")
-@click.option("--scores", default=None, help="hredqs: score file, one line per rnk candidate.")
-@click.option("--tgt", default=None, help="hredqs: targets, one per line.")
-@click.option("--column", default=None, help="hredqs score file: column name or index.")
-@click.option("--generated", default=None,
-              help="Generated next queries (JSONL id/text or TSV id<TAB>text).")
-@click.option("--gen-field", default=None, help="JSONL text field of --generated.")
-@click.option("--missing", type=click.Choice([S.MISSING_ZERO, S.MISSING_LAST]),
-              default=S.MISSING_ZERO, show_default=True,
-              help="Target missing from the candidates: zero (trec_eval) or last (HRED-qs 1/len).")
-@click.option("--metric", "metrics", multiple=True, type=click.Choice(METRICS),
-              help="generative metric (repeatable; default: all)")
-@click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
-              show_default=True, help="result as an aligned table or as JSON")
-@click.option("--per-instance", "per_instance", default=None,
-              help="write per-instance values here (JSONL if .jsonl/.json, else TSV)")
-@click.option("--split", type=click.Choice(["time", "mission", "block"]), default="time",
-              show_default=True, help="webis: session split.")
-@click.option("--gap", type=FiniteFloat(), default=S.DEFAULT_GAP, show_default=True,
-              help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
-@click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
-@text_options
-@click.option("--sim-ret", "sim_ret", is_flag=True,
-              help="also compute sim_ret, sim_ret+ (RM3) and sim_ret++ (session fusion) of the "
-                   "generated queries with --index")
-@ranking_overlap_options
-@click.option("--fusion", type=click.Choice(("rrf", "combsum")), default="rrf",
-              show_default=True, help="sim_ret++: fusion of the next-half queries' rankings")
-@click.option("--rrf-k", type=int, default=60, show_default=True, help="sim_ret++: RRF's k")
-@click.option("--fusion-depth", type=int, default=100, show_default=True,
-              help="sim_ret++: depth of each fused ranking")
-@click.option("--qrels", "div_qrels", default=None, metavar="FILE",
-              help="tasks: diversity qrels (task subtask suggestion grade); SESSIONS is then "
-                   "the suggestion run (TREC run format).")
-@click.option("--measure", "div_measures", multiple=True, metavar="NAME",
-              help="tasks: an ndeval measure as ir_measures names it (repeatable; default "
-                   "alpha_nDCG@10, alpha_nDCG@20, ERR_IA@10, ERR_IA@20).")
-@click.option("--order", "div_order", type=click.Choice(tuple(ORDERS)), default="score",
-              show_default=True,
-              help="tasks: rank suggestions by score (ties by suggestion, as ir_measures' "
-                   "pyndeval) or by the run's rank column (the ndeval program's default).")
-def command(fmt, sessions_path, candidates, rnk, scores, tgt, column, generated, gen_field,
-            missing, metrics, out_format, per_instance, split, gap, keep_duplicates, tokenizer,
-            case_sensitive, embeddings, sim_ret, index_dir, depth, rbo_p, overlap, rm3_fb_docs,
-            rm3_fb_terms, rm3_original_weight, rm3_no_filter, fusion, rrf_k, fusion_depth,
-            div_qrels, div_measures, div_order):
-    """Query suggestion: MRR over candidates and generative metrics of next-query instances;
-    FORMAT tasks: a TREC Tasks track suggestion run (SESSIONS) scored against diversity
-    qrels (--qrels) with alpha-nDCG@k and ERR-IA@k."""
-    from ..guard import run_guarded
-
-    def run():
-        if fmt == TASKS or div_qrels is not None or div_measures or div_order != "score":
-            if fmt != TASKS or div_qrels is None:
-                raise UsageError("--qrels, --measure and --order go with FORMAT tasks, which "
-                                 "needs --qrels (diversity qrels)")
-            if candidates or rnk or scores or generated or sim_ret:
-                raise UsageError("FORMAT tasks scores the suggestion run SESSIONS against "
-                                 "--qrels; --candidates, --rnk, --scores, --generated and "
-                                 "--sim-ret are for session formats")
-            result = suggest_tasks(sessions_path, div_qrels, div_measures or TASKS_MEASURES,
-                                   div_order)
-            emit(result, out_format, per_instance, list(result["per_instance"].values()),
-                 _table)
-            return
-        result = suggest(fmt, sessions_path, candidates=candidates, rnk=rnk, scores=scores,
-                         tgt=tgt, column=column, generated=generated, gen_field=gen_field,
-                         missing=missing, metrics=metrics or METRICS, split=split,
-                         gap=gap if gap > 0 else None, dedup=not keep_duplicates,
-                         tokenizer=tokenizer, lowercase=not case_sensitive,
-                         embeddings=embeddings, sim_ret=sim_ret, index=index_dir, depth=depth,
-                         rbo_p=rbo_p, overlap=overlap, fusion=fusion, rrf_k=rrf_k,
-                         fusion_depth=fusion_depth,
-                         rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight,
-                                        rm3_no_filter))
-        emit(result, out_format, per_instance, list(result["per_instance"].values()), _table)
-
-    run_guarded(run)

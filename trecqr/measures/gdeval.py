@@ -144,9 +144,3 @@ def ndcg_exp_log2(run, qrels, topics: list, measure) -> np.ndarray:
 def err(run, qrels, topics: list, measure) -> np.ndarray:
     """gdeval's ERR@k, the ``NATIVE`` signature."""
     return gdeval_values(run, qrels, topics, _check(measure))[1]
-
-
-def gdeval_measure(run, qrels, topics: list, measure) -> np.ndarray:
-    """``ERR@k`` or ``nDCG(dcg='exp-log2')@k`` by the measure's name (one ``NATIVE`` target
-    for both rows)."""
-    return (err if measure.NAME == "ERR" else ndcg_exp_log2)(run, qrels, topics, measure)

@@ -28,19 +28,21 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 
-import click
 import numpy as np
+import pyarrow.compute as pc
 
+from ..adapters.topiocqa import read_turn_types
+from ..adapters.turn_ids import split_id
+from ..api import load_qrels, score_trec
 from ..errors import InputError, UsageError
+from ..scorer.options import Options
 from .compare import (
-    _run_names,
+    run_names,
     adjust,
     t_test,
     trec_mean,
 )
-from .comparison import _json_num, plural
-from .options import (correction_options, qrels_runs_measures, say_written,
-                      table_output_options, topic_options)
+from .comparison import json_number, plural
 from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 DEFAULT_MAX_DEPTH = 8
@@ -82,11 +84,6 @@ class ScoreTable:
 def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_level=1,
                 max_docs=None, judged_only=False, compat="9.0.8") -> ScoreTable:
     """Score every run; per-topic values of every numeric summarised measure."""
-    import pyarrow.compute as pc
-
-    from ..api import load_qrels, score_trec
-    from ..scorer.options import Options
-
     runs = list(runs)
     if not runs:
         raise UsageError("give at least one run")
@@ -95,7 +92,7 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     measures = list(measures or [])
     if not measures:
         raise UsageError("give at least one measure (-m)")
-    names = _run_names(runs, names)
+    names = run_names(runs, names)
     options = Options(relevance_level=relevance_level,
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
@@ -118,8 +115,6 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
 
 
 def depth_of(qid: str) -> int:
-    from ..adapters.turn_ids import split_id
-
     return int(split_id(qid)[1])
 
 
@@ -178,7 +173,6 @@ def read_labels(path) -> dict:
 def _lookup(mapping: dict, qid: str):
     if qid in mapping:
         return mapping[qid]
-    from ..adapters.turn_ids import split_id
 
     try:
         conv, turn, _ = split_id(qid)
@@ -202,8 +196,6 @@ def group_topics(qids, by: str = "depth", labels=None,
                          " file or a mapping)")
     if isinstance(labels, (str, os.PathLike)):
         if by == "type":
-            from ..adapters.topiocqa import read_turn_types
-
             labels = read_turn_types(labels)
         else:
             labels = read_labels(labels)
@@ -259,7 +251,7 @@ class Breakdown:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["rows"] = [{k: _json_num(v) for k, v in asdict(r).items()} for r in self.rows]
+        d["rows"] = [{k: json_number(v) for k, v in asdict(r).items()} for r in self.rows]
         return d
 
 
@@ -388,44 +380,3 @@ def render(bd: Breakdown, fmt: str = "text", places: int = 4) -> str:
     if fmt == "csv":
         return render_csv(bd.rows, CSV_FIELDS)
     return render_text(bd, places)
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-
-@click.command("breakdown", context_settings={"help_option_names": ["-h", "--help"]})
-@qrels_runs_measures
-@click.option("--by", type=click.Choice(["depth", "type", "labels"]), default="depth",
-              show_default=True, help="Group topics by turn depth, turn type or a label file.")
-@click.option("--labels", "labels", default=None, metavar="FILE",
-              help="--by type: a dev_type.json file; --by labels: a TSV file qid<TAB>label.")
-@click.option("--max-depth", type=click.IntRange(0), default=DEFAULT_MAX_DEPTH,
-              show_default=True, help="Group depths >= N as 'N+' (0: no cap).")
-@click.option("--baseline", default=None, metavar="NAME", help="Baseline run (default first).")
-@click.option("--groups", default=None, metavar="FILE.json",
-              help="Overlapping groups {group: [turn ids]} (e.g. QReCC's "
-                   "test_question_types.json) in place of --by, with an 'all' row.")
-@topic_options
-@correction_options
-@table_output_options(["text", "json", "csv"])
-def command(qrels, runs, measures, by, labels, max_depth, baseline, groups, complete, level,
-            compat, correction, alpha, fmt, places, output):
-    """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
-    from ..guard import run_guarded
-    from ..formats.writer import atomic_write_text
-
-    def job():
-        if by != "depth" and labels is None and groups is None:
-            raise UsageError(f"--by {by} needs --labels FILE")
-        bd = breakdown(qrels, list(runs), list(measures), by=by, labels=labels,
-                       max_depth=max_depth or None, baseline=baseline, complete=complete,
-                       correction=correction, alpha=alpha, relevance_level=level,
-                       compat=compat, groups=groups)
-        atomic_write_text(output, render(bd, fmt, places))
-
-    run_guarded(job)
-    say_written(output, "breakdown")
-
-
-breakdown_command = command

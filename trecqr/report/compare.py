@@ -25,13 +25,15 @@ import math
 import os
 import sys
 
-import click
 import numpy as np
+import pyarrow.compute as pc
 
+from ..api import load_qrels
+from ..api_many import score_trec_many
 from ..errors import UsageError
+from ..scorer.options import Options
 from .comparison import Comparison, PairResult, plural, topics_line
-from .options import (correction_options, qrels_runs_measures, say_written,
-                      table_output_options, topic_options)
+from .tables import render_latex, render_markdown
 from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ def trec_mean(values) -> float:
 # comparison
 
 
-def _run_names(runs, names):
+def run_names(runs, names):
     if names is not None:
         names = list(names)
         if len(names) != len(runs):
@@ -194,12 +196,6 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
 
     baseline: index or name of the baseline run (default the first); all_pairs compares every
     pair i < j (run j minus run i). The family corrected is every (pair, measure) test."""
-    import pyarrow.compute as pc
-
-    from ..api import load_qrels
-    from ..api_many import score_trec_many
-    from ..scorer.options import Options
-
     runs = list(runs)
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
@@ -213,7 +209,7 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
     adjust([], correction)  # validate early
     if bootstrap < 1:
         raise UsageError("--bootstrap must be at least 1")
-    names = _run_names(runs, names)
+    names = run_names(runs, names)
     options = Options(relevance_level=relevance_level,
                       max_docs=sys.maxsize if max_docs is None else max_docs,
                       judged_only=judged_only, complete=complete, compat=compat)
@@ -359,63 +355,9 @@ def render_json(cmp: Comparison) -> str:
 
 def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
     if fmt in ("markdown", "latex"):
-        from .tables import render_latex, render_markdown
-
         return (render_markdown if fmt == "markdown" else render_latex)(cmp, places=places)
     if fmt == "json":
         return render_json(cmp)
     if fmt == "csv":
         return render_csv(cmp.pairs, CSV_FIELDS)
     return render_text(cmp, places)
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-
-@click.command("compare", context_settings={"help_option_names": ["-h", "--help"]})
-@qrels_runs_measures
-@click.option("--baseline", default=None, metavar="NAME",
-              help="Baseline run (file name, path, stem or run id); default the first run.")
-@click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
-@topic_options
-@click.option("-M", "max_docs", type=int, default=None, metavar="N",
-              help="Keep the first N documents of each topic.")
-@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
-@click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
-              show_default=True, help="Test whose adjusted p decides significance.")
-@correction_options
-@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
-              help="Sign flips of the randomization test.")
-@click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
-              help="Bootstrap samples of the confidence interval.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
-              help="Random seed (randomization test and bootstrap).")
-@table_output_options(["text", "json", "csv", "markdown", "latex"])
-@click.option("--quiet", is_flag=True, help="No id-space warning on stderr.")
-def command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs, judged_only,
-            compat, test, correction, alpha, permutations, bootstrap, seed, fmt, places, output,
-            quiet):
-    """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
-    from ..guard import run_guarded
-    from ..formats.writer import atomic_write_text
-
-    def job():
-        if quiet:  # trecqr/scorer/idspace.py
-            from ..scorer.idspace import ignore_id_space
-
-            ignore_id_space()
-        if baseline is not None and all_pairs:
-            raise UsageError("--baseline and --all-pairs exclude each other")
-        cmp = compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,
-                      complete=complete, test=test, correction=correction, alpha=alpha,
-                      permutations=permutations, bootstrap=bootstrap, seed=seed,
-                      relevance_level=level, max_docs=max_docs, judged_only=judged_only,
-                      compat=compat)
-        atomic_write_text(output, render(cmp, fmt, places))
-
-    run_guarded(job)
-    say_written(output, "comparison")
-
-
-compare_command = command

@@ -54,8 +54,8 @@ class Comparison(ComparisonViews):
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["pairs"] = [{k: _json_num(v) for k, v in asdict(p).items()} for p in self.pairs]
-        d["means"] = {r: {m: _json_num(v) for m, v in ms.items()} for r, ms in self.means.items()}
+        d["pairs"] = [{k: json_number(v) for k, v in asdict(p).items()} for p in self.pairs]
+        d["means"] = {r: {m: json_number(v) for m, v in ms.items()} for r, ms in self.means.items()}
         return d
 
     def to_html(self, qrels, runs, measures, **options) -> str:
@@ -66,7 +66,7 @@ class Comparison(ComparisonViews):
         return comparison_page(self, qrels, runs, measures, **options)
 
 
-def _json_num(v):
+def json_number(v):
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v

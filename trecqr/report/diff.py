@@ -19,13 +19,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, field
 
-import click
 import numpy as np
 
 from ..errors import InputError, UsageError
+from ..special_files import read_bounded
 
 
 @dataclass
@@ -110,8 +112,6 @@ def read_trec_output(path: str) -> TrecOutput:
     """Read a trec_eval-format file (``-`` for stdin)."""
     path = str(path)
     if path == "-":
-        from ..guard import read_bounded
-
         stdin = getattr(sys.stdin, "buffer", None)
         if stdin is None:  # a text stream put in sys.stdin (tests, notebooks)
             return parse_trec_output(sys.stdin.read(), "<stdin>")
@@ -230,68 +230,14 @@ def render_json(res: DiffResult) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-@click.command("diff", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("a", type=str)
-@click.argument("b", type=str, required=False)
-@click.option("--tol", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Largest absolute difference of two numbers still counted equal "
-                   "(0: the printed values must be equal as text or as numbers).")
-@click.option("--ignore", "ignore", multiple=True, metavar="MEASURE",
-              help="Leave this measure out (e.g. runid); repeatable.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Report format.")
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write the report here.")
-@click.option("--qrels", default=None, metavar="QRELS",
-              help="With --run: B is trecqr's evaluation of RUN against QRELS (no B file).")
-@click.option("--run", "run", default=None, metavar="RUN", help="The run to evaluate (with --qrels).")
-@click.option("--eval-args", default="", metavar="'ARGS'",
-              help="trecqr eval options for that evaluation, as one string, e.g. '-q -c -m all_trec'.")
-def command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
-    """Compare two trec_eval-format outputs A and B (e.g. trec_eval's and trecqr's), or a
-    trec_eval output A with trecqr's evaluation of a run (--qrels QRELS --run RUN --eval-args).
-
-    Lists every (measure, qid) whose values differ beyond --tol and every one present on one
-    side only, then a summary. Exit status 0 when they agree, 1 when they differ, 2 on bad
-    input.
-    """
-    from ..guard import run_guarded
-    from ..formats.writer import atomic_write_text
-    from .options import say_written
-
-    def job():
-        if (qrels is None) != (run is None):
-            raise UsageError("--qrels and --run go together")
-        if qrels is not None:
-            if b is not None:
-                raise UsageError("give either B or --qrels/--run, not both")
-            theirs = read_trec_output(a)
-            ours = parse_trec_output(evaluation_text(qrels, run, eval_args),
-                                     f"trecqr eval {run}")
-            res = diff_outputs(theirs, ours, tol, ignore)
-        elif b is None:
-            raise UsageError("missing B (or --qrels QRELS --run RUN)")
-        else:
-            res = diff_files(a, b, tol, ignore)
-        text = render_json(res) if fmt == "json" else render_text(res)
-        atomic_write_text(output, text)
-        return res
-
-    res = run_guarded(job)
-    say_written(output, "diff")
-    sys.exit(0 if res.agree else 1)
-
-
 def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
     """What ``trecqr eval [eval_args] QRELS RUN`` prints: the command itself, run in a child
     process (this module sits below the command line and does not import it)."""
-    import shlex
-    import subprocess
-
     try:
         args = shlex.split(eval_args)
     except ValueError as exc:  # an unclosed quote
         raise UsageError(f"--eval-args {eval_args!r}: {exc}") from None
-    result = subprocess.run([sys.executable, "-m", "trecqr.cli", "eval", "--quiet", *args,
+    result = subprocess.run([sys.executable, "-m", "trecqr", "eval", "--quiet", *args,
                              os.fspath(qrels), os.fspath(run)],
                             capture_output=True, text=True, errors="surrogateescape",
                             stdin=subprocess.DEVNULL)  # a file name that is not UTF-8
@@ -301,4 +247,3 @@ def evaluation_text(qrels: str, run: str, eval_args: str = "") -> str:
     return result.stdout
 
 
-diff_command = command

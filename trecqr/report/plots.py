@@ -19,12 +19,11 @@ import io
 import math
 import os
 
-import click
 import numpy as np
 
 from ..errors import UsageError
+from ..formats.writer import atomic_write_bytes
 from .breakdown import DEFAULT_MAX_DEPTH, _label_key, depth_groups, score_table
-from .options import topic_options
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
@@ -55,8 +54,6 @@ def _check_output(path) -> str:
 
 def save_figure(fig, path) -> None:
     """Write fig to path (format from the extension: .png, .svg, .pdf), atomically."""
-    from ..formats.writer import atomic_write_bytes
-
     ext = _check_output(path)
     buf = io.BytesIO()
     try:
@@ -198,70 +195,3 @@ def plot_dist(qrels, runs, measure, *, output=None, names=None, title=None, viol
     if output is not None:
         save_figure(fig, output)
     return fig
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-_CTX = {"help_option_names": ["-h", "--help"]}
-
-
-def _common(f):
-    f = click.option("-o", "--output", required=True, metavar="FILE",
-                     help="Plot file: .png, .svg or .pdf.")(f)
-    f = click.option("--title", default=None, help="Plot title (default: a descriptive one).")(f)
-    f = topic_options(f)
-    f = click.option("-m", "measure", required=True, metavar="MEASURE[.PARAMS]",
-                     help="trec_eval measure (one).")(f)
-    return f
-
-
-def _go(fn, output):
-    from ..guard import run_guarded
-
-    run_guarded(fn)
-    click.echo(f"trecqr: plot written to {output}", err=True)
-
-
-@click.group("plot", context_settings=_CTX)
-def command():
-    """Plots (PNG, SVG or PDF, from -o's extension): measure by turn depth, per-topic differences, distributions."""
-
-
-@command.command("depth", context_settings=_CTX)
-@click.argument("qrels")
-@click.argument("runs", nargs=-1, required=True)
-@_common
-@click.option("--max-depth", type=click.IntRange(0), default=DEFAULT_MAX_DEPTH,
-              show_default=True, help="Pool depths >= N as 'N+' (0: no cap).")
-def depth_cmd(qrels, runs, measure, complete, level, compat, title, output, max_depth):
-    """Mean measure per turn depth, one line per run, 95% t confidence bands."""
-    _go(lambda: plot_depth(qrels, list(runs), measure, output=output, max_depth=max_depth,
-                           title=title, complete=complete, relevance_level=level,
-                           compat=compat), output)
-
-
-@command.command("diff", context_settings=_CTX)
-@click.argument("qrels")
-@click.argument("run_a")
-@click.argument("run_b")
-@_common
-def diff_cmd(qrels, run_a, run_b, measure, complete, level, compat, title, output):
-    """Per-topic difference RUN_B - RUN_A, sorted."""
-    _go(lambda: plot_diff(qrels, run_a, run_b, measure, output=output, title=title,
-                          complete=complete, relevance_level=level, compat=compat), output)
-
-
-@command.command("dist", context_settings=_CTX)
-@click.argument("qrels")
-@click.argument("runs", nargs=-1, required=True)
-@_common
-@click.option("--violin", is_flag=True, help="Violin plots instead of box plots.")
-def dist_cmd(qrels, runs, measure, complete, level, compat, title, output, violin):
-    """Distribution of the per-topic measure per run."""
-    _go(lambda: plot_dist(qrels, list(runs), measure, output=output, title=title,
-                          violin=violin, complete=complete, relevance_level=level,
-                          compat=compat), output)
-
-
-plot_command = command

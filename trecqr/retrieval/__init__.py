@@ -1,6 +1,16 @@
-"""Retrieval: passage collections (streamed) and an embedded BM25 backend (bm25s).
+"""Retrieval: topics to runs (the index, search and cqr commands are in
+:mod:`trecqr.cli.retrieval`).
 
-bm25s is imported only when an index is built or searched, so ``trecqr eval`` stays lean.
+* :mod:`.collections`: passage collections (TSV, JSONL, ``irds:``), streamed;
+* :mod:`.indexdir`, :mod:`.backends`: the index folder and its manifest, and the dispatch to
+  the backend that built it: :mod:`.bm25` (bm25s, analysed as Lucene's :mod:`.analysis`),
+  :mod:`.lucene` (Pyserini) and :mod:`.dense` (sentence-transformers and faiss);
+* :mod:`.cqr`: conversational query rewriting evaluated end to end;
+* :mod:`.demo`: the builder of the demo fixtures.
+
+Each backend's library is imported only when its index is built or searched, so ``trecqr eval``
+stays lean; ``build_index``, ``search``, ``analyze`` and ``load_index`` (bm25s) are exported
+lazily.
 """
 
 from __future__ import annotations

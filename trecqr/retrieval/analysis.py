@@ -31,6 +31,7 @@ grammar, built once per process (about 0.1 s) when first needed. Stems are cache
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # The analyzer's name in a bm25s index manifest. "lucene-english-porter" (no version) was the
 # first one (PyStemmer's original Porter, a simpler tokenizer): its terms differ (us -> u).
@@ -97,8 +98,6 @@ def _tokenizer():
     """findall of the token regex (built once, ~0.1 s: one pass over the code points)."""
     global _token_findall
     if _token_findall is None:
-        import unicodedata
-
         cat = unicodedata.category
         special = re.compile(f"[{_HAN}{_HIRAGANA}{_KATAKANA}{_SEA}]").match
         letters, digits, extend = [], [], []

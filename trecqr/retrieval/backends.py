@@ -16,9 +16,10 @@ Every backend module has the same surface (``BACKEND``, ``build_index``, ``load_
 from __future__ import annotations
 
 import importlib
+import warnings
 
 from ..errors import TrecqrError, UsageError
-from .indexdir import BACKENDS, read_manifest
+from .indexdir import BACKENDS, damaged, read_manifest
 
 MODULES = {"bm25s": "trecqr.retrieval.bm25", "lucene": "trecqr.retrieval.lucene",
            "dense": "trecqr.retrieval.dense"}
@@ -53,8 +54,6 @@ class Index:
                 UnicodeDecodeError, AttributeError) as exc:
             # the manifest's files checked out, yet the backend cannot read them (an index
             # built before manifests listed their files, or a manifest edited by hand)
-            from .indexdir import damaged
-
             raise damaged(index_dir, f"{type(exc).__name__}: {exc}") from None
         self.manifest = self.handle[-1]  # the backend's, with any defaults it fills in
 
@@ -82,8 +81,6 @@ class Index:
         if self.manifest["backend"] == "lucene":
             return {"k1": k1, "b": b}
         if "k1" in self.manifest and (self.manifest["k1"], self.manifest["b"]) != (k1, b):
-            import warnings
-
             warnings.warn(f"index {self.dir} has k1={self.manifest['k1']} "
                           f"b={self.manifest['b']}, preset {preset.name} says k1={k1} b={b} "
                           f"(a {self.manifest['backend']} index keeps its build's)", stacklevel=3)

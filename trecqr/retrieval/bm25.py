@@ -17,17 +17,24 @@ nothing that loads as an index.
 
 from __future__ import annotations
 
+import math
 import os
+from array import array
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from ..reporting import progress, progress_bar
+from ..workers import worker_pool
 from .analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
 from .collections import (collection_format, collection_label, is_irds, iter_collection,
                           jsonl_docs, jsonl_line_blocks)
 from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
-                       order_hits, progress, progress_bar, read_docids, read_manifest,
+                       order_hits, read_docids, read_manifest,
                        thread_count, write_docids, write_manifest)
 
 BACKEND = "bm25s"
@@ -58,8 +65,6 @@ def build_index(collection, out_dir, k1: float = DEFAULT_K1, b: float = DEFAULT_
     For 10M passages of ~50 tokens (MS MARCO's, ~40 distinct terms each): ~2 GB of term ids and
     ~16 GB for the matrix step: beyond that size, use the Lucene backend.
     """
-    from array import array
-
     import bm25s
 
     workers = thread_count(threads)
@@ -128,8 +133,6 @@ def tokenise_batch(texts) -> tuple:
     first occurrence there is its first in the batch, so the terms come out in first-seen
     order, as one Analyzer() call per passage would give them (tests/test_retrieval_bm25.py
     compares the two)."""
-    from itertools import chain
-
     global _ANALYZER
     if _ANALYZER is None:
         _ANALYZER = Analyzer()
@@ -206,8 +209,6 @@ def tokenise_task(task) -> tuple:
 def _tokenised(tasks, workers: int):
     """tokenise_task of each task, in order, in worker processes (at most 2 tasks per worker
     in flight; here when there is one task or one worker)."""
-    from collections import deque
-
     first = next(tasks, None)
     if first is None:
         return
@@ -218,9 +219,7 @@ def _tokenised(tasks, workers: int):
             yield tokenise_task(second)
             yield from map(tokenise_task, tasks)
         return
-    from itertools import chain
 
-    from ..guard import worker_pool
 
     # pandas too: pyarrow imports it at a worker's first batch (dictionary_encode's lists)
     with worker_pool(workers, ["trecqr.retrieval.bm25", "pandas"]) as pool:
@@ -245,8 +244,6 @@ def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: flo
     the sum is float64 or float32, as it does inside bm25s); score ``idf * tf part`` stored as
     float32.
     """
-    import math
-
     n_docs = len(lengths)
     lengths = np.asarray(lengths, dtype=np.int64)
     # (term, passage) keys, sorted in place: runs of equal keys are the term frequencies, and
@@ -282,8 +279,6 @@ def bm25_matrix(term_ids: np.ndarray, lengths: np.ndarray, n_terms: int, k1: flo
     step = 1 << 21
     starts = range(0, len(tf), step)
     if len(starts) > 1 and threads > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(chunk, starts))
     else:
@@ -345,8 +340,6 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
     if n_threads == 1:
         results = dict(map(one, bar))
     else:
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(n_threads) as pool:  # numpy releases the GIL in the kernels
             results = dict(pool.map(one, bar))
     return hits_to_run(topics, results, runid, f"<bm25 {index_dir}>",

@@ -32,6 +32,8 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from ..adapters import irds
+from ..adapters.topics import json_records
 from ..errors import InputError, UsageError
 
 COLLECTION_FORMATS = ("tsv", "jsonl")
@@ -164,8 +166,6 @@ def _iter_tsv(name, fh):
 
 
 def _iter_jsonl(name, fh, start: int = 1):
-    from ..adapters.topics import json_records
-
     for lineno, rec in json_records(name, fh, start):
         key = next((k for k in ID_COLUMNS if k in rec), None)
         if key is None:
@@ -199,8 +199,6 @@ def _doc_text(doc) -> str | None:
 
 
 def _iter_irds(source):
-    from ..adapters import irds
-
     if isinstance(source, str):
         dataset_id = source[len(IRDS_PREFIX):]
         dataset = irds.load(dataset_id)

@@ -28,15 +28,22 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import click
+import pyarrow.compute as pc
 
-from ..adapters.dataset_topics import DATASETS
-from ..adapters.presets import protocol_scores, protocol_table
-from ..adapters.turn_policy import POLICIES
+from ..adapters.dataset_topics import dataset_topics
+from ..adapters.presets import preset as get_preset, protocol_scores, protocol_table
+from ..adapters.query_settings import cut_query_words, dense_index_params
+from ..adapters.rewrites import read_rewrites
+from ..adapters.topics import read_topics
+from ..adapters.turn_policy import drop_short_rankings, min_results_note, with_zero_turns, \
+    zero_turns
+from ..api import evaluate, load_qrels, load_run
 from ..errors import UsageError
+from ..formats.run import write_run
 from ..report.text_table import aligned_table
-from .collections import check_collection
-from .indexdir import BACKENDS
+from ..transactions import new_output_dir
+from .backends import build_index, load_index
+from .bm25 import DEFAULT_B, DEFAULT_K1
 
 # report key -> (column header, what it is)
 COLUMNS = {
@@ -161,19 +168,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     in query_fields, and rewrites are matched to the dataset's turns, falling back on its raw
     questions); raw: a raw-question topics file playing that part without a dataset.
     """
-    import pyarrow.compute as pc
-
-    from ..adapters.presets import preset as get_preset
-    from ..adapters.query_settings import cut_query_words, dense_index_params
-    from ..adapters.rewrites import read_rewrites
-    from ..adapters.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
-                                        zero_turns)
-    from ..adapters.topics import read_topics
-    from ..api import evaluate, load_qrels, load_run
-    from ..formats.run import write_run
-    from .backends import build_index, load_index
-    from .commands import BM25_B, BM25_K1
-
     topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
     rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
     query_fields = [query_fields] if isinstance(query_fields, str) else list(query_fields)
@@ -204,8 +198,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     if dataset is not None and raw is not None:
         raise UsageError("give the raw questions as a dataset or as a topics file, not both")
     if dataset is not None:
-        from ..adapters.dataset_topics import dataset_topics
-
         raw_topics = dataset_topics(dataset, dataset_file, "raw")
     else:
         raw_topics = read_topics(raw) if raw is not None else None
@@ -219,8 +211,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                 for key, value in dense_index_params(p, params.get("encoder", "")).items():
                     params.setdefault(key, value)
             if backend in ("bm25s", "lucene"):
-                params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else BM25_K1)
-                params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else BM25_B)
+                params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else DEFAULT_K1)
+                params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else DEFAULT_B)
             if index is None:
                 tmp_index = tempfile.mkdtemp(prefix="trecqr-cqr-index-")
                 index = tmp_index
@@ -232,8 +224,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         manifest = dict(loaded.manifest, **search_kw)  # the k1/b the runs are searched with
         if runs_dir is None:
             runs_dir = tmp_runs = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
-        from ..guard import new_output_dir
-
         new_output_dir(runs_dir)  # made here: removed again if the command fails
         q = load_qrels(qrels)
         qrels_qids = set(pc.unique(q.qid).to_pylist())
@@ -246,8 +236,6 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         for (kind, path), name in zip(inputs, row_names):
             report = None
             if kind == "field":
-                from ..adapters.dataset_topics import dataset_topics
-
                 t = dataset_topics(dataset, dataset_file, path)
             elif kind == "topics":
                 t = read_topics(path)
@@ -306,135 +294,3 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         for tmp in (tmp_index, tmp_runs):
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
-
-
-@click.command("cqr", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--qrels", required=True, metavar="FILE",
-              help="Qrels to score every row against (TREC qrels, JSON dict, .gz).")
-@click.option("--index", "index_dir", type=click.Path(file_okay=False),
-              help="BM25 index folder (with --collection: build it here and keep it).")
-@click.option("--collection", default=None,
-              help="TSV/JSONL collection or irds:<dataset id> to index first (a temporary "
-                   "index unless --index).")
-@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
-              show_default=True, help="Backend for --collection (an --index knows its own).")
-@click.option("--model", default=None,
-              help="dense: local sentence-transformers model folder for --collection.")
-@click.option("--dataset", type=click.Choice(DATASETS), default=None,
-              help="Read turns from this dataset's file (--dataset-file): the raw questions "
-                   "for rewrites, and the --query-field rows.")
-@click.option("--dataset-file", default=None, help="The dataset's file (irds: its id).")
-@click.option("--query-field", "query_fields", multiple=True,
-              help="A dataset query field to score as a row (repeatable), e.g. raw, human.")
-@click.option("--topics", multiple=True,
-              help="Topics file (any topics format); repeatable, one row each.")
-@click.option("--rewrites", multiple=True,
-              help="Model rewrites (JSONL/TSV); repeatable, one row each.")
-@click.option("--raw", "raw_path",
-              help="Raw-question topics: the turn set and fallback for rewrites.")
-@click.option("--missing", type=click.Choice(POLICIES), default=None,
-              help="Turns without a usable rewrite: raw question, drop, human rewrite, empty "
-                   "query (counts 0), or fail [default: the preset's, else raw].")
-@click.option("--min-results", type=click.IntRange(0), default=None, metavar="N",
-              help="Leave out turns with fewer than N results (RetPO) [default: the preset's].")
-@click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
-@click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
-@click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep each row's run here as <name>.run (default: a temporary folder, "
-                   "removed at exit).")
-@click.option("--name", "names", multiple=True,
-              help="Row names, in input order (topics first, then rewrites); default file stems.")
-@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
-              show_default=True, help="Report as an aligned table or as JSON.")
-@click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
-@click.option("--threads", type=click.IntRange(-1, 1024), default=1, show_default=True,
-              help="Search threads.")
-@click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
-@click.option("--protocol", default=None, metavar="NAME",
-              help="Also score every row's run under an official protocol (cast2021-nist, "
-                   "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
-@click.option("--groups", default=None, metavar="FILE.json",
-              help="Also break MRR and NDCG@3 down by overlapping groups {group: [turn ids]} "
-                   "(e.g. QReCC's test_question_types.json), with an 'all' row.")
-@click.option("--html", "html_page", default=None, metavar="FILE",
-              help="Also write the rows' HTML report (as trecqr report) here (atomically).")
-def command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
-            query_fields, topics, rewrites, raw_path, missing, min_results, preset, k, runs_dir,
-            names, fmt, output, threads, quiet, protocol, groups,
-            html_page):
-    """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
-
-    The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
-    format. Each row's run is kept in --runs-dir when it is given, else removed at exit.
-    """
-    from ..guard import run_guarded
-    from ..formats.writer import atomic_write_text
-
-    def job():
-        from ..errors import InputError
-
-        if quiet:  # trecqr/scorer/idspace.py
-            from ..scorer.idspace import ignore_id_space
-
-            ignore_id_space()
-
-        for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
-            if not os.path.isfile(path):  # before any index is built
-                raise InputError(path, None, "no such file")
-        if index_dir is None and collection is None:
-            raise UsageError("give --index DIR or --collection FILE")
-        if protocol is not None:
-            from ..adapters.presets import protocol as get_protocol
-
-            if protocol is not None and get_protocol(protocol).kind != "trec_eval":
-                raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
-                                 "--protocol on the kept runs")
-        rd = runs_dir
-        protocol_dir = None
-        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
-            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
-        if collection is not None:
-            check_collection(collection)
-        if model is not None and backend_name != "dense":
-            raise UsageError("--model is for --backend dense")
-        try:
-            report = cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
-                         index=index_dir, collection=collection, preset=preset, k=k,
-                         runs_dir=rd, names=names, n_threads=threads, show_progress=not quiet,
-                         backend=backend_name,
-                         index_params={"model": model} if model else None,
-                         dataset=dataset, dataset_file=dataset_file, query_fields=query_fields,
-                         protocol=protocol, min_results=min_results)
-            run_paths = [(r.name, r.run) for r in report.rows]
-            if html_page is not None:
-                atomic_write_text(html_page, report.to_html(
-                    raw=raw_path, collection=collection,
-                    index=None if collection is not None else index_dir))
-            if protocol_dir is not None:  # runs kept only for the page and the groups
-                report.runs_dir = None
-                for r in report.rows:
-                    r.run = None
-            text = report.to_json() if fmt == "json" else report.table()
-            click.echo(text, nl=False)
-            if protocol is not None:  # scored with the rows (trecqr/adapters/presets.py)
-                click.echo(report.protocol_table(), nl=False)
-            if groups is not None:  # trecqr/report/groups.py
-                from ..report.breakdown import breakdown, render_text
-
-                click.echo("\n" + render_text(breakdown(
-                    qrels, [path for _, path in run_paths], ["recip_rank", "ndcg_cut.3"],
-                    groups=groups, names=[name for name, _ in run_paths],
-                    relevance_level=report.rel_threshold)), nl=False)
-        finally:
-            if protocol_dir is not None:
-                shutil.rmtree(protocol_dir, ignore_errors=True)
-        if output is not None and output != "-":
-            atomic_write_text(output, text)
-        if not quiet and report.runs_dir:
-            click.echo(f"trecqr: runs kept in {report.runs_dir}", err=True)
-
-    run_guarded(job)
-    if output is not None and output != "-":
-        click.echo(f"trecqr: report written to {output}", err=True)
-    if html_page is not None and html_page != "-":
-        click.echo(f"trecqr: HTML report written to {html_page}", err=True)

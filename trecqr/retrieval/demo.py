@@ -49,10 +49,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..adapters.cast import read_cast_topics
 from ..adapters.rewrites import read_rewrites
-from ..adapters.topics import Topics, write_topics
+from ..adapters.topics import json_records, Topics, write_topics
 from ..errors import InputError
 from ..formats.writer import atomic_write_text
+from ..reporting import info
 
 COLLECTION = "collection.jsonl"
 QRELS = "qrels.txt"
@@ -79,7 +81,6 @@ class DemoStats:
 
 def _records(path):
     name = os.fspath(path)
-    from ..adapters.topics import json_records
 
     with open(path, encoding="utf-8") as fh:
         for lineno, rec in json_records(name, fh):
@@ -159,8 +160,6 @@ CAST_TOPICS = {"raw": "topics-raw.tsv", "manual": "topics-manual.tsv",
 
 def build_cast_demo(manual_json, automatic_json, out_dir) -> dict:
     """Build the CAsT 2021 demo (see the module docstring); returns counts."""
-    from ..adapters.cast import read_cast_topics
-
     manual, automatic = read_cast_topics(manual_json), read_cast_topics(automatic_json)
     auto_by_qid = {t.qid: t for t in automatic.turns}
     if [t.qid for t in manual.turns] != [t.qid for t in automatic.turns]:
@@ -199,6 +198,8 @@ def build_cast_demo(manual_json, automatic_json, out_dir) -> dict:
 
 
 def main(argv=None) -> int:
+    """``python -m trecqr.retrieval.demo``: rebuild a demo fixture; its summary goes to the
+    reporter (stderr)."""
     argv = sys.argv[1:] if argv is None else argv
     root = Path(__file__).resolve().parents[2]
     if argv and argv[0] == "cast":
@@ -208,12 +209,12 @@ def main(argv=None) -> int:
             c21 / "2021_automatic_evaluation_topics_v1.0.json"]
         out = argv[3] if len(argv) > 3 else (argv[1] if len(argv) == 2 else
                                              root / "fixtures" / "cast2021-demo")
-        print(build_cast_demo(*src, out))
+        info(str(build_cast_demo(*src, out)))
         return 0
     default = root / ".." / "shared" / "data" / "qrecc" / "dev-sampled2k_chatgpt_ICL.jsonl"
     src = argv[0] if argv else default
     out = argv[1] if len(argv) > 1 else root / "fixtures" / "qrecc-demo"
-    print(build_qrecc_demo(src, out).summary())
+    info(build_qrecc_demo(src, out).summary())
     return 0
 
 

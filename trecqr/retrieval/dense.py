@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError, UsageError
+from ..reporting import progress_bar
 from .collections import collection_label, iter_collection
 from .indexdir import (
     as_topics,
@@ -46,7 +48,6 @@ from .indexdir import (
     check_unique_docids,
     hits_to_run,
     order_hits,
-    progress_bar,
     read_docids,
     read_manifest,
     thread_count,
@@ -229,8 +230,6 @@ def _threads(n):
 
 def load_model(path: str, max_seq_length: int | None = None):
     """A SentenceTransformer from a local folder, on the CPU, without touching the network."""
-    import warnings
-
     _, st, _ = _require()
     if not os.path.exists(os.path.join(path, "modules.json")):
         warnings.warn(f"{path}: not a sentence-transformers folder (no modules.json); its "

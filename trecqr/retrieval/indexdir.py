@@ -19,11 +19,21 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
+import zlib
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
+from ..adapters.topics import read_topics, Topics
 from ..errors import InputError, UsageError
+from ..formats.run import Run
+from ..interrupts import signals_blocked
+from ..tempfiles import register_temp, unregister_temp
+from ..transactions import new_output_dir
+from ..workers import usable_cpus
 
 MANIFEST = "trecqr-index.json"
 DOCIDS = "docids.txt"
@@ -45,7 +55,6 @@ def atomic_index_dir(out_dir):
             not os.listdir(out_dir) or os.path.exists(os.path.join(out_dir, MANIFEST)))):
         raise UsageError(f"{out_dir}: exists and is not a trecqr index; not overwriting it")
     parent = os.path.dirname(out_dir)
-    from ..guard import new_output_dir, register_temp, signals_blocked, unregister_temp
 
     new_output_dir(parent)  # folders made here are removed again if the command fails
 
@@ -90,8 +99,6 @@ _verified: dict = {}
 
 
 def _file_crc(path) -> int:
-    import zlib
-
     crc = 0
     with open(path, "rb") as fh:
         while True:
@@ -199,10 +206,6 @@ def read_manifest(index_dir) -> dict:
     return manifest
 
 
-def backend_of(index_dir) -> str:
-    return read_manifest(index_dir)["backend"]
-
-
 def write_docids(folder, docids) -> int:
     """Write row i's docid on line i of ``docids.txt``; returns the count."""
     n = 0
@@ -214,8 +217,6 @@ def write_docids(folder, docids) -> int:
 
 
 def read_docids(folder) -> pa.Array:
-    import pyarrow.csv as pcsv
-
     with open(os.path.join(folder, DOCIDS), "rb") as fh:  # a folder name need not be UTF-8
         table = _read_docids(pcsv, fh)
     return table.column(0).combine_chunks()
@@ -233,8 +234,6 @@ def _read_docids(pcsv, fh):
 
 def check_unique_docids(docids: pa.Array, source) -> None:
     """A docid seen twice is an InputError naming it (a run may not repeat a docno)."""
-    import pyarrow.compute as pc
-
     if pc.count_distinct(docids).as_py() != len(docids):
         vc = pc.value_counts(docids)
         dup = vc.filter(pc.greater(vc.field("counts"), 1))[0]["values"].as_py()
@@ -243,8 +242,6 @@ def check_unique_docids(docids: pa.Array, source) -> None:
 
 def as_topics(topics):
     """A Topics from a Topics, a ``{qid: query}`` dict or a topics file."""
-    from ..adapters.topics import Topics, read_topics
-
     if isinstance(topics, Topics):
         return topics
     if isinstance(topics, dict):
@@ -263,10 +260,6 @@ def order_hits(scores, names, k: int) -> list:
 def hits_to_run(topics, hits: dict, runid: str, source: str, why_empty: str = ""):
     """A Run from ``{topic index: [(score, docid), ...]}`` (already ordered), in topic order;
     topics without a hit are left out, with one warning (why_empty says why, if known)."""
-    import warnings
-
-    from ..formats.run import Run
-
     qids, docnos, out_scores = [], [], []
     empty = 0
     for i, qid in enumerate(topics.qids):
@@ -286,49 +279,4 @@ def hits_to_run(topics, hits: dict, runid: str, source: str, why_empty: str = ""
 
 def thread_count(n) -> int:
     """n threads or processes; None or < 1: one per CPU."""
-    from ..guard import usable_cpus
-
     return usable_cpus() if n is None or n < 1 else int(n)
-
-
-def progress(iterable, show: bool, **kw):
-    """tqdm over iterable when show (and tqdm is installed), else iterable itself. As tqdm's
-    conventions go, the bar is silent when stderr is not a terminal."""
-    if show:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            return iterable
-        kw.setdefault("disable", None)  # None: off when the output is not a terminal
-        return tqdm(iterable, **kw)
-    return iterable
-
-
-class _NoBar:
-    n = 0
-
-    def update(self, n: int = 1) -> None:
-        self.n += n
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def progress_bar(show: bool, **kw):
-    """A tqdm bar to advance by hand (``bar.update(n)``, a context manager), for steps whose
-    units are counted as they are done (passages encoded, not read); silent unless show and
-    stderr is a terminal. Without tqdm, a counter that prints nothing."""
-    if show:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            return _NoBar()
-        kw.setdefault("disable", None)
-        return tqdm(**kw)
-    return _NoBar()

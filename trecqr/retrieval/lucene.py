@@ -64,16 +64,17 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import zlib
+from importlib import metadata
 
 import numpy as np
 
 from ..errors import InputError, UsageError
+from ..reporting import info, progress
 from .collections import (collection_format, collection_label, is_irds, iter_collection,
                           valid_docid)
 from .indexdir import (as_topics, atomic_index_dir, hits_to_run, is_lucene_dir, order_hits,
-                       progress, read_manifest, thread_count, write_docids,
+                       read_manifest, thread_count, write_docids,
                        write_manifest)
 
 BACKEND = "lucene"
@@ -227,9 +228,7 @@ def _jvm():
 def _versions() -> dict:
     out = {}
     try:
-        from importlib.metadata import version
-
-        out["pyserini"] = version("pyserini")
+        out["pyserini"] = metadata.version("pyserini")
     except Exception:
         pass
     home = os.environ.get("JAVA_HOME")
@@ -363,8 +362,7 @@ def _run_indexer(java, jar, folder, index, threads, store, show_progress) -> dic
                 counters[m.group(1)] = int(m.group(2).replace(",", ""))
             started = started or "Starting to index" in line
             if show_progress and (started or "ERROR" in line):  # not the parameter dump
-                print("lucene: " + line.split(" - ", 1)[-1].rstrip("\n"), file=sys.stderr,
-                      flush=True)
+                info("lucene: " + line.split(" - ", 1)[-1].rstrip("\n"))
         status = proc.wait()
     except BaseException:  # Ctrl-C included: stop Java before the build folder goes
         proc.kill()

@@ -28,7 +28,6 @@ from ..formats.textio import read_source
 
 MISSING_ZSCORE_VALUE = -1000000.0
 
-_SPACE = b" \t\n\v\f\r"
 _ATOF = re.compile(
     r"[ \t\n\v\f\r]*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)"
     r"|((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))",

@@ -1,4 +1,4 @@
-"""Click parameter types shared by the commands (a low layer: imports click only).
+"""Click parameter types shared by the commands.
 
 :class:`FiniteFloat` is click's FloatRange that also refuses ``nan`` and ``inf`` (FloatRange
 lets NaN through every bound, since NaN compares false with everything), so a numeric option

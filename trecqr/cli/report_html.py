@@ -3,17 +3,21 @@
 A thin click command over :func:`trecqr.report.html.report_page`: the inputs and options of
 ``compare`` (its decorators, so they read and behave the same), plus what the turn view shows
 (each run's rewrites, the raw and manual topics, a collection or index for passage text,
-``--groups``). The page is written atomically, inside the guard's output transaction.
+``--groups``). The page is written atomically, inside the command's output transaction.
 """
 
 from __future__ import annotations
 
 import click
 
-from .report.options import correction_options, qrels_runs_measures, say_written, topic_options
+from ..errors import UsageError
+from ..formats.writer import atomic_write_text
+from ..report.html import report_page
+from .lifecycle import run_guarded
+from .options import CONTEXT, correction_options, qrels_runs_measures, say_written, topic_options
 
 
-@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("report", context_settings=CONTEXT)
 @qrels_runs_measures
 @click.option("-o", "--output", required=True, metavar="PAGE.html",
               help="The page to write (atomically).")
@@ -55,10 +59,6 @@ def command(qrels, runs, measures, output, baseline, all_pairs, complete, level,
             rewrites, raw, manual, collection, index_dir, groups, k, title, places):
     """Write one self-contained HTML page comparing RUNs on QRELS: compare's summary, plots,
     a sortable per-turn table and, per turn, the conversation, rewrites and top k."""
-    from .errors import UsageError
-    from .formats.writer import atomic_write_text
-    from .guard import run_guarded
-    from .report.html import report_page
 
     def job():
         if baseline is not None and all_pairs:

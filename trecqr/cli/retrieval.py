@@ -1,30 +1,43 @@
-"""``trecqr index`` and ``trecqr search``: thin click commands over :mod:`.backends`."""
+"""``trecqr index``, ``search`` and ``cqr``: the retrieval commands (trecqr/retrieval/ builds,
+searches and reports)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import click
 
-from ..clicktypes import FiniteFloat
-
-from ..adapters.dataset_topics import DATASETS
+from ..adapters.dataset_topics import dataset_topics, DATASETS
+from ..adapters.presets import preset as get_preset, protocol as get_protocol
+from ..adapters.topics import read_topics
+from ..report.breakdown import breakdown, render_text
+from ..scorer.idspace import ignore_id_space
 from ..adapters.turn_policy import POLICIES, drop_short_rankings, min_results_note
-from .collections import COLLECTION_FORMATS, check_collection
-from .indexdir import BACKENDS
+from ..errors import InputError, UsageError
+from ..formats.run import write_run
+from ..formats.writer import atomic_write_text
+from ..retrieval import cqr
+from ..retrieval.backends import backend, build_index, load_index
+from ..retrieval.bm25 import DEFAULT_B, DEFAULT_K1
+from ..retrieval.collections import COLLECTION_FORMATS, check_collection
+from ..retrieval.indexdir import BACKENDS
+from .lifecycle import run_guarded
+from .options import CONTEXT
+from .types import FiniteFloat
 
-BM25_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
-BM25_B = 0.4
 
-
-@click.command("index", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("index", context_settings=CONTEXT)
 @click.argument("collection")
 @click.option("-o", "--output", "out_dir", required=True,
               help="Index folder to create (replaced atomically if it is an index).")
 @click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
               show_default=True, help="bm25s (embedded), lucene (Pyserini) or dense "
                                       "(sentence-transformers + faiss).")
-@click.option("--k1", type=FiniteFloat(0), default=None, help=f"BM25 k1 [default: {BM25_K1}].")
+@click.option("--k1", type=FiniteFloat(0), default=None, help=f"BM25 k1 [default: {DEFAULT_K1}].")
 @click.option("--b", "b", type=FiniteFloat(0, 1), default=None,
-              help=f"BM25 b [default: {BM25_B}].")
+              help=f"BM25 b [default: {DEFAULT_B}].")
 @click.option("--preset", default=None, help="Take k1/b from a dataset preset (qrecc, "
                                              "topiocqa, ...).")
 @click.option("--model", default=None, help="dense: local sentence-transformers model folder "
@@ -53,22 +66,16 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
                   store_docvectors, encoder, query_max_length, max_seq_length, no_normalize,
                   threads, fmt, quiet):
     """Build a retrieval index of a TSV/JSONL collection or irds:<dataset id>."""
-    from ..guard import run_guarded
-    from ..errors import UsageError
-    from .backends import build_index
-
     def job():
         nonlocal k1, b
         collection_ = check_collection(collection)
         params = {}
         if backend_name in ("bm25s", "lucene"):
             if preset is not None:
-                from ..adapters.presets import preset as get_preset
-
                 p = get_preset(preset)
                 k1 = p.bm25_k1 if k1 is None and p.bm25_k1 is not None else k1
                 b = p.bm25_b if b is None and p.bm25_b is not None else b
-            params.update(k1=BM25_K1 if k1 is None else k1, b=BM25_B if b is None else b)
+            params.update(k1=DEFAULT_K1 if k1 is None else k1, b=DEFAULT_B if b is None else b)
         elif k1 is not None or b is not None or preset is not None:
             raise UsageError("--k1/--b/--preset are BM25 options (bm25s, lucene)")
         if backend_name == "dense":
@@ -91,7 +98,6 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
             params["threads"] = threads
         m = build_index(collection_, out_dir, backend_name, format=fmt,
                         show_progress=not quiet, **params)
-        from .backends import backend
 
         click.echo(f"indexed {m['documents']} passages into {out_dir}: "
                    f"{backend(backend_name).describe(m)}", err=True)
@@ -99,7 +105,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
     run_guarded(job)
 
 
-@click.command("search", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("search", context_settings=CONTEXT)
 @click.argument("index_dir")
 @click.argument("topics", required=False)
 @click.option("-o", "--output", "out_path", required=True, type=click.Path(allow_dash=True),
@@ -141,17 +147,10 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 
     Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).
     """
-    from ..guard import run_guarded
-    from ..errors import UsageError
-    from ..formats.run import write_run
-    from .backends import load_index
-
     def job():
         if (topics is None) == (dataset is None):
             raise UsageError("give a TOPICS file or --dataset NAME --dataset-file FILE")
         if dataset is not None:
-            from ..adapters.dataset_topics import dataset_topics
-
             if dataset_file is None:
                 raise UsageError("--dataset needs --dataset-file")
             queries = dataset_topics(dataset, dataset_file, query_field, rewrites=rewrites,
@@ -159,7 +158,6 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
         else:
             if query_field is not None or rewrites is not None or dataset_file is not None:
                 raise UsageError("--query-field/--rewrites/--dataset-file go with --dataset")
-            from ..adapters.topics import read_topics
 
             queries = read_topics(topics, topics_format)
         index = load_index(index_dir)
@@ -167,8 +165,6 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
         kw = {"n_threads": threads, "show_progress": not quiet,
               "runid": run_id or f"trecqr-{backend_name}"}
         if preset is not None:
-            from ..adapters.presets import preset as get_preset
-
             kw.update(index.preset_search_params(get_preset(preset)))
         if k1 is not None or b is not None:
             if backend_name != "lucene":
@@ -188,3 +184,123 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
     n = run_guarded(job)
     click.echo(f"trecqr: run of {n} topics written to "
                f"{'stdout' if out_path == '-' else out_path}", err=True)
+
+
+@click.command("cqr", context_settings=CONTEXT)
+@click.option("--qrels", required=True, metavar="FILE",
+              help="Qrels to score every row against (TREC qrels, JSON dict, .gz).")
+@click.option("--index", "index_dir", type=click.Path(file_okay=False),
+              help="BM25 index folder (with --collection: build it here and keep it).")
+@click.option("--collection", default=None,
+              help="TSV/JSONL collection or irds:<dataset id> to index first (a temporary "
+                   "index unless --index).")
+@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
+              show_default=True, help="Backend for --collection (an --index knows its own).")
+@click.option("--model", default=None,
+              help="dense: local sentence-transformers model folder for --collection.")
+@click.option("--dataset", type=click.Choice(DATASETS), default=None,
+              help="Read turns from this dataset's file (--dataset-file): the raw questions "
+                   "for rewrites, and the --query-field rows.")
+@click.option("--dataset-file", default=None, help="The dataset's file (irds: its id).")
+@click.option("--query-field", "query_fields", multiple=True,
+              help="A dataset query field to score as a row (repeatable), e.g. raw, human.")
+@click.option("--topics", multiple=True,
+              help="Topics file (any topics format); repeatable, one row each.")
+@click.option("--rewrites", multiple=True,
+              help="Model rewrites (JSONL/TSV); repeatable, one row each.")
+@click.option("--raw", "raw_path",
+              help="Raw-question topics: the turn set and fallback for rewrites.")
+@click.option("--missing", type=click.Choice(POLICIES), default=None,
+              help="Turns without a usable rewrite: raw question, drop, human rewrite, empty "
+                   "query (counts 0), or fail [default: the preset's, else raw].")
+@click.option("--min-results", type=click.IntRange(0), default=None, metavar="N",
+              help="Leave out turns with fewer than N results (RetPO) [default: the preset's].")
+@click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
+@click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
+@click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep each row's run here as <name>.run (default: a temporary folder, "
+                   "removed at exit).")
+@click.option("--name", "names", multiple=True,
+              help="Row names, in input order (topics first, then rewrites); default file stems.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
+              show_default=True, help="Report as an aligned table or as JSON.")
+@click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
+@click.option("--threads", type=click.IntRange(-1, 1024), default=1, show_default=True,
+              help="Search threads.")
+@click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
+@click.option("--protocol", default=None, metavar="NAME",
+              help="Also score every row's run under an official protocol (cast2021-nist, "
+                   "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
+@click.option("--groups", default=None, metavar="FILE.json",
+              help="Also break MRR and NDCG@3 down by overlapping groups {group: [turn ids]} "
+                   "(e.g. QReCC's test_question_types.json), with an 'all' row.")
+@click.option("--html", "html_page", default=None, metavar="FILE",
+              help="Also write the rows' HTML report (as trecqr report) here (atomically).")
+def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
+                query_fields, topics, rewrites, raw_path, missing, min_results, preset, k,
+                runs_dir, names, fmt, output, threads, quiet, protocol, groups, html_page):
+    """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
+
+    The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
+    format. Each row's run is kept in --runs-dir when it is given, else removed at exit.
+    """
+    def job():
+        if quiet:  # trecqr/scorer/idspace.py
+            ignore_id_space()
+        for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
+            if not os.path.isfile(path):  # before any index is built
+                raise InputError(path, None, "no such file")
+        if index_dir is None and collection is None:
+            raise UsageError("give --index DIR or --collection FILE")
+        if protocol is not None:
+            if get_protocol(protocol).kind != "trec_eval":
+                raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
+                                 "--protocol on the kept runs")
+        rd = runs_dir
+        protocol_dir = None
+        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
+            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
+        if collection is not None:
+            check_collection(collection)
+        if model is not None and backend_name != "dense":
+            raise UsageError("--model is for --backend dense")
+        try:
+            report = cqr.cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
+                             index=index_dir, collection=collection, preset=preset, k=k,
+                             runs_dir=rd, names=names, n_threads=threads,
+                             show_progress=not quiet, backend=backend_name,
+                             index_params={"model": model} if model else None,
+                             dataset=dataset, dataset_file=dataset_file,
+                             query_fields=query_fields, protocol=protocol,
+                             min_results=min_results)
+            run_paths = [(r.name, r.run) for r in report.rows]
+            if html_page is not None:
+                atomic_write_text(html_page, report.to_html(
+                    raw=raw_path, collection=collection,
+                    index=None if collection is not None else index_dir))
+            if protocol_dir is not None:  # runs kept only for the page and the groups
+                report.runs_dir = None
+                for r in report.rows:
+                    r.run = None
+            text = report.to_json() if fmt == "json" else report.table()
+            click.echo(text, nl=False)
+            if protocol is not None:  # scored with the rows (trecqr/adapters/presets.py)
+                click.echo(report.protocol_table(), nl=False)
+            if groups is not None:  # trecqr/report/groups.py
+                click.echo("\n" + render_text(breakdown(
+                    qrels, [path for _, path in run_paths], ["recip_rank", "ndcg_cut.3"],
+                    groups=groups, names=[name for name, _ in run_paths],
+                    relevance_level=report.rel_threshold)), nl=False)
+        finally:
+            if protocol_dir is not None:
+                shutil.rmtree(protocol_dir, ignore_errors=True)
+        if output is not None and output != "-":
+            atomic_write_text(output, text)
+        if not quiet and report.runs_dir:
+            click.echo(f"trecqr: runs kept in {report.runs_dir}", err=True)
+
+    run_guarded(job)
+    if output is not None and output != "-":
+        click.echo(f"trecqr: report written to {output}", err=True)
+    if html_page is not None and html_page != "-":
+        click.echo(f"trecqr: HTML report written to {html_page}", err=True)

@@ -1,11 +1,14 @@
-"""Command-line options shared by the commands that score several runs (compare, breakdown,
-plot), declared once so that they read and behave the same everywhere."""
+"""Command-line options shared by several commands, declared once so that they read and behave
+the same everywhere: the help options of every command (:data:`CONTEXT`), the options of the
+commands that score several runs (compare, breakdown, plot), and those of gen and suggest."""
 
 from __future__ import annotations
 
 import click
 
-from ..clicktypes import FiniteFloat
+from .types import FiniteFloat
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}  # every command answers -h
 
 
 def topic_options(f):
@@ -52,3 +55,41 @@ def table_output_options(formats):
         return click.option("--format", "fmt", type=click.Choice(list(formats)),
                             default="text", show_default=True, help="Output format.")(f)
     return apply
+
+
+def _stack(*options):
+    def apply(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return apply
+
+
+text_options = _stack(
+    click.option("--tokenizer", type=click.Choice(("alnum", "whitespace")), default="alnum",
+                 show_default=True, help="tokens for PER and sim_emb"),
+    click.option("--case-sensitive", is_flag=True, help="do not lowercase before tokenising"),
+    click.option("--embeddings", default=None,
+                 help="word2vec (text, or binary .bin) or GloVe file for sim_emb (default: "
+                      "packaged GloVe 6B 50d)"),
+)
+
+ranking_overlap_options = _stack(
+    click.option("--index", "index_dir", default=None, type=click.Path(file_okay=False),
+                 help="trecqr index (bm25s, lucene or dense) for the retrieval-based "
+                      "similarities (sim_ret+ needs bm25s, or lucene built with "
+                      "--store-docvectors)"),
+    click.option("--depth", type=int, default=10, show_default=True, help="sim_ret cut-off k"),
+    click.option("--rbo-p", type=float, default=0.9, show_default=True, help="RBO persistence"),
+    click.option("--overlap", type=click.Choice(("rbo", "jaccard", "overlap")), default="rbo",
+                 show_default=True, help="sim_ret ranking-overlap measure"),
+    click.option("--rm3-fb-docs", type=int, default=10, show_default=True,
+                 help="sim_ret+: RM3 feedback passages (Anserini's first stage is 50 deep)"),
+    click.option("--rm3-fb-terms", type=int, default=10, show_default=True,
+                 help="sim_ret+: RM3 feedback terms"),
+    click.option("--rm3-original-weight", type=float, default=0.5, show_default=True,
+                 help="sim_ret+: weight of the original query in RM3"),
+    click.option("--rm3-no-filter", is_flag=True,
+                 help="sim_ret+: keep feedback terms that are not [a-z0-9]+ (Anserini's "
+                      "filterTerms off)"),
+)

@@ -1,7 +1,7 @@
 """``trecqr measures`` and ``trecqr eval -m help``: every measure name with its family and a
 one-line description (:mod:`trecqr.measures.catalog`), as trec_eval's ``-h`` lists its own.
 
-A standalone module: the command is registered with one line in the command line's lazy
+The command is registered in the command line's lazy
 table, and ``-m help`` is an eager callback of eval's ``-m`` option, so it works without the
 QRELS and RUN arguments.
 """
@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import click
 
+from ..measures.catalog import format_catalog, measure_catalog
+from .options import CONTEXT
+
 
 def catalog_text(compat: str = "10.0", kind: str | None = None) -> str:
-    from .measures.catalog import format_catalog, measure_catalog
-
     rows = [r for r in measure_catalog(compat) if kind is None or r.kind == kind]
     return format_catalog(rows, width=100)  # fixed: the same text in a terminal and a pipe
 
 
-@click.command("measures", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("measures", context_settings=CONTEXT)
 @click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="10.0",
               show_default=True, help="trec_eval version whose measure table is listed.")
 @click.option("--kind", type=click.Choice(["trec_eval", "nickname", "ir_measures"]),

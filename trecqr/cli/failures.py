@@ -1,0 +1,103 @@
+"""The one line a failed command prints, and its exit status (:func:`failure_line`):
+
+- bad input (:class:`~trecqr.errors.InputError`): ``file:line: what is wrong``, exit 2;
+- bad options (:class:`~trecqr.errors.UsageError`) and other ``TrecqrError``: ``trecqr: ...``, 2;
+- an operating-system error (unreadable file, full disk, closed stdout): ``trecqr: file: why``, 2;
+- anything unexpected: ``trecqr: internal error: ...`` and how to report it, exit 2 (the
+  traceback only when ``TRECQR_DEBUG=1``);
+- Ctrl-C: ``trecqr: interrupted``, exit 130; SIGTERM / SIGHUP: ``trecqr: terminated (SIGTERM)``,
+  exit 128 + the signal number.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import InputError, TrecqrError, UsageError
+from ..extras import missing_extra_line
+from ..interrupts import Interrupted, received
+from ..memory import is_out_of_memory, out_of_memory_line
+
+MAX_LINE = 2000  # an error line is cut here: a message quoting a binary line stays readable
+HOW_TO_REPORT = "please report it with the command line and this message"
+
+
+def _clean(message: str) -> str:
+    text = " ".join(str(message).split())
+    if len(text) > MAX_LINE:
+        text = text[:MAX_LINE] + " ..."
+    return text
+
+
+def echo_line(message: str) -> None:
+    """Write message as one line on stderr; a file name that is not UTF-8 comes out as the
+    bytes it was given (as trec_eval prints it)."""
+    text = _clean(message) + "\n"
+    err = sys.stderr
+    if err is None:
+        return
+    try:
+        buf = getattr(err, "buffer", None)
+        if buf is not None:
+            err.flush()
+            buf.write(text.encode("utf-8", "surrogateescape"))
+            buf.flush()
+        else:
+            err.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            err.flush()
+    except (OSError, ValueError, UnicodeError):
+        pass
+
+
+def internal_error_line(exc: BaseException) -> str:
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.find("trecqr") >= 0:
+            code = tb.tb_frame.f_code
+            where = f" at {os.path.basename(code.co_filename)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return (f"trecqr: internal error: {type(exc).__name__}: {exc}{where} ({HOW_TO_REPORT}; "
+            "TRECQR_DEBUG=1 prints the traceback)")
+
+
+def debug() -> bool:
+    """TRECQR_DEBUG is set: print the traceback of an unexpected error."""
+    return os.environ.get("TRECQR_DEBUG", "") not in ("", "0")
+
+
+def os_error_line(exc: OSError) -> str:
+    name = exc.filename if exc.filename is not None else None
+    why = exc.strerror or str(exc)
+    if name is None:
+        return f"trecqr: {why}"
+    return f"trecqr: {os.fsdecode(name) if isinstance(name, bytes) else name}: {why}"
+
+
+def failure_line(exc: BaseException) -> tuple[str, int]:
+    """(the one line, exit status) for an exception that ends a command."""
+    if isinstance(exc, Interrupted):
+        return exc.line(), exc.exit_code
+    if received:  # the signal's Interrupted was swallowed, and the command failed after it
+        return failure_line(Interrupted(received[0]))
+    if isinstance(exc, KeyboardInterrupt):
+        return "trecqr: interrupted", 130
+    if isinstance(exc, InputError):
+        return str(exc), 2
+    if isinstance(exc, (UsageError, TrecqrError)):
+        return f"trecqr: {exc}", 2
+    if is_out_of_memory(exc):  # MemoryError, a thread's stack that could not be mapped
+        return out_of_memory_line(), 2
+    if isinstance(exc, BrokenPipeError):
+        return "", 1  # the reader went away (| head): nothing to say, nobody to say it to
+    if isinstance(exc, EOFError):  # gzip's reader on a truncated stream, read lazily
+        return f"trecqr: unexpected end of a compressed input ({exc})", 2
+    if isinstance(exc, RecursionError):
+        return "trecqr: input nested too deeply", 2
+    if isinstance(exc, OSError):
+        return os_error_line(exc), 2
+    if (extra_line := missing_extra_line(exc, sys.argv)) is not None:
+        return extra_line, 2
+    return internal_error_line(exc), 2
+

@@ -1,0 +1,77 @@
+"""Worker processes: how many CPUs this process may use, and a process pool whose workers leave
+signals to this process and are killed if the work ends with an exception.
+
+Layer 0: imports only :mod:`trecqr.interrupts`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+
+from .holdpoints import worker_started
+from .interrupts import signals_blocked
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where there is one): the default
+    number of worker processes and threads."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
+    """A ``ProcessPoolExecutor`` of ``workers`` processes forked from multiprocessing's
+    forkserver (which imports ``preload`` once; spawn where there is no forkserver).
+
+    The forkserver, the resource tracker and so every worker start ignoring SIGINT, SIGTERM
+    and SIGHUP (signals_blocked(children_ignore=True)): a Ctrl-C sent to the terminal's
+    process group is this process's to handle, and nothing of theirs is printed. If the block
+    ends with an exception (a signal's Interrupted included), the workers are killed (SIGKILL:
+    they ignore SIGTERM) before the pool is shut down. All workers are started at once."""
+    import multiprocessing as mp  # lazy (tests/test_imports.py): one run's eval starts no pool
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import forkserver
+
+    try:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(list(preload))
+    except ValueError:
+        ctx = mp.get_context("spawn")
+    pool = None
+    try:
+        with signals_blocked(children_ignore=True):
+            pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_started,
+                                       initargs=(initializer, initargs))
+            # every worker started now, within the block, not at a later task: a signal then
+            # never falls between a worker's start and its registration in the pool
+            launch = getattr(pool, "_launch_processes", None) or getattr(
+                pool, "_adjust_process_count", None)
+            if launch is not None:
+                launch()
+            elif ctx.get_start_method() == "forkserver":
+                forkserver.ensure_running()
+        yield pool
+    except BaseException:
+        with signals_blocked():  # the clean-up is not cut short by a second signal
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    proc.kill()
+            # a worker killed while sending its result leaves half a message: with this end
+            # of the result pipe closed too, the pool's manager thread reads EOF there instead
+            # of waiting forever for the rest (and shutdown() would wait for that thread)
+            with contextlib.suppress(Exception):
+                pool._result_queue._writer.close()
+        raise
+    finally:
+        if pool is not None:
+            with signals_blocked():
+                pool.shutdown(wait=True, cancel_futures=True)
+                del pool
+                gc.collect()  # its queues' semaphores are unlinked now, not at exit
+
+
