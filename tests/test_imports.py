@@ -41,13 +41,6 @@ LAZY = {
                                               "~25 ms together)",
     # optional extras and heavy libraries, loaded by the one function that uses them
     ("trecqr.reporting", "tqdm"): "progress bars only; tqdm is optional (~20 ms)",
-    ("trecqr.adapters.irds", "ir_datasets"): "only for `convert irds` and irds: collections "
-                                             "(~500 ms); it makes folders when imported",
-    ("trecqr.adapters.irds", "ir_datasets.datasets.base"): "ir_datasets, above",
-    ("trecqr.adapters.irds", "ir_datasets.datasets.trec_cast"): "ir_datasets, above",
-    ("trecqr.adapters.irds", "ir_datasets.formats"): "ir_datasets, above",
-    ("trecqr.adapters.irds", "ir_datasets.util"): "ir_datasets, above",
-    ("trecqr.adapters.irds", "ir_datasets.util.download"): "ir_datasets, above",
     ("trecqr.adapters.scai", "rouge_score"): "the SCAI protocol's ROUGE only; generative "
                                              "extra (rouge-score with nltk, ~1-3 s)",
     ("trecqr.generative.text", "rouge_score"): "ROUGE only; generative extra (~1-3 s)",
@@ -73,34 +66,8 @@ LAZY = {
                                              "starts with its classes, seconds)",
     ("trecqr.retrieval.lucene", "pyserini.pyclass"): "pyserini, above",
     # formats/, scorer/, measures/, api*.py and compat/: left to issue 20
-    ("trecqr.api", "pandas"): H20,
-    ("trecqr.api", "trecqr.formats.diversity"): H20,
-    ("trecqr.api", "trecqr.measures.irm_native"): H20,
-    ("trecqr.api", "trecqr.measures.names"): H20,
-    ("trecqr.api", "trecqr.scorer.zscores"): H20,
-    ("trecqr.api_many", "csv"): H20,
     ("trecqr.api_many", "distributed"): H20,
-    ("trecqr.api_many", "io"): H20,
-    ("trecqr.api_many", "json"): H20,
-    ("trecqr.api_many", "trecqr.api"): H20,
-    ("trecqr.api_many", "trecqr.api_trec_eval"): H20,
-    ("trecqr.api_many", "trecqr.scorer.options"): H20,
-    ("trecqr.api_trec_eval", "trecqr.api"): H20,
-    ("trecqr.api_trec_eval", "trecqr.formats.diversity"): H20,
-    ("trecqr.api_trec_eval", "trecqr.formats.prefs"): H20,
-    ("trecqr.api_trec_eval", "trecqr.formats.qrels"): H20,
-    ("trecqr.api_trec_eval", "trecqr.formats.qrels_jg"): H20,
-    ("trecqr.api_trec_eval", "trecqr.measures.selection"): H20,
-    ("trecqr.api_trec_eval", "trecqr.scorer.evaluator"): H20,
-    ("trecqr.api_trec_eval", "trecqr.scorer.rankings"): H20,
-    ("trecqr.api_trec_eval", "trecqr.scorer.zscores"): H20,
     ("trecqr.compat.pytrec_engine", "pytrec_eval"): H20,
-    ("trecqr.compat.pytrec_engine", "trecqr.api"): H20,
-    ("trecqr.compat.pytrec_engine", "trecqr.formats"): H20,
-    ("trecqr.compat.pytrec_engine", "trecqr.formats.order"): H20,
-    ("trecqr.compat.pytrec_engine", "trecqr.measures.pytrec_values"): H20,
-    ("trecqr.compat.pytrec_engine", "trecqr.measures.selection"): H20,
-    ("trecqr.compat.pytrec_engine", "trecqr.scorer.rankings"): H20,
     ("trecqr.formats.diversity", "trecqr.formats.qrels"): H20,
     ("trecqr.formats.diversity", "trecqr.formats.run"): H20,
     ("trecqr.formats.run", "trecqr.formats.order"): H20,
@@ -116,34 +83,46 @@ LAZY = {
     ("trecqr.formats.writer", "trecqr.interrupts"): H20,
     ("trecqr.formats.writer", "trecqr.tempfiles"): H20,
     ("trecqr.formats.writer", "trecqr.transactions"): H20,
-    ("trecqr.measures", "trecqr.measures.table"): H20,
     ("trecqr.measures.accuracy", "ir_measures"): H20,
-    ("trecqr.measures.accuracy", "ir_measures.providers.base"): H20,
     ("trecqr.measures.base", "trecqr.measures._libm"): H20,
     ("trecqr.measures.cwl", "ir_measures"): H20,
-    ("trecqr.measures.cwl", "ir_measures.providers.base"): H20,
-    ("trecqr.measures.diversity", "ir_measures.providers.base"): H20,
     ("trecqr.measures.gdeval", "ir_measures"): H20,
-    ("trecqr.measures.gdeval", "ir_measures.providers.base"): H20,
-    ("trecqr.measures.judgment_groups", "trecqr.formats.qrels_jg"): H20,
-    ("trecqr.measures.judgment_groups", "trecqr.scorer.jg_rankings"): H20,
     ("trecqr.measures.names", "ir_measures"): H20,
     ("trecqr.measures.names", "ir_measures.measures.base"): H20,
     ("trecqr.measures.names", "ir_measures.providers.base"): H20,
-    ("trecqr.measures.names", "trecqr.formats"): H20,
-    ("trecqr.measures.names", "trecqr.measures._irm_ranked"): H20,
-    ("trecqr.measures.names", "trecqr.measures.pytrec_values"): H20,
-    ("trecqr.measures.names", "trecqr.scorer.evaluator"): H20,
-    ("trecqr.measures.names", "trecqr.scorer.options"): H20,
-    ("trecqr.measures.names", "warnings"): H20,
-    ("trecqr.measures.prefs", "trecqr.formats.prefs"): H20,
-    ("trecqr.measures.prefs", "trecqr.scorer.prefs_counts"): H20,
-    ("trecqr.measures.pytrec_values", "trecqr.formats._dicts"): H20,
     ("trecqr.measures.rbo_compat", "ir_measures"): H20,
     ("trecqr.measures.rbo_compat", "pyarrow"): H20,
     ("trecqr.measures.rbo_compat", "pyarrow.compute"): H20,
-    ("trecqr.measures.selection", "trecqr.measures.load_family"): H20,
-    ("trecqr.scorer.stream", "trecqr.formats.run"): H20,
+    # ir_datasets (the local-only reader of formats/irds_files.py, behind irds: inputs,
+    # `convert irds` and irds: collections)
+    ("trecqr.formats.irds_files", "ir_datasets"): "only for irds: ids (~500 ms); it makes "
+                                                  "folders when imported",
+    ("trecqr.formats.irds_files", "ir_datasets.datasets.base"): "ir_datasets, above",
+    ("trecqr.formats.irds_files", "ir_datasets.datasets.trec_cast"): "ir_datasets, above",
+    ("trecqr.formats.irds_files", "ir_datasets.formats"): "ir_datasets, above",
+    ("trecqr.formats.irds_files", "ir_datasets.util"): "ir_datasets, above",
+    ("trecqr.formats.irds_files", "ir_datasets.util.download"): "ir_datasets, above",
+    # Parquet, Feather and JSONL runs: pyarrow's readers, loaded by the file kind that needs one
+    ("trecqr.formats.colfiles", "pyarrow.parquet"): "Parquet files only (~40 ms)",
+    ("trecqr.formats.colfiles", "pyarrow.feather"): "Feather files only (~15 ms)",
+    ("trecqr.formats.colfiles", "pyarrow.json"): "JSONL files only (~5 ms)",
+    # pandas: an optional extra, for DataFrame outputs only (DataFrame inputs are duck-typed)
+    ("trecqr.api_views", "pandas"): "Results.to_dataframe only; pandas extra (~170 ms)",
+    ("trecqr.report.comparison_views", "pandas"): "Comparison.to_dataframe only; pandas extra "
+                                                  "(~170 ms)",
+    # ir_measures: its registry and parser, read only for ir_measures names
+    ("trecqr.measures.plan", "ir_measures"): "only when a name is not trec_eval's (RR@3...): "
+                                             "trec_eval names skip it (~150 ms)",
+    ("trecqr.measures.catalog", "ir_measures"): "`trecqr measures` / `-m help` only (~150 ms)",
+    # cycles a top-level import would close (the importer is imported by the imported module)
+    ("trecqr.report.comparison", "trecqr.report.html"): "Comparison.to_html: the page builder "
+                                                        "imports compare, which imports this "
+                                                        "module",
+    ("trecqr.report.comparison_views", "trecqr.report.tables"): "to_latex: tables imports "
+                                                                "comparison, which imports "
+                                                                "these views",
+    ("trecqr.launch", "trecqr.memory"): "after the early signal handlers: ctypes and resource "
+                                        "(10-40 ms) would come before them",
 }
 
 # may write to the terminal or end the process themselves (besides trecqr/cli/)

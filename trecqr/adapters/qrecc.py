@@ -354,7 +354,7 @@ class TurnCounts:
         return text + f"; {self.topics_written} topics written"
 
 
-def _turn_records(path):
+def turn_records(path):
     """(source name, [(line or None, record dict)], raw records) from a JSON list or JSONL."""
     src = read_source(path)
     head = src.data.lstrip()[:1]
@@ -389,12 +389,12 @@ def read_qrecc_turns(path) -> list:
     SCAI-QReCC-21 turn file (``Truth_rewrite, Truth_passages, ...``) or InfoCQR's JSONL
     (``NewContext, Question, Truth_rewrite, Truth_passages, GPT_rewrite, ...``); detected
     from the content. Turn ids become canonical ``conv_turn``; a turn listed twice is an error."""
-    name, records = _turn_records(path)
+    name, records = turn_records(path)
     if not records:
         raise InputError(name, None, "no turns")
     turns, seen = [], {}
     for i, (line, rec) in enumerate(records):
-        canon = _scai_turn_at(rec, i, name, line)
+        canon = scai_turn_at(rec, i, name, line)
         where = f"turn {canon}"
         if canon in seen:
             raise InputError(name, line, f"{where} occurs twice (first as record {seen[canon]})")
@@ -419,7 +419,7 @@ def read_qrecc_turns(path) -> list:
     return turns
 
 
-def _scai_turn_at(rec, i, source, line):
+def scai_turn_at(rec, i, source, line):
     try:
         return _scai_turn(rec, i, source)
     except InputError as exc:

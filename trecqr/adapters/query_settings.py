@@ -11,12 +11,13 @@
 
 from __future__ import annotations
 
+from .topics import Topics
+
 
 def cut_query_words(topics, n: int | None):
     """(topics with every query cut to its first n space-separated tokens, turns cut)."""
     if not n:
         return topics, 0
-    from .topics import Topics
 
     cut, changed = [], 0
     for q in topics.queries:

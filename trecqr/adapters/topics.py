@@ -45,7 +45,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..errors import InputError, UsageError
-from ..formats.textio import _decode, read_source
+from ..formats.textio import decode_text, read_source
 from ..formats.writer import atomic_write_text
 from .turn_ids import convert_ids
 
@@ -133,7 +133,7 @@ def format_of(path, format: str | None = None) -> str:
 
 def read_text_file(path) -> tuple[str, str]:
     src = read_source(path)
-    return src.name, _decode(src).decode("utf-8")
+    return src.name, decode_text(src).decode("utf-8")
 
 
 # ---------------------------------------------------------------- TREC

@@ -23,6 +23,10 @@ the run, so out of the average.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..formats.run import Run
 
 POLICIES = ("raw", "drop", "human", "empty", "error")
 HUMAN_FIELDS = ("Truth_rewrite", "Rewrite", "manual_rewritten_utterance", "human_rewrite",
@@ -40,9 +44,6 @@ def record_human(record: dict) -> str | None:
 
 def drop_short_rankings(run, min_results: int):
     """(run without the turns that have fewer than min_results lines, their qids in order)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if min_results is None or min_results <= 0 or len(run) == 0:
         return run, []
     counts = pc.value_counts(run.qid)
@@ -51,7 +52,6 @@ def drop_short_rankings(run, min_results: int):
         return run, []
     keep = pc.invert(pc.is_in(run.qid, value_set=pa.array(short, type=run.qid.type)))
     mask = np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
-    from ..formats.run import Run
 
     out = Run(pc.filter(run.qid, keep), pc.filter(run.docno, keep), run.score[mask],
               run.runid, run.source)

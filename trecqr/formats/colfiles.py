@@ -31,7 +31,7 @@ from ..errors import InputError
 from .qrels import Qrels, parse_grade, warn_truncated
 from .run import Run
 from .tables import qrels_from_table, run_from_table
-from .textio import _sample, arrow_fields, python_lines, read_source
+from .textio import sample_head, arrow_fields, python_lines, read_source
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 
@@ -79,7 +79,7 @@ def file_kind(path, *, comments: bool = True) -> str:
     if magic.startswith(b"ARROW1") or magic.startswith(b"\xff\xff\xff\xff") \
             or magic.startswith(b"FEA1"):
         return "feather"
-    head, _gz = _sample(name)
+    head, _gz = sample_head(name)
     if not head:
         return "trec"
     stripped = head.lstrip()

@@ -17,6 +17,7 @@ import os
 import sys
 
 from ..errors import InputError, UsageError
+from ..transactions import at_command_end, dirs_under, remove_new_empty_dirs
 from .qrels import Qrels
 from .run import Run
 from .tables import qrels_from_table, rows_table, run_from_table
@@ -35,7 +36,6 @@ class OfflineDownload(RuntimeError):
 def _irds():
     os.environ.setdefault("IR_DATASETS_SKIP_DISK_FREE", "true")
     if "ir_datasets" not in sys.modules:  # its import makes a folder per dataset under its
-        from ..transactions import at_command_end, dirs_under, remove_new_empty_dirs  # home: a
 
         home = os.environ.get("IR_DATASETS_HOME") or os.path.expanduser("~/.ir_datasets")
         before = dirs_under(home)  # command removes again those it left empty
@@ -59,10 +59,10 @@ def load(dataset_id: str):
             raise UsageError(f"ir_datasets {ir_datasets.__version__} has no dataset "
                              f"{dataset_id!r}") from None
     ns, queries_key, query_cls, qrels_key = QUERIES_QRELS_ONLY[dataset_id]
+    import ir_datasets.datasets.trec_cast as cast
     from ir_datasets.datasets.base import Dataset
     from ir_datasets.formats import TrecQrels
     from ir_datasets.util import DownloadConfig
-    import ir_datasets.datasets.trec_cast as cast
 
     dlc = DownloadConfig.context(ns, ir_datasets.util.home_path() / ns)
     return Dataset(cast.CastQueries(dlc[queries_key], getattr(cast, query_cls)),

@@ -160,7 +160,7 @@ def _reject_binary(name: str, raw: bytes) -> None:
     raise InputError(name, line, f"binary data (byte 0x{raw[bad]:02x}); not a text file")
 
 
-def _decode(source: Source) -> bytes:
+def decode_text(source: Source) -> bytes:
     """Return UTF-8 bytes: valid UTF-8 as is, anything else mapped byte for byte via Latin-1.
 
     The Latin-1 mapping keeps byte-wise (strcmp) order, so tie-breaking on docnos is unchanged.
@@ -226,7 +226,7 @@ def normalise(data: bytes, comments: bool) -> tuple[bytes, bytes]:
 
 def arrow_fields(source: Source, *, comments: bool) -> pa.Table | None:
     """Split into string columns f0..fN with Arrow; None when lines have varying field counts."""
-    data, delim = normalise(_decode(source), comments)
+    data, delim = normalise(decode_text(source), comments)
     start = _NOT_NEWLINE.search(data)
     if start is None:
         return None
@@ -255,7 +255,7 @@ def json_document(source: Source):
     if source.data.lstrip()[:1] != b"{":
         return None
     try:
-        doc = json.loads(_decode(source))
+        doc = json.loads(decode_text(source))
     except json.JSONDecodeError as exc:
         raise InputError(source.name, exc.lineno, f"invalid JSON: {exc.msg}") from None
     if not isinstance(doc, dict):
@@ -265,7 +265,7 @@ def json_document(source: Source):
 
 def python_lines(source: Source, *, comments: bool):
     """Yield (line number, list of str fields) for every non-blank, non-comment line."""
-    for number, line in enumerate(_decode(source).split(b"\n"), 1):
+    for number, line in enumerate(decode_text(source).split(b"\n"), 1):
         fields = line.split()  # bytes.split: ASCII white space only, as C's isspace
         if not fields:
             continue
@@ -278,7 +278,7 @@ def python_lines(source: Source, *, comments: bool):
 _SAMPLE = 1 << 16
 
 
-def _sample(name: str) -> tuple[bytes | None, bool]:
+def sample_head(name: str) -> tuple[bytes | None, bool]:
     """The first 64 KiB of a regular file (decompressed if gzip) cut at the last newline, and
     whether the file is gzip."""
     try:
@@ -318,7 +318,7 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
         name.encode("utf-8")  # Arrow takes UTF-8 paths; a name that is not: the Python path
     except (OSError, ValueError):
         return None
-    sample, gz = _sample(name)
+    sample, gz = sample_head(name)
     if not sample or not sample.strip():
         return None
     if len(sample) - len(sample.translate(None, _CONTROL)) > 0:

@@ -36,13 +36,9 @@ from ..adapters.turn_ids import split_id
 from ..api import load_qrels, score_trec
 from ..errors import InputError, UsageError
 from ..scorer.options import Options
-from .compare import (
-    run_names,
-    adjust,
-    t_test,
-    trec_mean,
-)
+from .compare import adjust, run_names, t_test, trec_mean
 from .comparison import json_number, plural
+from .groups import group_order, memberships, read_groups
 from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 DEFAULT_MAX_DEPTH = 8
@@ -129,7 +125,7 @@ def depth_groups(qids, max_depth: int | None = DEFAULT_MAX_DEPTH) -> dict:
     return {q: depth_label(depth_of(q), max_depth) for q in qids}
 
 
-def _label_key(label: str):
+def label_key(label: str):
     """Sort key: depths numerically (N+ last), turn types in their natural order, else text."""
     if label.endswith("+") and label[:-1].isdigit():
         return (0, int(label[:-1]), 1, "")
@@ -291,14 +287,13 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
                 seen.add(t)
                 all_topics.append(t)
     if groups is not None:  # overlapping groups: trecqr/report/groups.py
-        from .groups import group_order, memberships, read_groups
 
         groups = read_groups(groups) if isinstance(groups, (str, os.PathLike)) else groups
         member, groups, by = memberships(all_topics, groups), group_order(groups), "groups"
     else:
         grouping = group_topics(all_topics, by, labels, max_depth)
         member = {t: (g,) for t, g in grouping.items()}
-        groups = sorted(set(grouping.values()), key=_label_key)
+        groups = sorted(set(grouping.values()), key=label_key)
     unlabelled = [t for t in all_topics if t not in member]
     counts = {g: sum(1 for t in all_topics if g in member.get(t, ())) for g in groups}
     rows = []

@@ -9,6 +9,7 @@ this module is.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 
 
@@ -52,8 +53,6 @@ class ComparisonViews:
         measure; pairs=True: one row per pair and measure, every field of the test (baseline,
         run, measure, n, means, diff, confidence interval, effect size, p-values adjusted or
         not, significant)."""
-        import dataclasses
-
         import pandas as pd
 
         if pairs:

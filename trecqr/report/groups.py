@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from ..adapters.cast import load_json
+from ..adapters.turn_ids import split_id
 from ..errors import InputError, UsageError
 
 ALL = "all"
@@ -23,8 +25,6 @@ ALL = "all"
 
 def read_groups(path) -> dict:
     """{group: [turn id, ...]} from a JSON object of lists, in the file's order."""
-    from ..adapters.cast import load_json
-
     name = os.fspath(path)
     doc = load_json(name)
     if not isinstance(doc, dict) or not doc:
@@ -40,8 +40,6 @@ def read_groups(path) -> dict:
 
 
 def _keys(qid: str) -> list:
-    from ..adapters.turn_ids import split_id
-
     try:
         conv, turn, _ = split_id(qid)
     except UsageError:

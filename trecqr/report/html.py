@@ -29,7 +29,10 @@ from html import escape
 
 import numpy as np
 
+from ..errors import UsageError
 from . import html_svg
+from .breakdown import score_table
+from .compare import compare, topics_line
 from .html_assets import CSS, PAGE_SIZE, SCRIPT
 from .html_data import page_data
 
@@ -61,8 +64,6 @@ def _attr(v) -> str:
 
 def summary_html(cmp, coverage: list, k: int, places: int) -> str:
     """The means table with compare's marks, the pairs table and the coverage table."""
-    from .compare import topics_line
-
     baseline_mode = len({p.baseline for p in cmp.pairs}) == 1 and not cmp.extra.get("all_pairs")
     sig = {(p.run, p.measure): ("+" if p.diff > 0 else "-") for p in cmp.pairs if p.significant}
     test = "t-test" if cmp.test == "t" else "randomization test"
@@ -160,9 +161,6 @@ def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manu
                     max_docs=None, judged_only: bool = False, compat: str = "9.0.8") -> str:
     """The page of a :class:`Comparison` of these runs on these qrels with these measures (as
     given to compare); the scoring options must be those the comparison was made with."""
-    from ..errors import UsageError
-    from .breakdown import score_table
-
     table = score_table(qrels, runs, measures, complete=cmp.topics == "complete",
                         names=cmp.runs, relevance_level=relevance_level, max_docs=max_docs,
                         judged_only=judged_only, compat=compat)
@@ -220,8 +218,6 @@ def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
                 places: int = 4, names=None, relevance_level: int = 1, max_docs=None,
                 judged_only: bool = False, compat: str = "9.0.8", **compare_options) -> str:
     """Compare the runs (:func:`.compare.compare`, same options) and return the page."""
-    from .compare import compare
-
     cmp = compare(qrels, list(runs), list(measures), names=names,
                   relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
                   compat=compat, **compare_options)

@@ -21,7 +21,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..adapters.rewrites import read_rewrites
+from ..adapters.topics import Topics, format_of, read_topics
+from ..adapters.turn_ids import split_id
+from ..api import load_qrels, load_run
 from ..errors import InputError, UsageError
+from ..formats.order import trec_order
+from ..retrieval.collections import iter_collection
+from ..retrieval.indexdir import read_manifest
 
 RESPONSE_FIELDS = ("response", "answer", "Truth_answer", "canonical_response",
                    "manual_canonical_result_text")
@@ -72,9 +79,6 @@ def read_texts(source, *, raw=None, rewrites: bool = False):
 
     A JSONL file is read as rewrites first when ``rewrites`` (a run's queries: a record holding
     a question and a rewrite is the rewrite), else as topics first (the raw question)."""
-    from ..adapters.rewrites import read_rewrites
-    from ..adapters.topics import Topics, format_of, read_topics
-
     if source is None:
         return None, {}
     if isinstance(source, Topics):
@@ -96,8 +100,6 @@ def read_texts(source, *, raw=None, rewrites: bool = False):
 
 def _turn(qid: str):
     """(conversation, depth) of a turn id, or (qid, None) for ids that are not turns."""
-    from ..adapters.turn_ids import split_id
-
     try:
         conv, turn, _ = split_id(qid)
         return conv, int(turn)
@@ -108,11 +110,7 @@ def _turn(qid: str):
 def passage_texts(docids: set, *, collection=None, index=None) -> dict:
     """{docid: text} of the wanted docids, from a collection (TSV/JSONL/irds), or from the
     collection an index folder was built from (its manifest names it) when that file exists."""
-    from ..retrieval.collections import iter_collection
-
     if collection is None and index is not None:
-        from ..retrieval.indexdir import read_manifest
-
         label = read_manifest(index).get("collection")
         if not label or not (label.startswith("irds:") or os.path.isfile(label)):
             raise UsageError(f"the index {index} does not name a readable collection: give the "
@@ -143,8 +141,6 @@ def ranked(run, qkeys, qgrades, k: int, level: int, float32: bool, max_docs=None
     """{qid: (top-k docnos, their grades or None, first relevant rank or None)} of a loaded Run,
     in trec_eval's order, as the measures see it: ``-J`` (judged_only) drops unjudged documents
     first, ``-M`` (max_docs) then cuts each ranking (the top k too)."""
-    from ..formats.order import trec_order
-
     n = len(run.score)
     if n == 0:
         return {}
@@ -200,8 +196,6 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
     frames or Runs), read again for their top-k; rewrites: one topics/rewrites source (or None)
     per run; raw: the raw utterances (the conversation); manual: the manual rewrites; groups: a
     ``--groups`` JSON file or mapping."""
-    from ..api import load_qrels, load_run
-
     if k < 1:
         raise UsageError("the top-k depth must be at least 1")
     rewrites = list(rewrites or [])

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..formats.writer import atomic_write_bytes
-from .breakdown import DEFAULT_MAX_DEPTH, _label_key, depth_groups, score_table
+from .breakdown import DEFAULT_MAX_DEPTH, label_key, depth_groups, score_table
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
@@ -99,7 +99,7 @@ def depth_means(table, measure, max_depth=DEFAULT_MAX_DEPTH, level=0.95):
     """(groups, {run: [(mean, low, high, n) per group]}) of a ScoreTable."""
     all_topics = sorted({t for i in range(len(table.names)) for t in table.topics(i)})
     grouping = depth_groups(all_topics, max_depth)
-    groups = sorted(set(grouping.values()), key=_label_key)
+    groups = sorted(set(grouping.values()), key=label_key)
     out = {}
     for i, name in enumerate(table.names):
         topics = table.topics(i)

@@ -31,15 +31,17 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from ..adapters.dataset_topics import dataset_topics
-from ..adapters.presets import preset as get_preset, protocol_scores, protocol_table
+from ..adapters.presets import preset as get_preset
+from ..adapters.presets import protocol_scores, protocol_table
 from ..adapters.query_settings import cut_query_words, dense_index_params
 from ..adapters.rewrites import read_rewrites
 from ..adapters.topics import read_topics
-from ..adapters.turn_policy import drop_short_rankings, min_results_note, with_zero_turns, \
-    zero_turns
+from ..adapters.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
+                                    zero_turns)
 from ..api import evaluate, load_qrels, load_run
 from ..errors import UsageError
 from ..formats.run import write_run
+from ..report.html import report_page
 from ..report.text_table import aligned_table
 from ..transactions import new_output_dir
 from .backends import build_index, load_index
@@ -105,8 +107,6 @@ class CqrReport:
     def to_html(self, **options) -> str:
         """The HTML report of the rows (:func:`trecqr.report.html.report_page`: raw, manual,
         collection or index, groups, k...); the rows' runs must have been kept."""
-        from ..report.html import report_page
-
         if any(r.run is None for r in self.rows):
             raise UsageError("the runs were not kept: give cqr a runs folder for the report")
         return report_page(self.qrels, [r.run for r in self.rows],

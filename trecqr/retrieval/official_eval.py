@@ -27,8 +27,15 @@ import collections
 import os
 import re
 import string
+import sys
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+
+from ..adapters.qrecc import scai_turn_at, turn_records
+from ..api import load_qrels, load_run, score_trec
+from ..errors import UsageError
+from ..scorer.options import Options
+from .collections import iter_collection
 
 QRECC_THRESHOLD = 0.8
 QRECC_KS = (10, 100)
@@ -132,8 +139,6 @@ class OfficialResult:
 
 def _ranked(run) -> dict:
     """{qid: [docno, ...]} in trec_eval's order (score descending, docno descending)."""
-    from ..api import load_run
-
     r = load_run(run)
     by_q: dict = {}
     for q, d, s in zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist()):
@@ -144,8 +149,6 @@ def _ranked(run) -> dict:
 
 def passage_texts(collection, wanted=None) -> dict:
     """{docid: indexed text} of a collection (only the docids in wanted, when given)."""
-    from .collections import iter_collection
-
     return {d.docid: d.text for d in iter_collection(collection)
             if wanted is None or d.docid in wanted}
 
@@ -219,11 +222,6 @@ def official_evaluation(name: str, gold, run, collection, compat: str = "9.0.8")
     """(Evaluation, note) of ``trecqr eval --protocol qrecc-official|topiocqa-official``: the
     script's relevance written as qrels, then trec_eval's recip_rank and success (the script's
     Recall@k and Hits@k / 100) on them. gold: QReCC turns (answers) or TopiOCQA gold qrels."""
-    import sys
-
-    from ..api import load_qrels, score_trec
-    from ..errors import UsageError
-    from ..scorer.options import Options
 
     if collection is None:
         raise UsageError(f"--protocol {name} judges passages by their text: give --collection")
@@ -255,11 +253,9 @@ def official_evaluation(name: str, gold, run, collection, compat: str = "9.0.8")
 def qrecc_answers(path) -> dict:
     """{conv_turn: gold answer} from a QReCC JSON/JSONL file of turns (``Truth_answer`` in
     SCAI and InfoCQR files, ``Answer`` in the original QReCC files)."""
-    from ..adapters.qrecc import _scai_turn_at, _turn_records
-
-    name, records = _turn_records(os.fspath(path))
+    name, records = turn_records(os.fspath(path))
     out = {}
     for i, (line, rec) in enumerate(records):
         answer = rec.get("Truth_answer", rec.get("Answer"))
-        out[_scai_turn_at(rec, i, name, line)] = answer if isinstance(answer, str) else ""
+        out[scai_turn_at(rec, i, name, line)] = answer if isinstance(answer, str) else ""
     return out
