@@ -195,6 +195,7 @@ def _three_columns(path, what: str, comments: bool):
             if len(fields) != 3:
                 raise InputError(src.name, number, f"expected 3 fields ({what}), found "
                                                    f"{len(fields)}")
+        raise InputError(src.name, None, f"not {what} lines")
     header = [table.column(i)[0].as_py() for i in range(3)]
     if tuple(header) == _BEIR_HEADER:
         table = table.slice(1)

@@ -59,21 +59,20 @@ def _pick(names, wanted: tuple, what: str, source: str) -> str:
                                    f"columns: {', '.join(map(str, names)) or 'none'}")
 
 
-def _from_pandas(series, name: str, source: str) -> pa.Array:
+def _from_pandas(series) -> pa.Array:
     try:
-        arr = pa.Array.from_pandas(series)
+        return pa.Array.from_pandas(series)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python objects in one column
-        arr = pa.Array.from_pandas(series.map(_text_or_none))
-    return arr
+        return pa.Array.from_pandas(series.map(_text_or_none))
 
 
 def _text_or_none(value):
     return None if value is None or value != value else str(value)
 
 
-def frame_table(frame, columns: list, source: str) -> pa.Table:
+def frame_table(frame, columns: list) -> pa.Table:
     """The named columns of a DataFrame as an Arrow table (only those are converted)."""
-    return pa.table({c: _from_pandas(frame[c], c, source) for c in columns})
+    return pa.table({c: _from_pandas(frame[c]) for c in columns})
 
 
 def _combined(arr) -> pa.Array:
@@ -182,7 +181,7 @@ def _columns(obj, wanted: list, source: str):
     names = list(obj.columns) if is_frame(obj) else obj.schema.names
     picked = {role: _pick(names, cands, what, source) for role, cands, what in wanted}
     if is_frame(obj):
-        table = frame_table(obj, sorted(set(picked.values())), source)
+        table = frame_table(obj, sorted(set(picked.values())))
         return {role: table.column(name) for role, name in picked.items()}
     return {role: obj.column(name) for role, name in picked.items()}
 
