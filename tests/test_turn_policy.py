@@ -167,3 +167,17 @@ def test_cqr_empty_counts_zero_and_drop_leaves_the_average(broken, tmp_path):
     assert cov["evaluated"] + cov["qrels_without_result"] == 927 - 9
     assert "; 17 dropped; policy --missing drop: 17 turns changed, 17 left the average" \
         in short.table()
+
+
+def test_search_preset_takes_retpos_min_results(tmp_path):
+    """search --preset retpo-topiocqa: RetPO's 100-passage rule without --min-results."""
+    index = tmp_path / "demo.index"
+    assert run_cli(["index", DEMO / "collection.jsonl", "-o", index, "--quiet"]).exit_code == 0
+    res = run_cli(["search", index, DEMO / "topics-gpt.tsv", "-o", tmp_path / "p.run",
+                   "-k", "100", "--quiet", "--preset", "retpo-topiocqa"])
+    assert res.exit_code == 0, res.stderr
+    assert "--min-results 100: " in res.stderr
+    full = run_cli(["search", index, DEMO / "topics-gpt.tsv", "-o", tmp_path / "f.run",
+                    "-k", "100", "--quiet", "--preset", "retpo-topiocqa", "--min-results", "0"])
+    assert full.exit_code == 0 and "--min-results" not in full.stderr
+    assert len(read_run(tmp_path / "p.run")) < len(read_run(tmp_path / "f.run"))
