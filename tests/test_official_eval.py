@@ -219,3 +219,10 @@ def test_topiocqa_official_is_the_scripts_computation(demo_run):
         assert float(lines[f"success_{k}".ljust(22)]) == pytest.approx(want[f"Hits@{k}"] / 100,
                                                                         abs=5e-5)
     assert "927 topics evaluated" in res.stderr or "topiocqa-official" in res.stderr
+
+
+def test_collection_goes_with_the_official_protocols(demo_run):
+    _, run = demo_run
+    res = run_cli(["eval", "--collection", DEMO / "collection.jsonl", DEMO / "qrels.txt", run])
+    assert res.exit_code == 2
+    assert "--collection goes with --protocol qrecc-official or topiocqa-official" in res.stderr

@@ -167,3 +167,35 @@ def test_cqr_empty_counts_zero_and_drop_leaves_the_average(broken, tmp_path):
     assert cov["evaluated"] + cov["qrels_without_result"] == 927 - 9
     assert "; 17 dropped; policy --missing drop: 17 turns changed, 17 left the average" \
         in short.table()
+
+
+def test_search_preset_takes_retpos_min_results(tmp_path):
+    """search --preset retpo-topiocqa: RetPO's 100-passage rule without --min-results."""
+    index = tmp_path / "demo.index"
+    assert run_cli(["index", DEMO / "collection.jsonl", "-o", index, "--quiet"]).exit_code == 0
+    res = run_cli(["search", index, DEMO / "topics-gpt.tsv", "-o", tmp_path / "p.run",
+                   "-k", "100", "--quiet", "--preset", "retpo-topiocqa"])
+    assert res.exit_code == 0, res.stderr
+    assert "--min-results 100: " in res.stderr
+    full = run_cli(["search", index, DEMO / "topics-gpt.tsv", "-o", tmp_path / "f.run",
+                    "-k", "100", "--quiet", "--preset", "retpo-topiocqa", "--min-results", "0"])
+    assert full.exit_code == 0 and "--min-results" not in full.stderr
+    assert len(read_run(tmp_path / "p.run")) < len(read_run(tmp_path / "f.run"))
+
+
+def test_human_falls_back_on_the_datasets_human_rewrite(broken, tmp_path):
+    """search/cqr --dataset qrecc --missing human: a rewrites file without Truth_rewrite of its
+    own takes the dataset's (the 13 removed turns and the 12 emptied/unreadable ones)."""
+    from trecqr.adapters.qrecc import qrecc_topics, read_qrecc_turns
+
+    bare = tmp_path / "bare.jsonl"  # ids and GPT rewrites only, as a model writes them
+    bare.write_text("".join(json.dumps({"qid": q, "rewrite": r.get("GPT_rewrite")}) + "\n"
+                            for q, r in ((_qid(r), r) for r in
+                                         map(json.loads, broken["path"].read_text().splitlines()))))
+    turns = read_qrecc_turns(data_path("qrecc", "dev-sampled2k_chatgpt_ICL.jsonl"))
+    topics, counts = qrecc_topics(turns, "rewrite", rewrites=bare, missing="human")
+    bad = broken["removed"] | broken["emptied"] | broken["unreadable"]
+    assert (len(topics), counts.turns_without_rewrite) == (2000, 25)
+    assert {q: topics[q] for q in bad} == {q: broken["human"][q] for q in bad}
+    assert {q: topics[q] for q in topics.qids if q not in bad} == \
+        {q: t for q, t in broken["gpt"].items() if q not in bad}

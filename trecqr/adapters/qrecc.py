@@ -461,7 +461,8 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
         raise UsageError(f"unknown query field {query_field!r}: use one of "
                          f"{', '.join(QUERY_FIELDS)}")
     if missing not in POLICIES:
-        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use raw, drop or error")
+        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use "
+                         f"{', '.join(POLICIES)}")
     meta = {t.qid: {"conversation_source": t.conversation_source}
             for t in turns if t.conversation_source is not None}
     if query_field == "rewrite":
@@ -474,13 +475,17 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
             raise UsageError(f"{source}: the turns have no Question to fall back on: use "
                              "--missing drop or error")
         result = read_rewrites(rewrites, id_field=id_field, rewrite_field=rewrite_field,
-                               missing=missing, raw=raw)
+                               missing=missing, raw=raw,  # human: the dataset's rewrites
+                               human={t.qid: t.human for t in turns if t.human})
         rep = result.report
         topics = result.topics
         if not isinstance(raw, Topics):
             topics = Topics(topics.qids, topics.queries, meta, source)
         return topics, TurnCounts(len(turns), len(rep.missing), len(topics), rep.filled_raw,
                                   rep.dropped)
+    if missing == "human" and query_field not in ("raw", "context"):
+        raise UsageError("--missing human falls back on the human rewrite: not for the human "
+                         "query field itself")
     qids, queries, without, filled, dropped = [], [], [], 0, 0
     for t in turns:
         if query_field == "raw":

@@ -81,6 +81,9 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
         if quiet:  # trecqr/scorer/idspace.py
             ignore_id_space()
         paths, several = expand_runs(runs)
+        if collection is not None and protocol not in ("qrecc-official", "topiocqa-official"):
+            raise UsageError("--collection goes with --protocol qrecc-official or "
+                             "topiocqa-official")
         if protocol is not None or eval_missing_truth:  # trecqr/adapters/presets.py
             return _eval_protocol(protocol, eval_missing_truth, qrels, paths, measures, level,
                                   max_docs, complete, compat, fmt, query, nosummary, places,

@@ -11,6 +11,7 @@ import click
 
 from ..adapters.dataset_topics import dataset_topics, DATASETS
 from ..adapters.presets import preset as get_preset, protocol as get_protocol
+from ..adapters.query_settings import cut_query_words
 from ..adapters.topics import read_topics
 from ..report.breakdown import breakdown, render_text
 from ..scorer.idspace import ignore_id_space
@@ -126,14 +127,16 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
               help="Turns without a usable rewrite: raw question, drop, human rewrite, empty "
                    "query, or fail.")
 @click.option("--min-results", type=click.IntRange(0), default=None, metavar="N",
-              help="Leave out the turns with fewer than N results (RetPO's rule).")
+              help="Leave out the turns with fewer than N results (RetPO's rule) [default: "
+                   "--preset's].")
 @click.option("--k1", type=FiniteFloat(0), default=None,
               help="lucene: BM25 k1 (default: the index's).")
 @click.option("--b", "b", type=FiniteFloat(0, 1), default=None,
               help="lucene: BM25 b (default: the index's).")
 @click.option("--preset", default=None,
               help="lucene: k1/b of a dataset preset (qrecc-test, topiocqa-dev); for a bm25s "
-                   "index, a warning when its build's k1/b differ.")
+                   "index, a warning when its build's k1/b differ; also the preset's "
+                   "--min-results and BM25 query cut.")
 @click.option("--threads", type=click.IntRange(-1, 1024), default=1, show_default=True,
               help="Search threads (bm25s, dense: -1 or 0 for one per CPU).")
 @click.option("--pyserini-scores", is_flag=True,
@@ -164,8 +167,13 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
         backend_name = index.manifest["backend"]
         kw = {"n_threads": threads, "show_progress": not quiet,
               "runid": run_id or f"trecqr-{backend_name}"}
+        shortest = min_results
         if preset is not None:
-            kw.update(index.preset_search_params(get_preset(preset)))
+            p = get_preset(preset)
+            kw.update(index.preset_search_params(p))
+            shortest = p.min_results if min_results is None else min_results  # the preset's
+            if backend_name in ("bm25s", "lucene"):
+                queries = cut_query_words(queries, p.bm25_query_tokens)[0]
         if k1 is not None or b is not None:
             if backend_name != "lucene":
                 raise UsageError("--k1/--b at search time are for Lucene indexes; a "
@@ -175,10 +183,10 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
             if backend_name != "lucene":
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
-        run, short = drop_short_rankings(index.search(queries, k, **kw), min_results)
+        run, short = drop_short_rankings(index.search(queries, k, **kw), shortest)
         write_run(run, out_path)
-        if min_results:  # trecqr/adapters/turn_policy.py
-            click.echo(f"trecqr: {min_results_note(short, min_results)}", err=True)
+        if shortest:  # trecqr/adapters/turn_policy.py
+            click.echo(f"trecqr: {min_results_note(short, shortest)}", err=True)
         return len(queries)
 
     n = run_guarded(job)
