@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..formats.arrays import arrow_indices, as_numpy
-from ..formats.order import trec_order
+from ..formats.order import qid_codes, trec_order
 from ..formats.run import Run
 
 
@@ -60,55 +60,60 @@ class Pool:
 
 
 def _ordered(run: Run):
-    """Rows of run in trec_eval's order: (order, 0-based position within topic)."""
+    """Rows of run in trec_eval's order: (order or None if already so, 0-based positions)."""
     order, rank, _ = trec_order(run, float32=False)
+    if len(order) and order[0] == 0 and (np.diff(order) == 1).all():
+        order = None
     return order, rank - 1
+
+
+def _take(arr, order):
+    return arr if order is None else arr.take(arrow_indices(order))
 
 
 def build_pool(runs) -> Pool:
     """The Pool of a list of trecqr Runs (two or more)."""
-    qids, docnos, scores, positions, which = [], [], [], [], []
+    topic_index: dict = {}
+    tcodes, docnos, scores, positions, which = [], [], [], [], []
     for r, run in enumerate(runs):
         order, pos = _ordered(run)
-        take = arrow_indices(order)
-        qids.append(run.qid.take(take))
-        docnos.append(run.docno.take(take))
-        scores.append(np.asarray(run.score, np.float64)[order])
+        codes, uniq = qid_codes(_take(run.qid, order))
+        remap = np.array([topic_index.setdefault(q, len(topic_index)) for q in uniq], np.int64)
+        tcodes.append(remap[codes] if len(codes) else np.zeros(0, np.int64))
+        docnos.append(_take(run.docno, order))
+        score = np.asarray(run.score, np.float64)
+        scores.append(score if order is None else score[order])
         positions.append(pos)
-        which.append(np.full(len(order), r, np.int32))
-    qid_all = pa.chunked_array(qids, pa.string()).combine_chunks()
-    doc_all = pa.chunked_array(docnos, pa.string()).combine_chunks()
-    qenc = pc.dictionary_encode(qid_all)
-    topics = qenc.dictionary.to_pylist()  # first appearance over the runs in turn
-    tcode = as_numpy(qenc.indices).astype(np.int64)
-    denc = pc.dictionary_encode(doc_all)
+        which.append(np.full(len(pos), r, np.int32))
+    topics = list(topic_index)
+    tcode = np.concatenate(tcodes)
+    denc = pc.dictionary_encode(pa.chunked_array(docnos, pa.string()).combine_chunks())
     dcode = as_numpy(denc.indices).astype(np.int64)
     run_of = np.concatenate(which)
     pos_all = np.concatenate(positions).astype(np.int64)
     score_all = np.concatenate(scores)
-    # rows by (topic, run, position): first appearance of a key in this order numbers it
-    rows = np.lexsort((pos_all, run_of, tcode))
+    # rows by (topic, run, position): each run's rows are already by position within a topic,
+    # so a stable sort by topic does it; a hash (first-seen) encoding of (topic, doc) in that
+    # order numbers the candidates as wanted, topic by topic
+    rows = np.argsort(tcode, kind="stable")
     key = tcode[rows] * max(len(denc.dictionary), 1) + dcode[rows]
-    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    rank_of_uniq = np.empty(len(uniq), np.int64)
-    rank_of_uniq[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+    kenc = pc.dictionary_encode(arrow_indices(key))
     cand = np.empty(len(rows), np.int64)
-    cand[rows] = rank_of_uniq[inverse.ravel()]
-    n_cand, n_runs = len(uniq), len(runs)
+    cand[rows] = as_numpy(kenc.indices)
+    n_cand, n_runs = len(kenc.dictionary), len(runs)
     score = np.full((n_cand, n_runs), np.nan)
     pos = np.full((n_cand, n_runs), -1, np.int64)
     score[cand, run_of] = score_all
     pos[cand, run_of] = pos_all
-    # one row per candidate: its first row in (topic, run, position) order
-    head = np.empty(n_cand, np.int64)
-    head[rank_of_uniq] = rows[first]
-    topic = tcode[head]
+    ckey = as_numpy(kenc.dictionary)
+    n_docs = max(len(denc.dictionary), 1)
+    topic = ckey // n_docs
     starts = np.searchsorted(topic, np.arange(len(topics) + 1))
     counts = np.bincount(tcode * n_runs + run_of, minlength=len(topics) * n_runs)
     length = counts.reshape(len(topics), n_runs)[topic]
-    take = arrow_indices(head)
-    return Pool(topics, qid_all.take(take), doc_all.take(take), topic, starts, score, pos,
-                length)
+    qid = pa.array(topics, pa.string()).take(arrow_indices(topic))
+    docno = denc.dictionary.take(arrow_indices(ckey % n_docs))
+    return Pool(topics, qid, docno, topic, starts, score, pos, length)
 
 
 def fused_run(pool: Pool, fused: np.ndarray, runid: str) -> Run:

@@ -1,0 +1,143 @@
+"""Fusion, side by side: ranx 0.3.21's ``fuse`` against ``trecqr.fuse`` for every method.
+
+    python benchmarks/bench_fuse.py [--queries 8209] [--docs 100] [--runs 5]
+                                    [--condorcet-queries 200] [--methods rrf,wsum,...]
+
+The runs: RUNS runs of QUERIES topics x DOCS documents, each topic's documents drawn (seeded)
+from a pool of 2 x DOCS, so that about half of a run's documents are in each other run, with
+uniform random scores. They are written as TREC files, read by each library (ranx's
+``Run.from_file``, trecqr's ``read_run``) before any clock starts, and ranx's numba functions
+are compiled first on a small input (warm-up). Each method is timed with min-max
+normalisation (ranx's default), the trained ones with parameters trained beforehand (the same
+for both), weights equal. Condorcet's, a Python sort in both, is timed on the first
+CONDORCET_QUERIES topics only (ranx looks each document up in every run by a linear search:
+its time grows with the square of the depth). Printed: a Markdown table of wall times (ms)
+and ranx / trecqr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from trecqr.formats.qrels import qrels_from_dict  # noqa: E402
+from trecqr.formats.run import Run, read_run, write_run  # noqa: E402
+from trecqr.fusion import fuse  # noqa: E402
+from trecqr.fusion.fuse import prepared  # noqa: E402
+from trecqr.fusion.methods import METHODS  # noqa: E402
+from trecqr.fusion.training import train  # noqa: E402
+
+PARAMS = {"combgmnz": {"gamma": 0.5}, "rbc": {"phi": 0.8}, "probfuse": {"n_segments": 10},
+          "slidefuse": {"w": 5}}
+WEIGHTED = ("wbordafuse", "wcondorcet", "wsum", "wmnz", "mixed")
+
+
+def make_runs(folder: str, queries: int, docs: int, n_runs: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    qids = np.repeat(np.array([f"q{q}" for q in range(queries)]), docs)
+    paths = []
+    for r in range(n_runs):
+        picks = np.concatenate([rng.choice(2 * docs, docs, replace=False) for _ in range(queries)])
+        topic = np.repeat(np.arange(queries), docs)
+        docnos = np.char.add(np.char.add(np.char.add("d", topic.astype(str)), "_"),
+                             picks.astype(str))
+        scores = np.sort(rng.random(queries * docs).reshape(queries, docs), axis=1)[:, ::-1]
+        run = Run(pa.array(qids), pa.array(docnos), scores.ravel().copy(), f"r{r}")
+        path = os.path.join(folder, f"run{r}.trec")
+        write_run(run, path)
+        paths.append(path)
+    return paths
+
+
+def make_qrels(queries: int, docs: int, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    return qrels_from_dict({f"q{q}": {f"d{q}_{j}": 1 for j in rng.choice(2 * docs, 20, replace=False)}
+                            for q in range(queries)})
+
+
+def cut(run: Run, queries: int) -> Run:
+    keep = set(f"q{q}" for q in range(queries))
+    mask = pa.array([q in keep for q in run.qid.to_pylist()])
+    return Run(run.qid.filter(mask), run.docno.filter(mask),
+               run.score[np.asarray(mask.to_numpy(zero_copy_only=False))], run.runid)
+
+
+def ranx_cut(run, queries: int):
+    import ranx
+
+    keep = {f"q{q}" for q in range(queries)}
+    return ranx.Run({q: dict(run[q]) for q in run.keys() if q in keep})
+
+
+def timed(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--queries", type=int, default=8209)
+    ap.add_argument("--docs", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--condorcet-queries", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--methods", default=",".join(METHODS))
+    args = ap.parse_args(argv)
+
+    import ranx
+
+    from trecqr.fusion.methods import method as find
+
+    with tempfile.TemporaryDirectory() as folder:
+        os.mkdir(os.path.join(folder, "warm"))
+        warm = make_runs(os.path.join(folder, "warm"), 20, 20, args.runs, seed=7)
+        small_ranx = [ranx.Run.from_file(p, kind="trec") for p in warm]
+        paths = make_runs(folder, args.queries, args.docs, args.runs)
+        ours = [read_run(p) for p in paths]
+        theirs = [ranx.Run.from_file(p, kind="trec") for p in paths]
+    qrels = make_qrels(args.queries, args.docs)
+    pool = prepared(ours, "min-max")
+    rows = []
+    for name in args.methods.split(","):
+        m = find(name)
+        params = dict(PARAMS.get(m.name, {}))
+        if m.name in WEIGHTED:
+            params["weights"] = [1 / args.runs] * args.runs
+        if m.trained:
+            params.update(train(m.name, pool, qrels, params))
+        rparams = {k: v for k, v in params.items() if k != "n_segments"}
+        mine, mine_r = ours, theirs
+        note = ""
+        if "condorcet" in m.name:
+            mine = [cut(r, args.condorcet_queries) for r in ours]
+            mine_r = [ranx_cut(r, args.condorcet_queries) for r in theirs]
+            note = f" (first {args.condorcet_queries} topics)"
+        ranx.fuse(small_ranx, norm="min-max", method=m.ranx, params=rparams)  # compile
+        t_ranx = timed(lambda: ranx.fuse(mine_r, norm="min-max", method=m.ranx,
+                                         params=rparams), args.repeat)
+        t_ours = timed(lambda: fuse(mine, method=m.name, norm="min-max", params=params),
+                       args.repeat)
+        rows.append((m.name + note, t_ranx, t_ours))
+        print(f"{m.name}{note}: ranx {t_ranx:,.0f} ms, trecqr {t_ours:,.0f} ms", file=sys.stderr)
+    print(f"| {args.runs} runs of {args.queries:,} x {args.docs:,} | ranx | trecqr | ranx / trecqr |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, a, b in rows:
+        print(f"| {name} | {a:,.0f} ms | {b:,.0f} ms | {a / b:.1f}x |")
+
+
+if __name__ == "__main__":
+    main()
