@@ -5,8 +5,8 @@
 
 The runs: RUNS runs of QUERIES topics x DOCS documents, each topic's documents drawn (seeded)
 from a pool of 2 x DOCS, so that about half of a run's documents are in each other run, with
-uniform random scores. They are written as TREC files, read by each library (ranx's
-``Run.from_file``, trecqr's ``read_run``) before any clock starts, and ranx's numba functions
+uniform random scores. They are written as TREC files and read (trecqr's ``read_run``; ranx's
+Runs are built from the same columns as ``ranx.Run(dict)`` builds them) before any clock starts, and ranx's numba functions
 are compiled first on a small input (warm-up). Each method is timed with min-max
 normalisation (ranx's default), the trained ones with parameters trained beforehand (the same
 for both), weights equal. Condorcet's, a Python sort in both, is timed on the first
@@ -65,6 +65,25 @@ def make_qrels(queries: int, docs: int, seed: int = 1):
                             for q in range(queries)})
 
 
+def ranx_run(run: Run, width: int = 24):
+    """The run as a ranx Run, built as ``Run(dict)`` does (numba's bulk insert of per-topic
+    arrays) but from the columns, not from a Python dict of every line."""
+    import ranx
+    from numba.typed import List
+    from ranx.data_structures.common import create_and_sort
+
+    qids = run.qid.to_numpy(zero_copy_only=False)
+    docs = run.docno.to_numpy(zero_copy_only=False).astype(f"<U{width}")
+    starts = np.flatnonzero(np.concatenate([[True], qids[1:] != qids[:-1]]))
+    ends = np.append(starts[1:], len(qids))
+    out = ranx.Run()
+    out.run = create_and_sort(List(qids[starts].tolist()),
+                              List([docs[a:b] for a, b in zip(starts, ends)]),
+                              List([run.score[a:b].astype(float) for a, b in zip(starts, ends)]))
+    out.sorted = True
+    return out
+
+
 def cut(run: Run, queries: int) -> Run:
     keep = set(f"q{q}" for q in range(queries))
     mask = pa.array([q in keep for q in run.qid.to_pylist()])
@@ -103,12 +122,10 @@ def main(argv=None) -> None:
     from trecqr.fusion.methods import method as find
 
     with tempfile.TemporaryDirectory() as folder:
-        os.mkdir(os.path.join(folder, "warm"))
-        warm = make_runs(os.path.join(folder, "warm"), 20, 20, args.runs, seed=7)
-        small_ranx = [ranx.Run.from_file(p, kind="trec") for p in warm]
         paths = make_runs(folder, args.queries, args.docs, args.runs)
         ours = [read_run(p) for p in paths]
-        theirs = [ranx.Run.from_file(p, kind="trec") for p in paths]
+        theirs = [ranx_run(r) for r in ours]
+        small_ranx = [ranx_run(cut(r, 20)) for r in ours]  # the same types, for the warm-up
     qrels = make_qrels(args.queries, args.docs)
     pool = prepared(ours, "min-max")
     rows = []
