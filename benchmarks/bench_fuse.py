@@ -33,7 +33,7 @@ sys.path.insert(0, ROOT)
 from trecqr.formats.qrels import qrels_from_dict  # noqa: E402
 from trecqr.formats.run import Run, read_run, write_run  # noqa: E402
 from trecqr.fusion import fuse  # noqa: E402
-from trecqr.fusion.fuse import prepared  # noqa: E402
+from trecqr.fusion.entry import prepared  # noqa: E402
 from trecqr.fusion.methods import METHODS  # noqa: E402
 from trecqr.fusion.training import train  # noqa: E402
 

@@ -27,7 +27,7 @@ _EXPORTS = {
     "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
     "write_qrels": ".formats", "write_run": ".formats",
     "compare": ".report.compare",
-    "fuse": ".fusion", "optimize_fusion": ".fusion",
+    "fuse": ".fusion.entry", "optimize_fusion": ".fusion.optimize",
 }
 
 __all__ = list(_EXPORTS)

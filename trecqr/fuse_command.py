@@ -43,7 +43,7 @@ def parse_params(items, weights) -> dict:
 
 def check_options(runs, method, norm, params, train_qrels, train_runs, optimize):
     """The Method and canonical norm, once every option is known to fit (before reading)."""
-    from .fusion.fuse import check_params, resolve
+    from .fusion.entry import check_params, resolve
     from .fusion.optimize import ONLY_TRAINED, trials
 
     m, norm = resolve(method, norm)
@@ -107,7 +107,7 @@ def command(runs, output, method, norm, params, weights, train_qrels, train_runs
     from .guard import run_guarded
 
     def job():
-        from .fusion.fuse import fuse
+        from .fusion.entry import fuse
         from .fusion.optimize import grid_search
         from .formats.run import write_run
 
