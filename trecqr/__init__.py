@@ -28,7 +28,7 @@ _EXPORTS = {
     "write_qrels": ".formats", "write_run": ".formats",
     "compare": ".report.compare",
     "register_ir_measures": ".compat.irm_provider",
-    "fuse": ".fusion", "optimize_fusion": ".fusion",
+    "fuse": ".fusion.entry", "optimize_fusion": ".fusion.optimize",
 }
 
 __all__ = list(_EXPORTS)

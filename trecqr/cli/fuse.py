@@ -11,7 +11,7 @@ import click
 
 from ..errors import UsageError
 from ..formats.run import write_run
-from ..fusion.fuse import check_params, fuse, resolve
+from ..fusion.entry import check_params, fuse, resolve
 from ..fusion.optimize import ONLY_TRAINED, grid_search, trials
 from .lifecycle import run_guarded
 from .options import CONTEXT
@@ -105,7 +105,6 @@ def chosen_line(name, value, measure, score) -> str:
 def command(runs, output, method, norm, params, weights, train_qrels, train_runs, optimize,
             runid):
     """Fuse two or more runs into one with ranx's algorithms and normalisations."""
-
     def job():
         given = parse_params(params, weights)
         m, canon = check_options(runs, method, norm, given, train_qrels, train_runs, optimize)

@@ -1,6 +1,6 @@
 """Fusion of runs: ranx's 25 algorithms and six normalisations, on columns.
 
-``fuse`` (:mod:`.fuse`) fuses runs, ``optimize_fusion`` (:mod:`.optimize`) grid-searches a
+``fuse`` (:mod:`.entry`) fuses runs, ``optimize_fusion`` (:mod:`.optimize`) grid-searches a
 method's weights or parameter on training qrels. Names are imported on first use, so that a
 caller of one kernel (sim_ret++ uses RRF and CombSUM) does not load the Python API.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-_EXPORTS = {"fuse": ".fuse", "optimize_fusion": ".optimize", "METHODS": ".methods",
+_EXPORTS = {"fuse": ".entry", "optimize_fusion": ".optimize", "METHODS": ".methods",
             "ALIASES": ".methods", "NORMS": ".normalization"}
 
 __all__ = list(_EXPORTS)

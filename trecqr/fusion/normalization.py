@@ -27,12 +27,17 @@ ALIASES = {"min_max": "min-max", "minmax": "min-max", "none": None}
 FLOOR = 1e-9
 
 
-def _per_topic(pool: Pool, values: np.ndarray, ufunc, fill: float) -> np.ndarray:
-    """ufunc reduced over each topic's candidates, for each run, broadcast back to rows."""
-    filled = np.where(pool.present, values, fill)
-    heads = pool.starts[:-1]
-    reduced = ufunc.reduceat(filled, heads, axis=0)
-    return reduced[pool.topic]
+def _ends(pool: Pool):
+    """Each (topic, run)'s highest and lowest score, broadcast back to rows: the scores at
+    its first and last position (a run's raw scores fall with its positions)."""
+    n_topics = len(pool.topics)
+    first = np.full((n_topics, pool.n_runs), -np.inf)
+    last = np.full((n_topics, pool.n_runs), np.inf)
+    rows, runs = np.nonzero(pool.pos == 0)
+    first[pool.topic[rows], runs] = pool.score[rows, runs]
+    rows, runs = np.nonzero(pool.present & (pool.pos == pool.length - 1))
+    last[pool.topic[rows], runs] = pool.score[rows, runs]
+    return first[pool.topic], last[pool.topic]
 
 
 def _sequential_sum(pool: Pool, values: np.ndarray) -> np.ndarray:
@@ -58,8 +63,7 @@ def min_max(pool: Pool, floor: float = FLOOR, constant: float | None = None) -> 
     """ranx's min-max; floor=0 with constant=1.0 is the plain one sim_ret++'s CombSUM uses
     ((s - min) / (max - min), a topic whose scores are all equal gets 1)."""
     s = pool.score
-    lo = _per_topic(pool, s, np.minimum, np.inf)
-    hi = _per_topic(pool, s, np.maximum, -np.inf)
+    hi, lo = _ends(pool)
     if constant is None:
         return pool.with_scores((s - lo) / np.maximum(hi - lo, floor))
     flat = hi == lo
@@ -70,13 +74,13 @@ def min_max(pool: Pool, floor: float = FLOOR, constant: float | None = None) -> 
 
 def max_norm(pool: Pool) -> Pool:
     s = pool.score
-    hi = _per_topic(pool, s, np.maximum, -np.inf)
+    hi, _ = _ends(pool)
     return pool.with_scores(s / np.maximum(hi, FLOOR))
 
 
 def sum_norm(pool: Pool) -> Pool:
     s = pool.score
-    lo = _per_topic(pool, s, np.minimum, np.inf)
+    _, lo = _ends(pool)
     total = _sequential_sum(pool, s)
     return pool.with_scores((s - lo) / np.maximum(total - lo * pool.length, FLOOR))
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..api import evaluate, load_qrels
 from ..errors import UsageError
-from .fuse import check_params, prepared, read_runs, resolve
+from .entry import check_params, prepared, read_runs, resolve
 from .methods import fused_scores
 from .pool import fused_run
 from .training import train
