@@ -94,12 +94,6 @@ def rank(plan, qrels, run) -> Ranked:
             # the general reader names what is wrong
     q = qrels.columns() if isinstance(qrels, DictQrels) else qrels
     given = run if isinstance(run, Run) else None
-    if given is not None and plan.c_specs is not None and not plan.keyed \
-            and rank_run is not None and isinstance(q, Qrels) and not (options.complete and
-                                                                       options.v10):
-        small = _small_columns(plan, q, run)
-        if small is not None:
-            return small
     if isinstance(run, dict):
         r = dict_run_columns(run) if plan.keyed else run_from_dict(run)
     elif given is not None:
@@ -107,6 +101,11 @@ def rank(plan, qrels, run) -> Ranked:
     else:
         r = read_run(run, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
+    if plan.c_specs is not None and not plan.keyed and rank_run is not None \
+            and isinstance(q, Qrels) and not (options.complete and options.v10):
+        small = _small_columns(plan, q, r, given)
+        if small is not None:
+            return small
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
     if plan.keyed:
@@ -133,7 +132,7 @@ def _as_dict(qid, docno, values) -> dict | None:
     return out if sum(map(len, out.values())) == len(values) else None
 
 
-def _small_columns(plan, q: Qrels, run: Run) -> Ranked | None:
+def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
     """Small run and qrels columns (a DataFrame's, an Arrow table's) scored in the C pass,
     where numpy's per-call costs would be most of the time; None: the columnar path."""
     if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
@@ -146,7 +145,7 @@ def _small_columns(plan, q: Qrels, run: Run) -> Ranked | None:
     except (TypeError, ValueError):
         return None
     ranked.rankings = replace(ranked.rankings, runid=run.runid)
-    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, run
+    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, given
     return ranked
 
 
