@@ -68,14 +68,14 @@ def strict_dict_qrels(qrels: dict):
     for qid, docs in qrels.items():
         if type(qid) is not str or not isinstance(docs, dict):
             return None
-        if not docs:
+        if docs:
+            judged[qid] = docs
+        else:
             empty.append(qid)
-            continue
-        if not all(type(g) is int for g in docs.values()) or \
-                not all(type(d) is str for d in docs):
-            return None
-        judged[qid] = docs
-    return DictQrels(judged), empty
+    try:
+        return DictQrels(judged, strict=True), empty
+    except TypeError:
+        return None
 
 
 def rank(plan, qrels, run) -> Ranked:
