@@ -69,14 +69,14 @@ def strict_dict_qrels(qrels: dict):
     for qid, docs in qrels.items():
         if type(qid) is not str or not isinstance(docs, dict):
             return None
-        if not docs:
+        if docs:
+            judged[qid] = docs
+        else:
             empty.append(qid)
-            continue
-        if not all(type(g) is int for g in docs.values()) or \
-                not all(type(d) is str for d in docs):
-            return None
-        judged[qid] = docs
-    return DictQrels(judged), empty
+    try:
+        return DictQrels(judged, strict=True), empty
+    except TypeError:
+        return None
 
 
 def rank(plan, qrels, run) -> Ranked:
@@ -95,13 +95,6 @@ def rank(plan, qrels, run) -> Ranked:
             # the general reader names what is wrong
     q = qrels.columns() if isinstance(qrels, DictQrels) else qrels
     given = run if isinstance(run, Run) else None
-    if given is not None and plan.c_specs is not None and not plan.keyed \
-            and rank_run is not None and isinstance(q, Qrels) and not (options.complete and
-                                                                       options.v10):
-        small = _small_columns(plan, q, run)
-        if small is not None:
-            warn_id_space(q, run)
-            return small
     if isinstance(run, dict):
         r = dict_run_columns(run) if plan.keyed else run_from_dict(run)
     elif given is not None:
@@ -111,6 +104,11 @@ def rank(plan, qrels, run) -> Ranked:
                      float32=options.float32_scores)
     if not plan.keyed:  # pytrec_eval's drop-in stays silent, as pytrec_eval is
         warn_id_space(q, r)
+    if plan.c_specs is not None and not plan.keyed and rank_run is not None \
+            and isinstance(q, Qrels) and not (options.complete and options.v10):
+        small = _small_columns(plan, q, r, given)
+        if small is not None:
+            return small
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
     if plan.keyed:
@@ -137,7 +135,7 @@ def _as_dict(qid, docno, values) -> dict | None:
     return out if sum(map(len, out.values())) == len(values) else None
 
 
-def _small_columns(plan, q: Qrels, run: Run) -> Ranked | None:
+def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
     """Small run and qrels columns (a DataFrame's, an Arrow table's) scored in the C pass,
     where numpy's per-call costs would be most of the time; None: the columnar path."""
     if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
@@ -150,7 +148,7 @@ def _small_columns(plan, q: Qrels, run: Run) -> Ranked | None:
     except (TypeError, ValueError):
         return None
     ranked.rankings = replace(ranked.rankings, runid=run.runid)
-    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, run
+    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, given
     return ranked
 
 

@@ -134,11 +134,22 @@ class TopicValues:
 
 
 # --------------------------------------------------------------------------- dict inputs
+def _is(kind):
+    return lambda x: isinstance(x, kind)
+
+
+def _exactly(kind):
+    return lambda x: type(x) is kind
+
+
 class DictQrels:
     """Validated pytrec_eval qrels (``{qid: {docno: int}}``, topics with judgments only) with
-    what rankings need per topic: grade counts per level, judged totals."""
+    what rankings need per topic: grade counts per level, judged totals. strict: ids exactly
+    str and grades exactly int (no bool, no numpy integer), as trecqr.evaluate's fast path
+    takes them (TypeError otherwise: the general reader then converts or refuses them)."""
 
-    def __init__(self, query_relevance: dict):
+    def __init__(self, query_relevance: dict, strict: bool = False):
+        is_str, is_int = (_exactly(str), _exactly(int)) if strict else (_is(str), _is(int))
         qids, docnos, grades, topic_sizes = [], [], [], []
         for qid, docs in query_relevance.items():
             if not isinstance(qid, str):
@@ -147,10 +158,10 @@ class DictQrels:
                 raise TypeError("Expected dictionary as value.")
             keys = list(docs)
             values = list(docs.values())
-            if not all(isinstance(d, str) for d in keys):
+            if not all(map(is_str, keys)):
                 raise TypeError("Expected mapping of document id to query relevance or "
                                 "matching score.")
-            if not all(isinstance(g, int) for g in values):
+            if not all(map(is_int, values)):
                 raise TypeError("Expected relevance to be integer.")
             qids.append(qid)
             docnos.extend(keys)
