@@ -767,3 +767,20 @@ def test_diff_of_gzip_data_on_stdin(tmp_path):
     assert line == "<stdin>: not UTF-8 text (invalid start byte)"
     res = trecqr(["diff", "-", out], input=out.read_bytes())
     assert (res.returncode, res.stdout.splitlines()[-1]) == (0, b"agree")
+
+
+def test_resource_tracker_is_started_quiet():
+    """A pool's resource tracker runs with the -W option that silences its leaked-semaphore
+    report (trecqr.workers.QUIET_TRACKER): after a signal, that report came as four more lines
+    after trecqr's one. Checked on the tracker's own command line, in a fresh interpreter."""
+    code = ("import multiprocessing.resource_tracker as rt\n"
+            "from trecqr.workers import worker_pool\n"
+            "with worker_pool(1) as pool:\n"
+            "    pool.submit(int, '7').result()\n"
+            "    pid = rt._resource_tracker._pid\n"
+            "    print(open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\\0', b' ').decode())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "-Wignore:resource_tracker:UserWarning" in proc.stdout
+    assert "resource_tracker" in proc.stdout.split("-c", 1)[1]  # it is the tracker's line

@@ -73,10 +73,12 @@ def test_cqr_protocol_table_reads_the_qrels_and_each_run_once(tmp_path, monkeypa
         reads["run"].append(Path(path).name)
         return read_run(path, *a, **kw)
 
-    import trecqr.api as api
+    from trecqr.formats import objects  # the input layer: every file is read through it
+    from trecqr.measures import core_rankings  # the core reads a run given as a path itself
 
-    monkeypatch.setattr(api, "read_qrels", count_qrels)
-    monkeypatch.setattr(api, "read_run", count_run)
+    monkeypatch.setattr(objects, "read_qrels", count_qrels)
+    monkeypatch.setattr(objects, "read_run", count_run)
+    monkeypatch.setattr(core_rankings, "read_run", count_run)
     report = cqr_module.cqr(DEMO / "qrels.txt", [DEMO / "topics-raw.tsv",
                                                  DEMO / "topics-manual.tsv"],
                             collection=DEMO / "collection.jsonl", protocol="cast2022-nist",

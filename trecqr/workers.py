@@ -9,9 +9,17 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 
 from .holdpoints import worker_started
 from .interrupts import signals_blocked
+
+# The resource tracker (multiprocessing's process that unlinks a pool's semaphores) is started
+# with this process's -W options. A signal that ends trecqr while a pool's queues still hold
+# their semaphores makes the tracker unlink them itself and say so in a UserWarning of four
+# lines ("resource_tracker: There appear to be 1 leaked semaphore objects..."), after
+# trecqr's own one-line message: the clean-up is done either way, so the tracker keeps quiet.
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
 
 
 def usable_cpus() -> int:
@@ -37,6 +45,8 @@ def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import forkserver
 
+    if QUIET_TRACKER not in sys.warnoptions:  # before the tracker starts (with the pool)
+        sys.warnoptions.append(QUIET_TRACKER)
     try:
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(list(preload))

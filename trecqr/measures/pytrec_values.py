@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import collections
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,7 +28,6 @@ import numpy as np
 import pyarrow as pa
 
 from ..formats import Qrels, Run
-from ..scorer.options import Options
 from ..scorer.rankings import levels_fit
 from .selection import select
 from .table import NICKNAMES
@@ -117,11 +115,6 @@ def c_int(value) -> int:
     if not -2 ** 31 <= value < 2 ** 31:
         raise TypeError("Expected object_relevance_per_qid dictionary and measures set.")
     return value % 2 ** 32
-
-
-def pytrec_options(relevance_level: int, judged_only: bool) -> Options:
-    return Options(relevance_level=relevance_level, max_docs=sys.maxsize,
-                   judged_only=bool(judged_only), compat=COMPAT)
 
 
 # --------------------------------------------------------------------------- values
