@@ -24,7 +24,6 @@ from conftest import ROOT
 PKG = ROOT / "trecqr"
 
 # why an import inside a function is kept there (the import's own cost, from this machine)
-H20 = "issue 20 (h20core) moves it to the top or documents it here"
 LAZY = {
     # the command line's start-up: `trecqr -h`, `--version` and every command pay for these
     ("trecqr.launch", "trecqr.cli"): "the early signal handlers are installed before click, "
@@ -65,34 +64,19 @@ LAZY = {
     ("trecqr.retrieval.lucene", "pyserini"): "lucene indexes only; lucene extra (Java: the JVM "
                                              "starts with its classes, seconds)",
     ("trecqr.retrieval.lucene", "pyserini.pyclass"): "pyserini, above",
-    # formats/, scorer/, measures/, api*.py and compat/: left to issue 20
-    ("trecqr.api_many", "distributed"): H20,
-    ("trecqr.compat.pytrec_engine", "pytrec_eval"): H20,
-    ("trecqr.formats.diversity", "trecqr.formats.qrels"): H20,
-    ("trecqr.formats.diversity", "trecqr.formats.run"): H20,
-    ("trecqr.formats.run", "trecqr.formats.order"): H20,
-    ("trecqr.formats.runstream", "gzip"): H20,
-    ("trecqr.formats.runstream", "pyarrow"): H20,
-    ("trecqr.formats.runstream", "queue"): H20,
-    ("trecqr.formats.runstream", "threading"): H20,
-    ("trecqr.formats.runstream", "trecqr.formats.run"): H20,
-    ("trecqr.formats.textio", "bz2"): H20,
-    ("trecqr.formats.textio", "lzma"): H20,
-    ("trecqr.formats.textio", "pyarrow"): H20,
-    ("trecqr.formats.textio", "trecqr.special_files"): H20,
-    ("trecqr.formats.writer", "trecqr.interrupts"): H20,
-    ("trecqr.formats.writer", "trecqr.tempfiles"): H20,
-    ("trecqr.formats.writer", "trecqr.transactions"): H20,
-    ("trecqr.measures.accuracy", "ir_measures"): H20,
-    ("trecqr.measures.base", "trecqr.measures._libm"): H20,
-    ("trecqr.measures.cwl", "ir_measures"): H20,
-    ("trecqr.measures.gdeval", "ir_measures"): H20,
-    ("trecqr.measures.names", "ir_measures"): H20,
-    ("trecqr.measures.names", "ir_measures.measures.base"): H20,
-    ("trecqr.measures.names", "ir_measures.providers.base"): H20,
-    ("trecqr.measures.rbo_compat", "ir_measures"): H20,
-    ("trecqr.measures.rbo_compat", "pyarrow"): H20,
-    ("trecqr.measures.rbo_compat", "pyarrow.compute"): H20,
+    # formats/, scorer/, measures/, api*.py and compat/: optional engines and ir_measures
+    ("trecqr.api_many", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
+    ("trecqr.compat.pytrec_engine", "pytrec_eval"): "--engine pytrec_eval only, the "
+                                                    "cross-check (~9 ms)",
+    ("trecqr.measures.accuracy", "ir_measures"): "its provider base, for ir_measures names "
+                                                 "only (~49 ms, below)",
+    ("trecqr.measures.cwl", "ir_measures"): "ir_measures names only (~49 ms, below)",
+    ("trecqr.measures.gdeval", "ir_measures"): "ir_measures names only (~49 ms, below)",
+    ("trecqr.measures.names", "ir_measures"): "parsing an ir_measures name only: trec_eval "
+                                              "names skip it (~49 ms after numpy and pyarrow)",
+    ("trecqr.measures.names", "ir_measures.measures.base"): "ir_measures, above",
+    ("trecqr.measures.names", "ir_measures.providers.base"): "ir_measures, above",
+    ("trecqr.measures.rbo_compat", "ir_measures"): "ir_measures names only (~49 ms, above)",
     # ir_datasets (the local-only reader of formats/irds_files.py, behind irds: inputs,
     # `convert irds` and irds: collections)
     ("trecqr.formats.irds_files", "ir_datasets"): "only for irds: ids (~500 ms); it makes "

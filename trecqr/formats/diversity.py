@@ -30,6 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from .qrels import Qrels
+from .run import Run
 from .textio import arrow_fields, python_lines, read_source
 
 DIVERSITY_FIELDS = "topic subtopic docno grade"
@@ -240,8 +242,6 @@ def detect_diversity(obj) -> DiversityQrels | None:
 def topic_qrels(q: DiversityQrels):
     """Standard :class:`~trecqr.formats.qrels.Qrels` with one row per judged (topic, docno),
     its grade the highest over the subtopics: which topics and documents are judged."""
-    from .qrels import Qrels
-
     table = pa.table({"q": q.qid, "d": q.docno, "g": pa.array(q.grade)})
     pairs = table.group_by(["q", "d"], use_threads=False).aggregate([("g", "max")])
     return Qrels(pairs.column("q").combine_chunks(), pairs.column("d").combine_chunks(),
@@ -254,8 +254,6 @@ def run_in_rank_order(path):
     score). The :class:`~trecqr.formats.run.Run` returned scores each line minus its rank, so
     that any score-descending ranking follows the rank column. As in ndeval, a rank must be a
     natural number, and a rank or a docno repeated within a topic is an error."""
-    from .run import Run
-
     src = read_source(path)
     table = arrow_fields(src, comments=False)
     if table is None or table.num_columns < 6 or table.num_rows == 0:

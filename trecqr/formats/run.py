@@ -18,15 +18,21 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from .arrays import arrow_indices, as_numpy
-from .textio import (LineLocator, Source, arrow_fields, fast_table, json_document,
-                     last_line_fields, python_lines,
-                     read_source)
+from .order import trec_order
+from .textio import (LineLocator, Source, arrow_fields, fast_table, json_document, last_line_fields,
+                     python_lines, read_source)
 from .writer import atomic_write_lines
 
 try:
     from . import _scan as _scanner
 except ImportError:  # built without a C compiler: the Arrow and Python readers do everything
     _scanner = None
+
+
+def scanner():
+    """The C scanner module, or None (built without a C compiler, or switched off by a
+    test): looked up at each call, so the streaming reader follows the same switch."""
+    return _scanner
 
 RUN_FIELDS = "qid Q0 docno rank score runid"
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
@@ -125,7 +131,7 @@ def _docno_array(res: dict) -> pa.Array:
                                                          pa.py_buffer(res["docno_data"])])
 
 
-def _scan(path, comments: bool, judged=None, float32: bool | None = None,
+def scan_file(path, comments: bool, judged=None, float32: bool | None = None,
           span: tuple | None = None) -> Run | None:
     """Read with the C scanner (trecqr.formats._scan) when it is built and the file is plain.
 
@@ -202,7 +208,7 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
     ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
     comments, so under that compatibility a ``#`` line is read as data.
     """
-    scanned = _scan(path, comments, judged, float32)
+    scanned = scan_file(path, comments, judged, float32)
     if scanned is not None:
         return scanned
     # the runid is that of the last line: read from the file's tail, not as a column
@@ -275,8 +281,6 @@ def run_from_frame(frame, source: str = "<run DataFrame>", runid: str = "trecqr"
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:
     """Write a run in TREC format, ranks 1.. per query in trec_eval order, atomically."""
-    from .order import trec_order
-
     order, rank, _ = trec_order(run, float32=False)
     runid = runid or run.runid
     if not runid.isascii():  # a runid made from a file name that is not UTF-8: Arrow needs UTF-8

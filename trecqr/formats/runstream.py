@@ -19,12 +19,18 @@ line, so scoring them one by one and joining the per-topic values is exact.
 from __future__ import annotations
 
 import bz2
+import gzip
 import lzma
 import os
+import queue
 import shutil
 import tempfile
+import threading
+
+import pyarrow as pa
 
 from ..errors import InputError
+from . import run as run_format  # its scanner looked up at each call (tests switch it off)
 
 PIECE_BYTES = 96 << 20  # run text per piece: ~30-60 bytes of memory per line of it, scored
 _WINDOW = 64 << 10
@@ -99,9 +105,7 @@ def _ranges(path, piece_bytes: int, comments: bool):
 
 
 def _scanned(path, comments, judged, float32, span=None):
-    from .run import _scan
-
-    run = _scan(path, comments, judged, float32, span)
+    run = run_format.scan_file(path, comments, judged, float32, span)
     if run is None:
         raise NeedsWholeFile(path)
     return run
@@ -110,13 +114,9 @@ def _scanned(path, comments, judged, float32, span=None):
 def open_stream(path, kind: str):
     """A binary stream of the decompressed file."""
     if kind in ("gzip", "zstd"):
-        import pyarrow as pa
-
         if pa.Codec.is_available(kind):
             return pa.input_stream(os.fspath(path), compression=kind, buffer_size=8 << 20)
         if kind == "gzip":
-            import gzip
-
             return gzip.open(path, "rb")
         raise InputError(os.fspath(path), None, "zstd-compressed, and this pyarrow has no zstd")
     if kind == "bz2":
@@ -197,9 +197,6 @@ def read_ahead(pieces):
     one before (the scanner releases the GIL: reading piece k+1 overlaps with scoring piece
     k, at the cost of one more piece in memory). Exceptions come out where they would have;
     closing this generator stops the thread and closes pieces."""
-    import queue
-    import threading
-
     ready: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
     done = object()
@@ -292,8 +289,6 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
     """Runs of whole topics for a run whose topics are interleaved: the file is spilled to
     temporary files by topic hash, each then read as a piece. The last run yielded carries
     the runid of the file's last data line."""
-    from .run import _scanner
-
     name = os.fspath(path)
     kind = compression(name)
     size = os.path.getsize(name) * (4 if kind else 1)
@@ -306,7 +301,7 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
         last = b""
         try:
             if kind is None:
-                res = _scanner.split_topics(name, 0, -1, comments, fds)
+                res = run_format.scanner().split_topics(name, 0, -1, comments, fds)
                 if res is None:
                     raise NeedsWholeFile(name)
                 last = res[1] or last
@@ -316,7 +311,7 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
                     for chunk in _decompressed_chunks(name, kind, piece_bytes, comments, False):
                         where = piece.write(chunk)
                         del chunk
-                        res = _scanner.split_topics(where, 0, -1, comments, fds)
+                        res = run_format.scanner().split_topics(where, 0, -1, comments, fds)
                         if res is None:
                             raise NeedsWholeFile(name)
                         last = res[1] or last

@@ -19,8 +19,10 @@ we treat qrels like runs, which differs only on lines that trec_eval would mostl
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import os
 import re
 import sys
@@ -33,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import InputError
+from ..special_files import open_input, read_bounded
 
 BOM = b"\xef\xbb\xbf"
 _SPACE_BYTES = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)
@@ -47,17 +50,12 @@ _OTHER_COMPRESSION = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zi
 
 def _decompress(name: str, raw: bytes, kind: str) -> bytes:
     """bzip2, xz or zstd data decompressed (zip archives are not read)."""
-    import bz2
-    import lzma
-
     try:
         if kind == "bzip2":
             return bz2.decompress(raw)
         if kind == "xz":
             return lzma.decompress(raw)
         if kind == "zstd":
-            import pyarrow as pa
-
             stream = pa.CompressedInputStream(pa.BufferReader(raw), "zstd")
             return stream.read()
     except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
@@ -104,15 +102,12 @@ def read_source(path) -> Source:
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
     elif str(path) == "-":
-        from ..special_files import read_bounded
-
         name = "<stdin>"
         raw = read_bounded(sys.stdin.buffer, name)
     else:
         name = os.fspath(path)
         if os.path.isdir(name):
             raise InputError(name, None, "is a directory, not a file")
-        from ..special_files import open_input, read_bounded
 
         try:
             with open_input(name) as fh:

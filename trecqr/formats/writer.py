@@ -20,6 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..interrupts import signals_blocked
+from ..tempfiles import register_temp, remove_temp
+from ..transactions import current_transaction
 
 
 def _new_file_mode(path: str) -> int:
@@ -36,10 +39,6 @@ def atomic_write_bytes(path, parts) -> None:
 
     Inside :func:`trecqr.transactions.output_transaction` (every command's work) a file that did not
     exist before is removed again if the command fails later."""
-    from ..interrupts import signals_blocked
-    from ..tempfiles import register_temp, remove_temp
-    from ..transactions import current_transaction
-
     if str(path) == "-":
         _write_stdout(parts)
         return

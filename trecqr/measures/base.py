@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
+from . import _libm
 
 MIN_GEO_MEAN = 0.00001
 
@@ -182,7 +183,6 @@ class Measure:
             if ctx.num_avg <= 0:
                 return total
             total = total + (ctx.num_avg - ctx.num_evaluated) * math.log(MIN_GEO_MEAN)
-            from . import _libm  # glibc's exp, as trec_eval (numpy's SIMD exp can differ)
 
             return _libm.exp(total / ctx.num_avg)
         if self.summary == "mean":

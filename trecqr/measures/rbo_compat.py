@@ -18,6 +18,8 @@ The provider's rules, reproduced here:
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import UsageError
 from ..formats.qrels import Qrels
@@ -29,9 +31,6 @@ def _last_rows(qid, docno, rows: np.ndarray) -> np.ndarray:
     """Of ``rows``, the last one for each (topic, docno), in ``rows``' order (dict semantics:
     the first occurrence places the key, the last one gives its value: returned as
     (place, value row) pairs)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     keys = pc.binary_join_element_wise(qid.take(pa.array(rows)).cast(pa.string()),
                                        docno.take(pa.array(rows)).cast(pa.string()), "\x00")
     uniq = pc.unique(keys)
@@ -121,6 +120,4 @@ def compat(run, qrels, topics: list, measure) -> np.ndarray:
 
 
 def _pa(rows):
-    import pyarrow as pa
-
     return pa.array(rows)

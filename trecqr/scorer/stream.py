@@ -43,7 +43,7 @@ class Fallback(Exception):
 def wants_stream(run, options: Options) -> bool:
     """Stream a run given as a path: when it is large, or compressed with a codec the
     whole-file readers lack (bzip2, xz, zstd)."""
-    if run_format._scanner is None or not isinstance(run, (str, os.PathLike)) \
+    if run_format.scanner() is None or not isinstance(run, (str, os.PathLike)) \
             or os.fspath(run) == "-" \
             or is_columnar_file(run, comments=options.v10):  # Parquet, JSONL, 3 columns...
         return False
