@@ -35,20 +35,11 @@ from .breakdown import score_table
 from .compare import compare, topics_line
 from .html_assets import CSS, PAGE_SIZE, SCRIPT
 from .html_data import page_data
+from .text_table import fmt_p, fmt_value
 
 MAX_DEPTH = 8  # depths from here on form one group, as breakdown --by depth
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
        "img-src data:; connect-src 'none'; form-action 'none'")
-
-
-def _fmt(v, places: int) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{places}f}"
-
-
-def _fmt_p(p, places: int) -> str:
-    if p is None or math.isnan(p):
-        return "-"
-    return f"{p:.1e}" if p != 0 and p < 10 ** -places else f"{p:.{places}f}"
 
 
 def _json_script(data: dict) -> str:
@@ -84,7 +75,7 @@ def summary_html(cmp, coverage: list, k: int, places: int) -> str:
             v = cmp.means[r][m]
             cells.append(f'<td class="n" data-run="{escape(r)}" data-measure="{escape(m)}" '
                          f'data-value="{_attr(v)}" data-sig="{mark}">'
-                         f'{_fmt(v, places)}{mark}</td>')
+                         f'{fmt_value(v, places)}{mark}</td>')
         out.append(f'<tr><th>{escape(r)}</th>{"".join(cells)}'
                    f'<td class="n">{cmp.num_topics[r]}</td></tr>')
     out.append("</tbody></table>")
@@ -95,9 +86,9 @@ def summary_html(cmp, coverage: list, k: int, places: int) -> str:
     for p in cmp.pairs:
         adj = p.p_t_adj if cmp.test == "t" else p.p_rand_adj
         cells = [escape(p.baseline), escape(p.run), escape(p.measure), str(p.n),
-                 _fmt(p.diff, places), f"[{_fmt(p.ci_low, places)}, {_fmt(p.ci_high, places)}]",
-                 _fmt(p.effect_dz, 2), _fmt_p(p.p_t, places), _fmt_p(p.p_rand, places),
-                 _fmt_p(adj, places), "*" if p.significant else ""]
+                 fmt_value(p.diff, places), f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
+                 fmt_value(p.effect_dz, 2), fmt_p(p.p_t, places), fmt_p(p.p_rand, places),
+                 fmt_p(adj, places), "*" if p.significant else ""]
         out.append(f'<tr data-baseline="{escape(p.baseline)}" data-run="{escape(p.run)}" '
                    f'data-measure="{escape(p.measure)}" data-diff="{_attr(p.diff)}" '
                    f'data-adj="{_attr(adj)}" data-significant="{int(p.significant)}">' +
