@@ -39,6 +39,31 @@ def qrels_runs_measures(f):
     return click.argument("qrels", type=str)(f)
 
 
+def comparison_options(f):
+    """compare's options from --baseline to --seed: the runs' pairing, the topics and the paired
+    tests (compare and report take the same ones, so a page shows compare's numbers)."""
+    return _stack(
+        click.option("--baseline", default=None, metavar="NAME",
+                     help="Baseline run (file name, path, stem or run id); default the first "
+                          "run."),
+        click.option("--all-pairs", is_flag=True,
+                     help="Compare every pair of runs, not vs a baseline."),
+        topic_options,
+        click.option("-M", "max_docs", type=int, default=None, metavar="N",
+                     help="Keep the first N documents of each topic."),
+        click.option("-J", "judged_only", is_flag=True, help="Score judged documents only."),
+        click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
+                     show_default=True, help="Test whose adjusted p decides significance."),
+        correction_options,
+        click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
+                     show_default=True, help="Sign flips of the randomization test."),
+        click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000,
+                     show_default=True, help="Bootstrap samples of the confidence interval."),
+        click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+                     help="Random seed (randomization test and bootstrap)."),
+    )(f)
+
+
 def say_written(output, what: str = "report") -> None:
     """The success line of a command that wrote its output to a file (-o FILE; not for stdout)."""
     if output is not None and output != "-":

@@ -13,28 +13,13 @@ from ..report import breakdown, compare, diff, plots
 from ..report.breakdown import DEFAULT_MAX_DEPTH
 from ..scorer.idspace import ignore_id_space
 from .lifecycle import run_guarded
-from .options import (CONTEXT, correction_options, qrels_runs_measures, say_written,
-                      table_output_options, topic_options)
+from .options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
+                      say_written, table_output_options, topic_options)
 
 
 @click.command("compare", context_settings=CONTEXT)
 @qrels_runs_measures
-@click.option("--baseline", default=None, metavar="NAME",
-              help="Baseline run (file name, path, stem or run id); default the first run.")
-@click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
-@topic_options
-@click.option("-M", "max_docs", type=int, default=None, metavar="N",
-              help="Keep the first N documents of each topic.")
-@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
-@click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
-              show_default=True, help="Test whose adjusted p decides significance.")
-@correction_options
-@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
-              help="Sign flips of the randomization test.")
-@click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000, show_default=True,
-              help="Bootstrap samples of the confidence interval.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
-              help="Random seed (randomization test and bootstrap).")
+@comparison_options
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
 @click.option("--quiet", is_flag=True, help="No id-space warning on stderr.")
 def compare_command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs,

@@ -14,29 +14,14 @@ from ..errors import UsageError
 from ..formats.writer import atomic_write_text
 from ..report.html import report_page
 from .lifecycle import run_guarded
-from .options import CONTEXT, correction_options, qrels_runs_measures, say_written, topic_options
+from .options import CONTEXT, comparison_options, qrels_runs_measures, say_written
 
 
 @click.command("report", context_settings=CONTEXT)
 @qrels_runs_measures
 @click.option("-o", "--output", required=True, metavar="PAGE.html",
               help="The page to write (atomically).")
-@click.option("--baseline", default=None, metavar="NAME",
-              help="Baseline run (file name, path, stem or run id); default the first run.")
-@click.option("--all-pairs", is_flag=True, help="Compare every pair of runs, not vs a baseline.")
-@topic_options
-@click.option("-M", "max_docs", type=int, default=None, metavar="N",
-              help="Keep the first N documents of each topic.")
-@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
-@click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
-              show_default=True, help="Test whose adjusted p decides significance.")
-@correction_options
-@click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
-              show_default=True, help="Sign flips of the randomization test.")
-@click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000,
-              show_default=True, help="Bootstrap samples of the confidence interval.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
-              help="Random seed (randomization test and bootstrap).")
+@comparison_options
 @click.option("--rewrites", multiple=True, metavar="FILE",
               help="Each run's queries (TSV/TREC/JSONL topics, or JSONL rewrites), one per "
                    "run in the order of the runs; '-' for a run without.")
