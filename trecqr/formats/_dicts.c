@@ -135,6 +135,34 @@ static inline double rounded(double s, int float32) {
 /* A growable byte buffer (rel grades, offsets). */
 typedef struct { char *data; size_t len, cap; } Buf;
 
+/* Validate every document of one topic's run dict (a str docno, a finite number); when
+   entries is not NULL (the topic is judged), keep each document with its order key there.
+   -1 with an exception set on a bad document. Shared by rank_run and dict_values. */
+static int read_topic(PyObject *qid, PyObject *docs, Entry *entries, int float32, int finite) {
+    Py_ssize_t ipos = 0, i = 0;
+    PyObject *doc, *value;
+    double s;
+    while (PyDict_Next(docs, &ipos, &doc, &value)) {
+        if (!PyUnicode_Check(doc) || score_of(value, &s) < 0) { bad_run(); return -1; }
+        if (isnan(s)) {
+            PyErr_Format(PyExc_ValueError,
+                         "query %R doc %R: score is NaN (pytrec_eval's ranking of NaN "
+                         "scores is undefined)", qid, doc);
+            return -1;
+        }
+        if (finite && isinf(s)) {
+            PyErr_Format(PyExc_ValueError, "query %R doc %R: score is infinite", qid, doc);
+            return -1;
+        }
+        if (entries != NULL) {
+            entries[i].key = order_key(rounded(s, float32));
+            entries[i].doc = doc;
+            i++;
+        }
+    }
+    return 0;
+}
+
 static int buf_reserve(Buf *b, size_t more) {
     if (b->len + more <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
@@ -188,28 +216,8 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
             grades = PyMem_Malloc(cap * sizeof(int64_t));
             if (!entries || !tmp || !grades) goto nomem;
         }
-        /* validate every document; keep them when the topic is judged */
-        Py_ssize_t ipos = 0, i = 0;
-        PyObject *doc, *value;
-        double s;
-        while (PyDict_Next(docs, &ipos, &doc, &value)) {
-            if (!PyUnicode_Check(doc) || score_of(value, &s) < 0) { bad_run(); goto fail; }
-            if (isnan(s)) {
-                PyErr_Format(PyExc_ValueError,
-                             "query %R doc %R: score is NaN (pytrec_eval's ranking of NaN "
-                             "scores is undefined)", qid, doc);
-                goto fail;
-            }
-            if (finite && isinf(s)) {
-                PyErr_Format(PyExc_ValueError, "query %R doc %R: score is infinite", qid, doc);
-                goto fail;
-            }
-            if (judged != NULL) {
-                entries[i].key = order_key(rounded(s, float32));
-                entries[i].doc = doc;
-                i++;
-            }
-        }
+        if (read_topic(qid, docs, judged != NULL ? entries : NULL, float32, finite) < 0)
+            goto fail;
         if (judged == NULL) continue;
         if (PyList_Append(topics, qid) < 0) goto fail;
         sort_entries(entries, tmp, n);
@@ -225,6 +233,7 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
                     if (PyErr_Occurred()) goto fail;
                     continue;
                 }
+                double s;
                 score_of(v, &s);
                 Entry probe = {order_key(rounded(s, float32)), jdoc};
                 Py_ssize_t lo = 0, hi = n;  /* the entry equal to probe */
@@ -377,27 +386,8 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
             grades = PyMem_Malloc(cap * sizeof(int64_t));
             if (!entries || !tmp || !grades) goto nomem;
         }
-        Py_ssize_t ipos = 0, i = 0;
-        PyObject *doc, *value;
-        double s;
-        while (PyDict_Next(docs, &ipos, &doc, &value)) {
-            if (!PyUnicode_Check(doc) || score_of(value, &s) < 0) { bad_run(); goto fail; }
-            if (isnan(s)) {
-                PyErr_Format(PyExc_ValueError,
-                             "query %R doc %R: score is NaN (pytrec_eval's ranking of NaN "
-                             "scores is undefined)", qid, doc);
-                goto fail;
-            }
-            if (finite && isinf(s)) {
-                PyErr_Format(PyExc_ValueError, "query %R doc %R: score is infinite", qid, doc);
-                goto fail;
-            }
-            if (judged != NULL) {
-                entries[i].key = order_key(rounded(s, float32));
-                entries[i].doc = doc;
-                i++;
-            }
-        }
+        if (read_topic(qid, docs, judged != NULL ? entries : NULL, float32, finite) < 0)
+            goto fail;
         if (judged == NULL) continue;
         sort_entries(entries, tmp, n);
         for (Py_ssize_t r = 0; r < n; r++) {
