@@ -316,21 +316,15 @@ def test_stdin_and_fifo_with_a_writer(tmp_path):
         src = R if which == "run" else Q
 
         def write(fifo=fifo, src=src):
-            # the writer comes once trecqr waits on the FIFO: opening without a reader
-            # fails (ENXIO) until trecqr has opened it
-            while True:
-                try:
-                    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-                    break
-                except OSError:
-                    time.sleep(0.01)
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "wb") as fh:
+            # a blocking open: the writer comes exactly when trecqr opens the FIFO to read
+            with open(fifo, "wb") as fh:
                 fh.write(src.read_bytes())
-        t = threading.Thread(target=write)
+        t = threading.Thread(target=write, daemon=True)
         t.start()
         args = [Q, fifo] if which == "run" else [fifo, R]
         res = trecqr(["eval", "-m", "map", *args, "--quiet"], timeout=60)
+        if t.is_alive():  # trecqr never opened it: a reader of ours lets the writer go
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
         t.join()
         assert res.returncode == 0, res.stderr
         assert res.stdout == want
@@ -531,7 +525,11 @@ def _interrupt_workers(args, signum, to_group: bool, hold_dir: Path, workers: in
     between two states, whatever the machine's speed. Check: one line, exit 128 + signal, and
     no process of the group left."""
     held = Held(make_hold_dir(hold_dir))
-    env = dict(os.environ, **{variable("worker-started"): str(hold_dir)})
+    parent_dir = hold_dir / "parent"  # the parent's hold point, inside the workers' folder
+    parent_dir.mkdir()
+    parent = Held(make_hold_dir(parent_dir))
+    env = dict(os.environ, **{variable("worker-started"): str(hold_dir),
+                              variable("pool-started"): str(parent_dir)})
     env.pop("TRECQR_DEBUG", None)
     proc = subprocess.Popen(CMD + [str(a) for a in args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True, env=env)
@@ -539,11 +537,9 @@ def _interrupt_workers(args, signum, to_group: bool, hold_dir: Path, workers: in
         pids = held.wait(workers, alive=lambda: proc.poll() is None)
         assert all(pid in _group(proc.pid) for pid in pids)
         # trecqr ignores the signals while it starts its workers (so that they ignore them
-        # for good); it cannot end meanwhile: its workers are held
-        deadline = time.monotonic() + 300  # a safety net against a hang, not a timing bet
-        while _ignores(proc.pid, signum) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert proc.poll() is None and not _ignores(proc.pid, signum)
+        # for good); held at "pool-started", it handles them again and cannot end
+        assert parent.wait(1, alive=lambda: proc.poll() is None) == [proc.pid]
+        assert not _ignores(proc.pid, signum)
         if to_group:
             os.killpg(proc.pid, signum)
         else:
@@ -554,6 +550,7 @@ def _interrupt_workers(args, signum, to_group: bool, hold_dir: Path, workers: in
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         held.close()
+        parent.close()
     name = "interrupted" if signum == signal.SIGINT else \
         f"terminated ({signal.Signals(signum).name})"
     assert (proc.returncode, err.decode().splitlines()) == (128 + signum, [f"trecqr: {name}"])

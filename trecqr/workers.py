@@ -11,7 +11,7 @@ import gc
 import os
 import sys
 
-from .holdpoints import worker_started
+from .holdpoints import hold, worker_started
 from .interrupts import signals_blocked
 
 # The resource tracker (multiprocessing's process that unlinks a pool's semaphores) is started
@@ -65,6 +65,7 @@ def worker_pool(workers: int, preload=(), initializer=None, initargs=()):
                 launch()
             elif ctx.get_start_method() == "forkserver":
                 forkserver.ensure_running()
+        hold("pool-started")  # tests: signals are this process's again, workers started
         yield pool
     except BaseException:
         with signals_blocked():  # the clean-up is not cut short by a second signal
