@@ -135,6 +135,17 @@ static inline double rounded(double s, int float32) {
 /* A growable byte buffer (rel grades, offsets). */
 typedef struct { char *data; size_t len, cap; } Buf;
 
+/* The per-topic buffers (entries, their sort's scratch, grades) for n documents: -1 when
+   memory runs out. Shared by rank_run and dict_values. */
+static int grow(Entry **entries, Entry **tmp, int64_t **grades, Py_ssize_t *cap, Py_ssize_t n) {
+    *cap = n;
+    PyMem_Free(*entries); PyMem_Free(*tmp); PyMem_Free(*grades);
+    *entries = PyMem_Malloc(n * sizeof(Entry));
+    *tmp = PyMem_Malloc(n * sizeof(Entry));
+    *grades = PyMem_Malloc(n * sizeof(int64_t));
+    return (*entries && *tmp && *grades) ? 0 : -1;
+}
+
 /* Validate every document of one topic's run dict (a str docno, a finite number); when
    entries is not NULL (the topic is judged), keep each document with its order key there.
    -1 with an exception set on a bad document. Shared by rank_run and dict_values. */
@@ -208,14 +219,7 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         PyObject *judged = PyDict_GetItemWithError(qrels, qid);
         if (judged == NULL && PyErr_Occurred()) goto fail;
         Py_ssize_t n = PyDict_GET_SIZE(docs);
-        if (judged != NULL && n > cap) {
-            cap = n;
-            PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades);
-            entries = PyMem_Malloc(cap * sizeof(Entry));
-            tmp = PyMem_Malloc(cap * sizeof(Entry));
-            grades = PyMem_Malloc(cap * sizeof(int64_t));
-            if (!entries || !tmp || !grades) goto nomem;
-        }
+        if (judged != NULL && n > cap && grow(&entries, &tmp, &grades, &cap, n) < 0) goto nomem;
         if (read_topic(qid, docs, judged != NULL ? entries : NULL, float32, finite) < 0)
             goto fail;
         if (judged == NULL) continue;
@@ -378,14 +382,7 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         PyObject *judged = PyDict_GetItemWithError(qrels, qid);
         if (judged == NULL && PyErr_Occurred()) goto fail;
         Py_ssize_t n = PyDict_GET_SIZE(docs);
-        if (judged != NULL && n > cap) {
-            cap = n;
-            PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades);
-            entries = PyMem_Malloc(cap * sizeof(Entry));
-            tmp = PyMem_Malloc(cap * sizeof(Entry));
-            grades = PyMem_Malloc(cap * sizeof(int64_t));
-            if (!entries || !tmp || !grades) goto nomem;
-        }
+        if (judged != NULL && n > cap && grow(&entries, &tmp, &grades, &cap, n) < 0) goto nomem;
         if (read_topic(qid, docs, judged != NULL ? entries : NULL, float32, finite) < 0)
             goto fail;
         if (judged == NULL) continue;
