@@ -34,6 +34,9 @@ LAZY = {
     ("trecqr.retrieval", "trecqr.retrieval.bm25"): "the package's lazy export table "
                                                    "(build_index, search...): `import "
                                                    "trecqr.retrieval` stays light",
+    ("trecqr.cli.eval", "trecqr.adapters.presets"): "--protocol only: the presets pull in the "
+                                                    "dataset adapters and the official "
+                                                    "evaluators (~80 ms of every eval)",
     ("trecqr.workers", "multiprocessing"): "only when a pool starts: one run's `trecqr eval` "
                                            "skips multiprocessing (~25 ms)",
     ("trecqr.workers", "concurrent.futures"): "with multiprocessing, above (its process pool, "

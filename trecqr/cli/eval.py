@@ -7,7 +7,6 @@ import sys
 
 import click
 
-from ..adapters.presets import protocol_evaluation
 from ..api_engine import evaluate_one, evaluate_rendered
 from ..api_many import eval_runs, expand_runs
 from ..errors import UsageError
@@ -118,6 +117,8 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
 def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_docs, complete,
                    compat, fmt, query, nosummary, places, output, quiet, collection=None):
     """trecqr eval --protocol NAME: the protocol fixes the measures and trec_eval's options."""
+    from ..adapters.presets import protocol_evaluation  # lazy: tests/test_imports.py
+
     if name is None:
         raise UsageError("--eval-missing-truth goes with --protocol scai-qrecc21")
     fixed = [flag for flag, given in (("-m", measures), ("-l", level != 1),
