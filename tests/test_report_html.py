@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, data_path, run_cli
+from trecqr.errors import InputError
 
 DEMO = ROOT / "fixtures" / "cast2021-demo"
 QDEMO = ROOT / "fixtures" / "qrecc-demo"
@@ -483,11 +484,13 @@ def test_comparison_to_html_is_report_page(tmp_path):
 
 
 def test_groups_both_shapes():
-    from trecqr.report.html_data import read_groups
+    from trecqr.report.groups import groups_by_turn, read_groups
 
-    assert read_groups({"quac": ["1_1", "1_2"], "switch": ["1_2"]}) == \
+    assert groups_by_turn(read_groups({"quac": ["1_1", "1_2"], "switch": ["1_2"]})) == \
         {"1_1": ["quac"], "1_2": ["quac", "switch"]}
-    assert read_groups({"1_1": "nq"}) == {"1_1": ["nq"]}
+    assert read_groups({"1_1": "nq", "1_2": "nq"}) == {"nq": ["1_1", "1_2"]}
+    with pytest.raises(InputError, match="group 'a': expected a list of turn ids"):
+        read_groups({"a": "1_1"}, labels=False)
 
 
 @pytest.mark.parametrize("extra, message", [

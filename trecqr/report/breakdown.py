@@ -287,8 +287,8 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
                 seen.add(t)
                 all_topics.append(t)
     if groups is not None:  # overlapping groups: trecqr/report/groups.py
-
-        groups = read_groups(groups) if isinstance(groups, (str, os.PathLike)) else groups
+        groups = read_groups(groups, labels=False) if isinstance(groups, (str, os.PathLike)) \
+            else groups
         member, groups, by = memberships(all_topics, groups), group_order(groups), "groups"
     else:
         grouping = group_topics(all_topics, by, labels, max_depth)

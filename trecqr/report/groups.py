@@ -23,19 +23,44 @@ from ..errors import InputError, UsageError
 ALL = "all"
 
 
-def read_groups(path) -> dict:
-    """{group: [turn id, ...]} from a JSON object of lists, in the file's order."""
-    name = os.fspath(path)
-    doc = load_json(name)
-    if not isinstance(doc, dict) or not doc:
-        raise InputError(name, None, "expected a JSON object {group: [turn id, ...]}")
-    out = {}
-    for group, ids in doc.items():
-        if not isinstance(ids, list) or not all(isinstance(i, (str, int)) for i in ids):
-            raise InputError(name, None, f"group {group!r}: expected a list of turn ids")
+def read_groups(source, *, labels: bool = True) -> dict:
+    """{group: [turn id, ...]}, in the file's order, from a JSON file or a mapping of either
+    shape: ``{group: [turn ids]}`` (groups may overlap, as QReCC's question types do) or, with
+    ``labels``, ``{turn id: group}`` (one label per turn). The one reader of groups for
+    ``breakdown --groups`` (lists only: its one-label-per-turn form is ``--by labels``) and the
+    HTML report (both shapes)."""
+    name = "<groups>"
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        source = load_json(name)
+    if not isinstance(source, dict) or not source:
+        raise InputError(name, None, "expected a JSON object {group: [turn ids]} or "
+                                     "{turn id: group}")
+    out: dict[str, list] = {}
+    for key, value in source.items():
+        if isinstance(value, list):
+            if not all(isinstance(i, (str, int)) for i in value):
+                raise InputError(name, None, f"group {key!r}: expected a list of turn ids")
+            group, ids = str(key), [str(i) for i in value]
+        elif labels and isinstance(value, (str, int)):
+            group, ids = str(value), [str(key)]
+        elif labels:
+            raise InputError(name, None, f"{key!r}: expected a list of turn ids or a group name")
+        else:
+            raise InputError(name, None, f"group {key!r}: expected a list of turn ids")
         if group == ALL:
             raise InputError(name, None, f"group {ALL!r} is every evaluated turn; rename it")
-        out[str(group)] = [str(i) for i in ids]
+        members = out.setdefault(group, [])
+        members += [i for i in ids if i not in members]
+    return out
+
+
+def groups_by_turn(groups: dict) -> dict:
+    """{turn id: [its groups, in group order]} of :func:`read_groups`' {group: [turn ids]}."""
+    out: dict[str, list] = {}
+    for group, ids in groups.items():
+        for qid in ids:
+            out.setdefault(qid, []).append(group)
     return out
 
 

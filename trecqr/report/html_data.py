@@ -13,7 +13,6 @@ grades are kept only for documents some run shows in its top-k; passage text onl
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
@@ -29,6 +28,7 @@ from ..errors import InputError, UsageError
 from ..formats.order import trec_order
 from ..retrieval.collections import iter_collection
 from ..retrieval.indexdir import read_manifest
+from .groups import groups_by_turn, read_groups
 
 RESPONSE_FIELDS = ("response", "answer", "Truth_answer", "canonical_response",
                    "manual_canonical_result_text")
@@ -39,38 +39,6 @@ CONTEXT_FIELDS = ("Context", "NewContext", "context", "history")
 
 # ---------------------------------------------------------------------------------------------
 # inputs
-
-
-def read_groups(groups) -> dict:
-    """{qid: [group, ...]} from a JSON file or mapping: ``{group: [turn ids]}`` (groups may
-    overlap, as QReCC's question types do) or ``{turn id: group}``."""
-    name = "<groups>"
-    if isinstance(groups, (str, os.PathLike)):
-        name = os.fspath(groups)
-        try:
-            with open(name, encoding="utf-8") as fh:
-                groups = json.load(fh)
-        except OSError as exc:
-            raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(name, None, f"not a JSON file ({exc})") from None
-    if not isinstance(groups, dict) or not groups:
-        raise InputError(name, None, "expected a JSON object {group: [turn ids]} or "
-                                     "{turn id: group}")
-    out: dict[str, list] = {}
-    for key, value in groups.items():
-        if isinstance(value, list):
-            for qid in value:
-                if not isinstance(qid, (str, int)):
-                    raise InputError(name, None, f"group {key!r}: turn ids are strings")
-                out.setdefault(str(qid), [])
-                if key not in out[str(qid)]:
-                    out[str(qid)].append(str(key))
-        elif isinstance(value, (str, int)):
-            out.setdefault(str(key), []).append(str(value))
-        else:
-            raise InputError(name, None, f"{key!r}: expected a list of turn ids or a group name")
-    return out
 
 
 def read_texts(source, *, raw=None, rewrites: bool = False):
@@ -211,7 +179,7 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
             ids += [t for t in qs if t not in seen]
             seen.update(qs)
     turns = [_turn(t) for t in ids]
-    group_of = read_groups(groups) if groups is not None else {}
+    group_of = groups_by_turn(read_groups(groups)) if groups is not None else {}
     group_names = sorted({g for gs in group_of.values() for g in gs})
     gindex = {g: i for i, g in enumerate(group_names)}
 
