@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from .api import evaluate, load_qrels, score_trec
 from .api_trec_eval import read_rel_info
 from .errors import UsageError
+from .memory import pool_workers
 from .scorer.options import Options
 from .workers import usable_cpus, worker_pool
 
@@ -143,17 +144,19 @@ def _unwrap(out):
 
 
 def _pool_jobs(runs, jobs) -> int:
-    """How many worker processes to start (1: score here)."""
+    """How many worker processes to start (1: score here). The default: every usable core,
+    when the runs hold enough text to pay for starting them, and no more workers than fit
+    under a cgroup memory limit. A ``jobs`` given is taken as it is."""
     if len(runs) < 2 or not all(_is_path(r) for r in runs):
         return 1
     if jobs is None:
         try:
-            size = sum(os.path.getsize(r) for r in runs)
+            sizes = [os.path.getsize(r) for r in runs]
         except OSError:
-            size = 0
-        if size < _POOL_BYTES:
+            sizes = [0]
+        if sum(sizes) < _POOL_BYTES:
             return 1
-        jobs = usable_cpus()
+        jobs = pool_workers(usable_cpus(), max(sizes))
     if jobs < 1:
         raise UsageError(f"-j must be at least 1 (got {jobs})")
     return min(jobs, len(runs))

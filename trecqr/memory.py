@@ -32,6 +32,9 @@ STREAM_FACTOR = 2.0
 WHOLE_FACTOR = 4.0
 MIN_PIECE_BYTES = 4 * MB  # below this, pieces only add overhead; the run needs this much
 HEADROOM = 48 * MB  # what the last steps (the output, the summary, a thread) need on top
+# what a worker process of ``eval RUN RUN ...`` holds before its run: the interpreter, numpy,
+# pyarrow and the scorer (measured about 60 MB resident; rounded up for the allocators)
+WORKER_BYTES = 128 * MB
 
 
 def address_space_limit() -> int | None:
@@ -144,6 +147,18 @@ def fit_process() -> None:
             libc.pthread_attr_destroy(attr)
     except (OSError, AttributeError):
         pass
+
+
+def pool_workers(wanted: int, largest_run: int) -> int:
+    """How many of ``wanted`` worker processes fit under a cgroup memory limit, which all of
+    them share (an address-space limit is each process's own, so it does not count them):
+    each holds :data:`WORKER_BYTES` plus a whole run of ``largest_run`` bytes of text read at
+    once. At least 1 (scoring in this process then streams, as :func:`stream_plan` says)."""
+    cg = cgroup_limit()
+    if cg is None:
+        return wanted
+    per_worker = WORKER_BYTES + int(largest_run * WHOLE_FACTOR)
+    return max(1, min(wanted, (cg[0] - cg[1] - HEADROOM) // per_worker))
 
 
 def stream_plan(size: int, piece_bytes: int) -> tuple[bool, int]:

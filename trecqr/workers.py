@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import sys
 
@@ -23,12 +24,55 @@ QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where there is one): the default
-    number of worker processes and threads."""
+    """The CPUs this process may use: its affinity mask where there is one, no more than its
+    cgroup's CPU quota (``cpu.max``, as Docker's ``--cpus`` and Kubernetes' CPU limits set
+    it; rounded up). The default number of worker processes and threads."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    quota = cpu_quota()
+    return cpus if quota is None else max(1, min(cpus, math.ceil(quota)))
+
+
+def cpu_quota(proc_cgroup: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup"):
+    """CPUs' worth of time this process's cgroup may use per period (v2 ``cpu.max``, v1
+    ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``), the tightest on the way up to the root;
+    None when no cgroup sets one."""
+    try:
+        with open(proc_cgroup, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    best = None
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":
+            base, files = root, ("cpu.max",)
+        elif "cpu" in controllers.split(","):
+            base, files = f"{root}/{controllers}", ("cpu.cfs_quota_us", "cpu.cfs_period_us")
+        else:
+            continue
+        while path:
+            share = _quota_share(f"{base}{path.rstrip('/')}", files)
+            if share is not None:
+                best = share if best is None else min(best, share)
+            path = "" if path == "/" else os.path.dirname(path.rstrip("/"))
+    return best
+
+
+def _quota_share(folder: str, files: tuple):
+    """quota / period of one cgroup folder; None without a quota ("max", -1, no file)."""
+    words = []
+    try:
+        for name in files:
+            with open(f"{folder}/{name}", encoding="ascii") as fh:
+                words += fh.read().split()
+    except OSError:
+        return None
+    if len(words) != 2 or not all(w.isdigit() for w in words) or int(words[1]) == 0:
+        return None
+    return int(words[0]) / int(words[1])
 
 
 @contextlib.contextmanager

@@ -54,8 +54,9 @@ from .options import CONTEXT
               show_default=True, help="native, or delegate computation to pytrec_eval.")
 @click.option("--quiet", is_flag=True, help="No coverage line on stderr.")
 @click.option("-j", "--jobs", type=int, default=None, metavar="N",
-              help="Score several runs in N worker processes (default: every core, when the "
-                   "runs are large enough to pay for starting them).")
+              help="Score several runs in N worker processes (default: every usable core, "
+                   "within the cgroup's CPU quota and memory limit, when the runs are large "
+                   "enough to pay for starting them).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Score the runs on a Dask distributed cluster (trecqr[dask]); its workers "
                    "must see the same paths.")
