@@ -180,6 +180,20 @@ TEMPLATES = [
     ("cqr", ["cqr", "--qrels", "{dqrels}", "--index", "{index}", "--topics", "{dtopics}",
              "--topics", "{dtopics2}", "-k", "10", "--runs-dir", "@runs", "-o", "@cqr.txt",
              "--quiet"]),
+    ("fuse", ["fuse", "{crun}", "{crun2}", "-o", "@f.run"]),
+    ("fuse", ["fuse", "{crun}", "{crun2}", "-o", "@f.run", "--method", "combmnz", "--norm",
+              "zmuv", "--runid", "x"]),
+    ("fuse", ["fuse", "{crun}", "{crun2}", "-o", "@f.run", "--method", "wsum", "--optimize",
+              "map", "--train-qrels", "{cqrels}"]),
+    ("fuse", ["fuse", "{crun}", "{crun2}", "-o", "@f.run", "--method", "probfuse", "--params",
+              "n_segments=5", "--train-qrels", "{cqrels}"]),
+    ("report", ["report", "{cqrels}", "{crun}", "{crun2}", "-m", "map", "-m", "ndcg_cut.3",
+                "--permutations", "50", "--bootstrap", "50", "-o", "@r.html"]),
+    ("report", ["report", "{cqrels}", "{crun}", "{crun2}", "-m", "recip_rank", "-l", "2",
+                "--baseline", "{crun2}", "--title", "t", "--permutations", "20",
+                "--bootstrap", "20", "-o", "@r.html"]),
+    ("measures", ["measures"]),
+    ("measures", ["measures", "--kind", "ir_measures", "--compat", "9.0.8"]),
 ]
 
 NUM_OPTS = {"-M", "-l", "-N", "--permutations", "--bootstrap", "--seed", "--places", "--alpha",
@@ -200,6 +214,9 @@ EXTRA_NUM = {
               "--query-max-length"],
     "search": ["-k", "--threads", "--k1", "--b"],
     "cqr": ["-k", "--threads"],
+    "fuse": ["--params", "--weights"],
+    "report": ["-k", "-l", "--alpha", "--permutations", "--bootstrap", "--seed", "--places"],
+    "measures": [],
 }
 EXTRA_TEXT = {
     "eval": ["-m", "-m", "-m", "-R", "-Z", "--compat", "--format", "-o"],
@@ -219,6 +236,10 @@ EXTRA_TEXT = {
                "--rewrites", "--topics-format"],
     "cqr": ["--name", "--preset", "--raw", "--dataset", "--rewrites", "--collection",
             "--query-field", "--backend"],
+    "fuse": ["--method", "--norm", "--params", "--weights", "--optimize", "--runid",
+             "--train-run", "-o"],
+    "report": ["-m", "--baseline", "--correction", "--title", "--groups", "--compat", "-o"],
+    "measures": ["--kind", "--compat"],
 }
 OUTPUT_OPTS = {"-o", "--per-instance"}
 ODD_NUMBERS = ["-1", "0", "-0", "1", "2147483648", "-2147483649", "9223372036854775808",
