@@ -130,9 +130,9 @@ def pyserini_available() -> bool:
     """Pyserini importable and a Java runtime to run it (JAVA_HOME, else one under /usr/lib/jvm)."""
     if importlib.util.find_spec("pyserini") is None:
         return False
-    from trecqr.retrieval import lucene
+    from trecqr.retrieval import java_runtime
 
-    return bool(os.environ.get("JAVA_HOME") or lucene.pick_java_home() or shutil.which("java"))
+    return bool(os.environ.get("JAVA_HOME") or java_runtime.pick_java_home() or shutil.which("java"))
 
 
 def trecqr_index(collection: Path, out: Path, k1: float, b: float, backend: str = "bm25s",

@@ -64,9 +64,9 @@ LAZY = {
     ("trecqr.retrieval.dense", "torch"): "dense encoders only; dense extra (~4.5 s)",
     ("trecqr.retrieval.dense", "transformers"): "ANCE encoders only; dense extra (~2.7 s)",
     ("trecqr.retrieval.dense", "transformers.utils"): "transformers, above (its logging)",
-    ("trecqr.retrieval.lucene", "pyserini"): "lucene indexes only; lucene extra (Java: the JVM "
+    ("trecqr.retrieval.java_runtime", "pyserini"): "lucene indexes only; lucene extra (Java: the JVM "
                                              "starts with its classes, seconds)",
-    ("trecqr.retrieval.lucene", "pyserini.pyclass"): "pyserini, above",
+    ("trecqr.retrieval.java_runtime", "pyserini.pyclass"): "pyserini, above",
     # formats/, scorer/, measures/, api*.py and compat/: optional engines and ir_measures
     ("trecqr.api_many", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
     ("trecqr.compat.pytrec_engine", "pytrec_eval"): "--engine pytrec_eval only, the "

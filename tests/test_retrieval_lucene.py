@@ -15,7 +15,7 @@ import pytest
 
 import trecqr
 from trecqr.errors import InputError, UsageError
-from trecqr.retrieval import bm25, lucene
+from trecqr.retrieval import bm25, java_runtime, lucene
 from trecqr.retrieval.indexdir import MANIFEST, read_manifest
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
@@ -359,31 +359,31 @@ def test_java_17_is_picked_and_a_users_java_home_wins(tmp_path):
     _fake_jdk(root, "temurin-25-jdk-amd64", "25.0.3")
     _fake_jdk(root, "java-8-openjdk-amd64", "1.8.0_412")
     _fake_jdk(root, "java-21-openjdk-amd64", "21.0.4")
-    assert lucene.pick_java_home(root) == str(root / "java-21-openjdk-amd64")
+    assert java_runtime.pick_java_home(root) == str(root / "java-21-openjdk-amd64")
     home17 = _fake_jdk(root, "java-17-openjdk-amd64", "17.0.15")
     os.symlink(home17, root / "java-1.17.0-openjdk-amd64")
     _fake_jdk(root, "java-11-openjdk-amd64", "11.0.2")
     (root / "openjdk-17").mkdir()  # Debian's src.zip folder: not a runtime
-    assert lucene.pick_java_home(root) == str(home17)
-    assert lucene.java_version(root / "java-8-openjdk-amd64") == 8
+    assert java_runtime.pick_java_home(root) == str(home17)
+    assert java_runtime.java_version(root / "java-8-openjdk-amd64") == 8
     env = {}
-    assert lucene.ensure_java_home(env, root) == str(home17) == env["JAVA_HOME"]
+    assert java_runtime.ensure_java_home(env, root) == str(home17) == env["JAVA_HOME"]
     env = {"JAVA_HOME": str(root / "temurin-25-jdk-amd64")}
-    assert lucene.ensure_java_home(env, root) == str(root / "temurin-25-jdk-amd64")
+    assert java_runtime.ensure_java_home(env, root) == str(root / "temurin-25-jdk-amd64")
     with pytest.raises(UsageError, match="Java 8"):
-        lucene.ensure_java_home({"JAVA_HOME": str(root / "java-8-openjdk-amd64")}, root)
+        java_runtime.ensure_java_home({"JAVA_HOME": str(root / "java-8-openjdk-amd64")}, root)
     with pytest.raises(UsageError, match="no Java runtime"):
-        lucene.ensure_java_home({"JAVA_HOME": str(tmp_path / "nowhere")}, root)
+        java_runtime.ensure_java_home({"JAVA_HOME": str(tmp_path / "nowhere")}, root)
     only25 = tmp_path / "only25"
     _fake_jdk(only25, "temurin-25-jdk-amd64", "25.0.3")
-    assert lucene.pick_java_home(only25).endswith("temurin-25-jdk-amd64")
-    assert lucene.pick_java_home(tmp_path / "none") is None
+    assert java_runtime.pick_java_home(only25).endswith("temurin-25-jdk-amd64")
+    assert java_runtime.pick_java_home(tmp_path / "none") is None
 
 
 def test_this_machine_starts_pyserini_on_java_17_without_java_home(demo):
     """With JAVA_HOME unset, Debian's openjdk-17 is chosen over the Temurin 25 beside it, and
     the JVM pyjnius starts is that one."""
-    assert os.path.realpath(lucene.pick_java_home()) == "/usr/lib/jvm/java-17-openjdk-amd64"
+    assert os.path.realpath(java_runtime.pick_java_home()) == "/usr/lib/jvm/java-17-openjdk-amd64"
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     code = ("import os, sys; from trecqr.retrieval import lucene; "
             f"s, m = lucene.load_index({str(demo['dir'])!r}); "

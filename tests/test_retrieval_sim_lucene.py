@@ -15,7 +15,7 @@ from trecqr.adapters import sessions as S
 from trecqr.generative import retrieval_sim as rs
 from trecqr.generative import rm3 as R
 from trecqr.generative.rankers import Ranker
-from trecqr.retrieval import lucene
+from trecqr.retrieval import java_runtime, lucene
 
 XML = data_path("sessions", "sessiontrack2013.xml.gz")
 RM3 = {"fb_docs": 10, "fb_terms": 10, "original_weight": 0.5, "filter_terms": True}
@@ -47,7 +47,7 @@ def test_rm3_steps_equal_anserini_rm3_reranker(sess13, queries):
     coll, luc, _ = sess13
     ranker = Ranker(luc)
     searcher = ranker.index.handle[0]
-    autoclass, _ = lucene._jvm()
+    autoclass, _ = java_runtime.jvm()
     analyzer_utils = autoclass("io.anserini.analysis.AnalyzerUtils")
     term = autoclass("org.apache.lucene.index.Term")
     reader = searcher.reader
@@ -162,7 +162,7 @@ def test_bm25s_analyzer_is_lucenes_on_real_texts(sess13):
 
     coll, luc, _ = sess13
     searcher = lucene.load_index(luc)[0]
-    autoclass, _ = lucene._jvm()
+    autoclass, _ = java_runtime.jvm()
     analyzer_utils = autoclass("io.anserini.analysis.AnalyzerUtils")
     demo = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
     texts = [r["contents"] for f in (coll, demo)
