@@ -24,7 +24,7 @@ from ..adapters.rewrites import read_rewrites
 from ..adapters.topics import Topics, format_of, read_topics
 from ..adapters.turn_ids import split_id
 from ..api import load_qrels, load_run
-from ..errors import InputError, UsageError
+from ..errors import UsageError
 from ..formats.order import trec_order
 from ..retrieval.collections import iter_collection
 from ..retrieval.indexdir import read_manifest
