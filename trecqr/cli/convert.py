@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from ..adapters import cast, ikat, qrecc, topiocqa
+from ..adapters import cast, ikat, ikat_runs, qrecc, topiocqa
 from ..adapters.cast_resolved import add_resolved
 from ..adapters.qrecc import write_turn_qrels
 from ..adapters.scai import convert_scai_run
@@ -251,15 +251,15 @@ def ikat_command(topics_path, query_field, topics_out, meta_out, run_path, run_o
                        f"PTKB statements", err=True)
         doc = name = None
         if run_path is not None:
-            doc, name = ikat.read_ikat_run(run_path)
+            doc, name = ikat_runs.read_ikat_run(run_path)
         # build everything before writing anything
         pairs = topics.queries(query_field) if topics_out else None
         prun = counts = None
         if run_out:
-            prun, counts = ikat.passage_run(doc, name)
+            prun, counts = ikat_runs.passage_run(doc, name)
         ptkb_lines = None
         if ptkb_run_out:
-            ptkb_lines = ikat.ptkb_run(doc, name) if doc is not None else ikat.topics_ptkb_run(topics)
+            ptkb_lines = ikat_runs.ptkb_run(doc, name) if doc is not None else ikat.topics_ptkb_run(topics)
         if pairs is not None:
             fmt = cast.write_topics(pairs, topics_out)
             click.echo(f"ikat: query field {query_field}; wrote {topics_out} ({fmt})", err=True)
@@ -292,8 +292,8 @@ def validate_ikat_command(run_path, topics_path):
 
     def job():
         topics = ikat.read_ikat_topics(topics_path) if topics_path is not None else None
-        doc, name = ikat.read_ikat_run(run_path)
-        probs = ikat.validate_run(doc, topics)
+        doc, name = ikat_runs.read_ikat_run(run_path)
+        probs = ikat_runs.validate_run(doc, topics)
         for p in probs:
             click.echo(p.line(name), err=True)
         errors = sum(not p.warning for p in probs)
