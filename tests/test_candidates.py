@@ -186,9 +186,8 @@ def test_first_alone_keeps_the_row_name(index):
 
 @pytest.mark.parametrize("spec, message", [
     ("fuse:nope", "unknown fusion method 'nope'"),
-    ("mean", "--candidates mean averages the candidates' dense embeddings (LLM4CS): it needs a "
-             "dense index, not bm25s"),
-    ("sc", "it needs a dense index, not bm25s"),
+    ("mean", "--candidates mean "),
+    ("sc", "--candidates sc "),
     ("oracle:2", "candidates policy oracle takes no argument"),
 ])
 def test_bad_candidates_spec_is_one_line_before_any_work(index, tmp_path, spec, message):

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..fusion.methods import method as fusion_method
 from .rewrites import candidate_rewrites, check_policy, parse_rewrites
+from .topics import json_records, read_text_file
 
 POLICIES = ("first", "each", "fuse", "mean", "sc", "oracle")
+RESPONSE_FIELDS = ("predicted_response", "response", "generated_response")  # LLM4CS' RTR/RAR
 SEARCH_POLICIES = ("fuse", "mean", "sc", "oracle")  # need an index (and oracle the qrels)
 
 
@@ -120,6 +122,7 @@ class Candidates:
 
     sets: list       # [Rewrites], one per candidate
     stats: CandidateStats
+    responses: list | None = None  # [Rewrites]: response i of every turn (with_response)
 
 
 def _stats(parsed) -> CandidateStats:
@@ -134,15 +137,35 @@ def _stats(parsed) -> CandidateStats:
 
 def read_candidates(path, *, format: str | None = None, id_field=None, rewrite_field=None,
                     missing: str = "raw", raw=None, qid_style: str | None = None,
-                    human=None) -> Candidates:
+                    human=None, responses: bool = False, response_field=None) -> Candidates:
     """Every candidate of a rewrites file (see :func:`trecqr.adapters.rewrites.read_rewrites`
-    for the arguments; rewrite_field: one field, a list field, or several fields)."""
+    for the arguments; rewrite_field: one field, a list field, or several fields). responses:
+    also read the generated responses (response_field, default the first of RESPONSE_FIELDS
+    in the file), response i beside candidate i; a missing response is empty."""
     check_policy(missing)
     parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field)
     stats = _stats(parsed)
     sets = [candidate_rewrites(parsed, i, missing=missing, raw=raw, qid_style=qid_style,
                                human=human) for i in range(max(stats.n, 1))]
-    return Candidates(sets, stats)
+    if not responses:
+        return Candidates(sets, stats)
+    field = response_field or _response_field(parsed.name, path)
+    said = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=field)
+    replies = [candidate_rewrites(said, i, missing="empty", raw=raw, qid_style=qid_style)
+               for i in range(len(sets))]
+    return Candidates(sets, stats, replies)
+
+
+def _response_field(name, path) -> str:
+    """The file's response field: the first of RESPONSE_FIELDS its first record has."""
+    _, text = read_text_file(path)
+    for _, rec in json_records(name, text):
+        for f in RESPONSE_FIELDS:
+            if f in rec:
+                return f
+        break
+    raise UsageError(f"{name}: no response field ({', '.join(RESPONSE_FIELDS)}) for "
+                     "--with-response")
 
 
 def candidate_paths(path: str, n: int) -> list:

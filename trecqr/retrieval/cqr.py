@@ -97,10 +97,13 @@ class CqrReport:
     retriever: str = ""  # the backend's one-line description
     protocol: str | None = None  # an official protocol every row's run is also scored under
     protocol_rows: list = field(default_factory=list)  # (row name, protocol_scores)
+    # {row name: Topics searched} of candidate rows: the HTML report's queries (not in JSON)
+    candidate_queries: dict = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         out = asdict(self)
         del out["protocol"], out["protocol_rows"]  # a table of their own (protocol_table)
+        del out["candidate_queries"]
         out["columns"] = {k: COLUMNS[k][1] for k in COLUMNS}
         return out
 
@@ -115,7 +118,9 @@ class CqrReport:
         return report_page(self.qrels, [r.run for r in self.rows],
                            [self.measures["RR@3"], "recip_rank", "ndcg_cut.3", "recall.10,100"],
                            names=[r.name for r in self.rows],
-                           rewrites=[None if r.kind == "field" else r.source for r in self.rows],
+                           rewrites=[None if r.kind == "field" else
+                                     self.candidate_queries.get(r.name, r.source)
+                                     for r in self.rows],
                            relevance_level=self.rel_threshold, **options)
 
     def table(self, places: int = 4) -> str:
@@ -174,7 +179,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     candidates: what to do with several candidate rewrites per turn (a rewrite field holding a
     list, or several names in rewrite_field): ``first``, ``each``, ``fuse[:METHOD]``, ``mean``,
     ``sc``, ``oracle``, or a list of them (one or more rows each; :mod:`.cqr_candidates`);
-    with_response: mean/sc over rewrites plus the file's responses (response_field).
+    with_response: mean/sc over rewrites plus the file's responses (response_field, default
+    the first of ``predicted_response``, ``response``, ``generated_response``).
     """
     topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
     rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
@@ -278,6 +284,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             notes += [f"--missing empty: {len(zero)} gold turns with an empty query count 0"] \
                 if zero else []
             notes += list(extra_notes)
+            if info is not None and info["candidates"] > 1:
+                candidate_queries[name] = t
             scores = {key: agg[out_keys[key]] for key in COLUMNS}
             topic_qids = set(t.qids)
             run_qids = set(pc.unique(run.qid).to_pylist())
@@ -299,7 +307,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                           None if tmp_runs else os.path.abspath(run_path), scores,
                           coverage, rw_info, notes, info)
 
-        current = [None, None]
+        current, candidate_queries = [None, None], {}
         for (kind, path), name in zip(inputs, row_names):
             current[:] = [path, kind]
             if kind != "rewrites":
@@ -311,7 +319,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             human = dataset_topics(dataset, dataset_file, "human") \
                 if missing == "human" and dataset is not None else None
             cands = read_candidates(path, missing=missing, raw=raw_topics, human=human,
-                                    rewrite_field=rewrite_field)
+                                    rewrite_field=rewrite_field, responses=with_response,
+                                    response_field=response_field)
             rows += candidate_rows(name, cands, policies, search_topics, score, per_query,
                                    list(COLUMNS), dense=None)
         names_out = [r.name for r in rows]
@@ -323,7 +332,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                          built, manifest.get("k1"), manifest.get("b"), k,
                          None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
                          manifest["backend"], loaded.describe(manifest), protocol,
-                         protocol_rows)
+                         protocol_rows, candidate_queries)
     finally:
         for tmp in (tmp_index, tmp_runs):
             if tmp is not None:

@@ -48,6 +48,9 @@ def check_policies(specs, backend: str | None) -> list:
         if p.label in seen:
             raise UsageError(f"--candidates {p.label} given twice")
         seen.add(p.label)
+        if p.name in DENSE:  # LLM4CS' aggregations: trecqr/retrieval/candidate_vectors.py
+            raise UsageError(f"--candidates {p.name} is not available yet (LLM4CS' dense "
+                             "aggregations come with trecqr/retrieval/candidate_vectors.py)")
         if p.name in DENSE and backend is not None and backend != "dense":
             raise UsageError(f"--candidates {p.name} averages the candidates' dense embeddings "
                              f"(LLM4CS): it needs a dense index, not {backend}")
@@ -81,6 +84,21 @@ def merged_topics(sets: list, choice: dict | None = None) -> Topics:
             i = next(j for j, m in enumerate(maps) if q in m)
         texts.append(maps[i][q])
     return Topics(qids, texts, {}, sets[0].topics.source)
+
+
+def dense_lists(sets: list, responses: list | None = None) -> tuple:
+    """What mean and sc encode: (qids, per turn its candidates' texts, per turn the responses
+    beside them or None, per turn the candidate numbers present), every turn of any
+    candidate; a turn left out of candidate i (--missing drop) has one candidate fewer."""
+    maps = [s.topics.as_dict() for s in sets]
+    qids = list(dict.fromkeys(q for s in sets for q in s.topics.qids))
+    present = [[i for i, m in enumerate(maps) if q in m] for q in qids]
+    texts = [[maps[i][q] for i in idx] for q, idx in zip(qids, present)]
+    replies = None
+    if responses is not None:
+        rmaps = [r.topics.as_dict() for r in responses]
+        replies = [[rmaps[i].get(q, "") for i in idx] for q, idx in zip(qids, present)]
+    return qids, texts, replies, present
 
 
 def without_any(sets: list) -> int:
@@ -143,8 +161,8 @@ def candidate_rows(name: str, cands, policies: list, search, score, per_query, m
                    dense=None) -> list:
     """The rows of one rewrites input: search(topics, run name) -> (topics, run, n cut);
     score(row name, topics, run, n cut, report, without rewrite, notes, info) -> CqrRow;
-    per_query(run) -> {qid: tuple of the report's measures}; dense(how, run name) ->
-    (run, chosen) for mean and sc (None: not a dense index)."""
+    per_query(run) -> {qid: tuple of the report's measures}; dense(how, runid, cands) ->
+    (run, {qid: chosen candidate} or None) for mean and sc."""
     sets, n = cands.sets, max(cands.stats.n, 1)
     runs: dict = {}
 
@@ -188,7 +206,7 @@ def candidate_rows(name: str, cands, policies: list, search, score, per_query, m
         else:
             if dense is None:
                 raise UsageError(f"--candidates {p.name} needs a dense index")
-            run, choice = dense(p.name, f"cqr-{row}")
+            run, choice = dense(p.name, f"cqr-{row}", cands)
             t, n_cut = merged_topics(sets, choice), None
             chosen = chosen_counts(choice, n) if choice else None
         info["chosen"] = chosen
