@@ -186,8 +186,10 @@ def test_first_alone_keeps_the_row_name(index):
 
 @pytest.mark.parametrize("spec, message", [
     ("fuse:nope", "unknown fusion method 'nope'"),
-    ("mean", "--candidates mean "),
-    ("sc", "--candidates sc "),
+    ("mean", "--candidates mean averages the candidates' dense embeddings (LLM4CS): it needs a "
+             "dense index, not bm25s"),
+    ("sc", "--candidates sc averages the candidates' dense embeddings (LLM4CS): it needs a "
+           "dense index, not bm25s"),
     ("oracle:2", "candidates policy oracle takes no argument"),
 ])
 def test_bad_candidates_spec_is_one_line_before_any_work(index, tmp_path, spec, message):

@@ -46,7 +46,8 @@ from ..report.text_table import aligned_table
 from ..transactions import new_output_dir
 from .backends import build_index, load_index
 from .bm25 import DEFAULT_B, DEFAULT_K1
-from .cqr_candidates import candidate_rows, check_policies
+from .candidate_vectors import search_candidates
+from .cqr_candidates import candidate_rows, check_policies, dense_lists
 from .indexdir import read_manifest
 
 # report key -> (column header, what it is)
@@ -307,6 +308,16 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                           None if tmp_runs else os.path.abspath(run_path), scores,
                           coverage, rw_info, notes, info)
 
+        def dense(how, runid, cands):
+            """LLM4CS' mean/sc run of a rewrites input (trecqr/retrieval/candidate_vectors.py)."""
+            qids, texts, replies, present = dense_lists(cands.sets, cands.responses)
+            run, chosen = search_candidates(loaded, qids, texts, how=how, responses=replies,
+                                            k=k, run_id=runid, n_threads=n_threads,
+                                            show_progress=show_progress)
+            if how == "mean":
+                return run, None
+            return run, {q: present[j][c] for j, (q, c) in enumerate(zip(qids, chosen))}
+
         current, candidate_queries = [None, None], {}
         for (kind, path), name in zip(inputs, row_names):
             current[:] = [path, kind]
@@ -322,7 +333,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                                     rewrite_field=rewrite_field, responses=with_response,
                                     response_field=response_field)
             rows += candidate_rows(name, cands, policies, search_topics, score, per_query,
-                                   list(COLUMNS), dense=None)
+                                   list(COLUMNS), dense=dense)
         names_out = [r.name for r in rows]
         dup = {n for n in names_out if names_out.count(n) > 1}
         if dup:

@@ -48,9 +48,6 @@ def check_policies(specs, backend: str | None) -> list:
         if p.label in seen:
             raise UsageError(f"--candidates {p.label} given twice")
         seen.add(p.label)
-        if p.name in DENSE:  # LLM4CS' aggregations: trecqr/retrieval/candidate_vectors.py
-            raise UsageError(f"--candidates {p.name} is not available yet (LLM4CS' dense "
-                             "aggregations come with trecqr/retrieval/candidate_vectors.py)")
         if p.name in DENSE and backend is not None and backend != "dense":
             raise UsageError(f"--candidates {p.name} averages the candidates' dense embeddings "
                              f"(LLM4CS): it needs a dense index, not {backend}")
