@@ -29,6 +29,7 @@ _EXPORTS = {
     "compare": ".report.compare",
     "register_ir_measures": ".compat.irm_provider",
     "fuse": ".fusion.entry", "optimize_fusion": ".fusion.optimize",
+    "cqr": ".retrieval.cqr",
 }
 
 __all__ = list(_EXPORTS)

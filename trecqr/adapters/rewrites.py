@@ -152,9 +152,24 @@ def _rewrite_field(name: str, record: dict) -> str:
                      "name it with the rewrite field option")
 
 
+def _candidates(value, name, lineno) -> list:
+    """A record field's candidate rewrites: one per list element (LLM4CS' ``predicted_rewrite``
+    lists), else the one value; an element not readable as text is kept as its InputError."""
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        try:
+            out.append(_rewrite_value(item, name, lineno))
+        except InputError as exc:
+            out.append(exc)
+    return out or [None]
+
+
 def _jsonl(name, text, id_field, rewrite_field, report, humans):
+    """(qids, candidate lists, line numbers): rewrite_field is one field name, or several
+    (their candidates in order: candidates 1..n)."""
     qids, values, lines, seen = [], [], [], {}
-    get_id = rfield = None
+    get_id = fields = None
     for lineno, rec in json_records(name, text):
         if get_id is None:
             if id_field is None:
@@ -162,17 +177,14 @@ def _jsonl(name, text, id_field, rewrite_field, report, humans):
                 get_id, report.id_field, _ = id_getter(name, rec, f)
             else:
                 get_id, report.id_field, _ = id_getter(name, rec, id_field)
-            rfield = rewrite_field or _rewrite_field(name, rec)
-            report.rewrite_field = rfield
+            if isinstance(rewrite_field, (list, tuple)):
+                fields = list(rewrite_field) or [_rewrite_field(name, rec)]
+            else:
+                fields = [rewrite_field or _rewrite_field(name, rec)]
+            report.rewrite_field = ",".join(fields)
         qid = record_id(name, lineno, get_id, rec, seen)
         qids.append(qid)
-        try:
-            values.append(_rewrite_value(rec.get(rfield), name, lineno))
-        except InputError:
-            if report.policy == "error":
-                raise
-            values.append(None)
-            report.unparsable.append(qid)
+        values.append([c for f in fields for c in _candidates(rec.get(f), name, lineno)])
         humans.setdefault(qid, record_human(rec))
         lines.append(lineno)
     return qids, values, lines
@@ -181,7 +193,7 @@ def _jsonl(name, text, id_field, rewrite_field, report, humans):
 def _tsv(name, text, report):
     topics = parse_tsv(name, text, allow_empty=True)
     report.id_field, report.rewrite_field = "column 1", "column 2"
-    return topics.qids, [q.strip() for q in topics.queries], [None] * len(topics)
+    return topics.qids, [[q.strip()] for q in topics.queries], [None] * len(topics)
 
 
 def match_keys(file_qids, raw_qids, source):
@@ -197,15 +209,25 @@ def match_keys(file_qids, raw_qids, source):
     return f.to_style("canonical").to_pylist(), r.to_style("canonical").to_pylist(), r.style
 
 
-def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_field=None,
-                  missing: str = "raw", raw=None, qid_style: str | None = None,
-                  human=None) -> Rewrites:
-    """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy.
-    human: the human rewrites for ``missing="human"`` (Topics or {qid: text}; default: each
-    record's own human-rewrite field)."""
-    if missing not in POLICIES:
-        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use "
-                         f"{', '.join(POLICIES)}")
+@dataclass
+class Parsed:
+    """A rewrites file read: per record its id, its candidate rewrites (1..n; a candidate not
+    readable as text is its InputError) and its line; what read_rewrites and read_candidates
+    then match against the raw turns, once per candidate."""
+
+    name: str
+    qids: list
+    values: list  # per record, its candidates
+    lines: list
+    humans: dict  # {qid: the record's own human rewrite}
+    id_field: str | None
+    rewrite_field: str | None
+
+
+def parse_rewrites(path, *, format: str | None = None, id_field=None,
+                   rewrite_field=None) -> Parsed:
+    """Read a rewrites file (JSONL or TSV) without applying any policy; rewrite_field: one
+    field name or several."""
     fmt = format
     if fmt is None:
         lower = os.fspath(path).lower() if not hasattr(path, "read") else ""
@@ -214,12 +236,50 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
     if fmt not in ("jsonl", "tsv"):
         raise UsageError(f"unknown rewrites format {fmt!r}: use jsonl or tsv")
     name, text = read_text_file(path)
-    report = RewriteReport(name, policy=missing)
+    report = RewriteReport(name)
     humans: dict = {}
     if fmt == "jsonl":
         qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report, humans)
     else:
         qids, values, lines = _tsv(name, text, report)
+    return Parsed(name, qids, values, lines, humans, report.id_field, report.rewrite_field)
+
+
+def check_policy(missing: str) -> None:
+    if missing not in POLICIES:
+        raise UsageError(f"unknown missing-rewrite policy {missing!r}: use "
+                         f"{', '.join(POLICIES)}")
+
+
+def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_field=None,
+                  missing: str = "raw", raw=None, qid_style: str | None = None,
+                  human=None) -> Rewrites:
+    """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy; a
+    record with several candidates gives its first (trecqr.adapters.candidates reads them all).
+    human: the human rewrites for ``missing="human"`` (Topics or {qid: text}; default: each
+    record's own human-rewrite field)."""
+    check_policy(missing)
+    parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field)
+    return candidate_rewrites(parsed, 0, missing=missing, raw=raw, qid_style=qid_style,
+                              human=human)
+
+
+def candidate_rewrites(parsed: Parsed, index: int, *, missing: str = "raw", raw=None,
+                       qid_style: str | None = None, human=None) -> Rewrites:
+    """Candidate ``index`` (0-based) of every record as topics, applying the missing-rewrite
+    policy (a record with fewer candidates has this one missing)."""
+    name, qids, lines, humans = parsed.name, parsed.qids, parsed.lines, parsed.humans
+    report = RewriteReport(name, policy=missing, id_field=parsed.id_field,
+                           rewrite_field=parsed.rewrite_field)
+    values = []
+    for qid, cands in zip(qids, parsed.values):
+        value = cands[index] if index < len(cands) else None
+        if isinstance(value, InputError):
+            if missing == "error":
+                raise value
+            report.unparsable.append(qid)
+            value = None
+        values.append(value)
     report.records = len(qids)
     if isinstance(raw, Topics):
         raw_map, raw_order = raw.as_dict(), list(raw.qids)

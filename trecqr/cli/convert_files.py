@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from ..adapters import collapse, irds, rewrites, sessions, topics as topic_files
+from ..adapters.candidates import convert_candidates, first_note
 from ..adapters.session_model import CONTEXT_SEP, DEFAULT_GAP, MISSING_LAST, MISSING_ZERO
 from ..adapters.topics import read_topics, write_topics
 from ..errors import UsageError
@@ -99,22 +100,38 @@ def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_ou
 @click.option("--to", "out_format", type=click.Choice(("trec", "tsv", "jsonl")),
               help="output topics format (default: from OUT's extension)")
 @click.option("--id-field", default=None, help="JSONL id field (or CONV,TURN fields)")
-@click.option("--rewrite-field", default=None, help="JSONL rewrite field")
+@click.option("--rewrite-field", "rewrite_fields", multiple=True,
+              help="JSONL rewrite field; a field holding a list, or the option repeated, gives "
+                   "candidates 1..n")
+@click.option("--candidates", "policy", default="first", show_default=True,
+              metavar="first|each",
+              help="several candidates per turn: candidate 1 to OUT, or each candidate i to "
+                   "OUT with .ci before its extension (out.c1.tsv, out.c2.tsv...); fuse, mean, "
+                   "sc and oracle are trecqr cqr's")
 @click.option("--qid-style", default=None, help="write turn ids in this style (see topics)")
 @click.option("--human", "human_path", default=None,
               help="--missing human: topics file of the human rewrites (default: each record's "
                    "Truth_rewrite)")
 def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_format, id_field,
-                     rewrite_field, qid_style, human_path):
+                     rewrite_fields, policy, qid_style, human_path):
     """Model rewrites (JSONL/TSV) to a topics file; counts are printed on stderr."""
     def run():
         raw = read_topics(raw_path) if raw_path else None
-        result = rewrites.read_rewrites(input_path, format=in_format, id_field=id_field,
-                                        rewrite_field=rewrite_field, missing=missing, raw=raw,
-                                        qid_style=qid_style,
-                                        human=read_topics(human_path) if human_path else None)
-        write_topics(result.topics, output_path, out_format)
-        click.echo(result.report.summary(), err=True)
+        field = list(rewrite_fields) if len(rewrite_fields) > 1 else \
+            (rewrite_fields[0] if rewrite_fields else None)
+        outputs, stats = convert_candidates(
+            input_path, output_path, policy=policy, format=in_format, id_field=id_field,
+            rewrite_field=field, missing=missing, raw=raw, qid_style=qid_style,
+            human=read_topics(human_path) if human_path else None)
+        for path, result in outputs:
+            write_topics(result.topics, path, out_format)
+        if stats.n > 1:
+            click.echo(stats.summary(), err=True)
+            if len(outputs) == 1:
+                click.echo(f"trecqr: {first_note(stats)}", err=True)
+        for path, result in outputs:
+            click.echo(result.report.summary() + (f" -> {path}" if len(outputs) > 1 else ""),
+                       err=True)
 
     run_guarded(run)
 

@@ -3,12 +3,14 @@ searches and reports)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 
 import click
 
+from .. import reporting
 from ..adapters.dataset_topics import dataset_topics, DATASETS
 from ..adapters.presets import preset as get_preset, protocol as get_protocol
 from ..adapters.query_settings import cut_query_words
@@ -216,6 +218,15 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
               help="Topics file (any topics format); repeatable, one row each.")
 @click.option("--rewrites", multiple=True,
               help="Model rewrites (JSONL/TSV); repeatable, one row each.")
+@click.option("--rewrite-field", "rewrite_fields", multiple=True,
+              help="Rewrites JSONL field; a list field, or the option repeated, gives "
+                   "candidates 1..n per turn.")
+@click.option("--candidates", "policies", multiple=True, metavar="POLICY",
+              help="Several candidates per turn: first, each (NAME.c1...), fuse[:METHOD] (RRF "
+                   "by default), mean, sc (dense), oracle (upper bound from the gold); "
+                   "repeatable, rows NAME.POLICY [default: first].")
+@click.option("--with-response", is_flag=True,
+              help="mean/sc: average the rewrites' and the file's responses' embeddings.")
 @click.option("--raw", "raw_path",
               help="Raw-question topics: the turn set and fallback for rewrites.")
 @click.option("--missing", type=click.Choice(POLICIES), default=None,
@@ -245,7 +256,8 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 @click.option("--html", "html_page", default=None, metavar="FILE",
               help="Also write the rows' HTML report (as trecqr report) here (atomically).")
 def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
-                query_fields, topics, rewrites, raw_path, missing, min_results, preset, k,
+                query_fields, topics, rewrites, rewrite_fields, policies, with_response,
+                raw_path, missing, min_results, preset, k,
                 runs_dir, names, fmt, output, threads, quiet, protocol, groups, html_page):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
@@ -272,15 +284,19 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
+        field = list(rewrite_fields) if len(rewrite_fields) > 1 else \
+            (rewrite_fields[0] if rewrite_fields else None)
         try:
-            report = cqr.cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
-                             index=index_dir, collection=collection, preset=preset, k=k,
-                             runs_dir=rd, names=names, n_threads=threads,
-                             show_progress=not quiet, backend=backend_name,
-                             index_params={"model": model} if model else None,
-                             dataset=dataset, dataset_file=dataset_file,
-                             query_fields=query_fields, protocol=protocol,
-                             min_results=min_results)
+            with reporting.silenced() if quiet else contextlib.nullcontext():
+                report = cqr.cqr(qrels, topics, rewrites=rewrites, raw=raw_path, missing=missing,
+                                 index=index_dir, collection=collection, preset=preset, k=k,
+                                 runs_dir=rd, names=names, n_threads=threads,
+                                 show_progress=not quiet, backend=backend_name,
+                                 index_params={"model": model} if model else None,
+                                 dataset=dataset, dataset_file=dataset_file,
+                                 query_fields=query_fields, protocol=protocol,
+                                 min_results=min_results, candidates=policies,
+                                 rewrite_field=field, with_response=with_response)
             run_paths = [(r.name, r.run) for r in report.rows]
             if html_page is not None:
                 atomic_write_text(html_page, report.to_html(

@@ -34,7 +34,7 @@ from ..adapters.dataset_topics import dataset_topics
 from ..adapters.presets import preset as get_preset
 from ..adapters.presets import protocol_scores, protocol_table
 from ..adapters.query_settings import cut_query_words, dense_index_params
-from ..adapters.rewrites import read_rewrites
+from ..adapters.candidates import read_candidates
 from ..adapters.topics import read_topics
 from ..adapters.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
                                     zero_turns)
@@ -46,6 +46,9 @@ from ..report.text_table import aligned_table
 from ..transactions import new_output_dir
 from .backends import build_index, load_index
 from .bm25 import DEFAULT_B, DEFAULT_K1
+from .candidate_vectors import search_candidates
+from .cqr_candidates import candidate_rows, check_policies, dense_lists
+from .indexdir import read_manifest
 
 # report key -> (column header, what it is)
 COLUMNS = {
@@ -75,6 +78,7 @@ class CqrRow:
     coverage: dict
     rewrites: dict | None = None  # RewriteReport summary for rewrites inputs
     notes: list = field(default_factory=list)  # turn-policy lines (trecqr.adapters.turn_policy)
+    candidates: dict | None = None  # rewrites inputs: the candidates policy (cqr_candidates)
 
 
 @dataclass
@@ -94,10 +98,13 @@ class CqrReport:
     retriever: str = ""  # the backend's one-line description
     protocol: str | None = None  # an official protocol every row's run is also scored under
     protocol_rows: list = field(default_factory=list)  # (row name, protocol_scores)
+    # {row name: Topics searched} of candidate rows: the HTML report's queries (not in JSON)
+    candidate_queries: dict = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         out = asdict(self)
         del out["protocol"], out["protocol_rows"]  # a table of their own (protocol_table)
+        del out["candidate_queries"]
         out["columns"] = {k: COLUMNS[k][1] for k in COLUMNS}
         return out
 
@@ -112,7 +119,9 @@ class CqrReport:
         return report_page(self.qrels, [r.run for r in self.rows],
                            [self.measures["RR@3"], "recip_rank", "ndcg_cut.3", "recall.10,100"],
                            names=[r.name for r in self.rows],
-                           rewrites=[None if r.kind == "field" else r.source for r in self.rows],
+                           rewrites=[None if r.kind == "field" else
+                                     self.candidate_queries.get(r.name, r.source)
+                                     for r in self.rows],
                            relevance_level=self.rel_threshold, **options)
 
     def table(self, places: int = 4) -> str:
@@ -156,7 +165,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         collection_format: str | None = None, backend: str = "bm25s",
         index_params: dict | None = None, dataset: str | None = None, dataset_file=None,
         query_fields=(), protocol: str | None = None,
-        min_results: int | None = None) -> CqrReport:
+        min_results: int | None = None, candidates=("first",), rewrite_field=None,
+        with_response: bool = False, response_field=None) -> CqrReport:
     """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
 
     index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
@@ -167,6 +177,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     are then None). dataset + dataset_file: read topics from the dataset (one row per query field
     in query_fields, and rewrites are matched to the dataset's turns, falling back on its raw
     questions); raw: a raw-question topics file playing that part without a dataset.
+    candidates: what to do with several candidate rewrites per turn (a rewrite field holding a
+    list, or several names in rewrite_field): ``first``, ``each``, ``fuse[:METHOD]``, ``mean``,
+    ``sc``, ``oracle``, or a list of them (one or more rows each; :mod:`.cqr_candidates`);
+    with_response: mean/sc over rewrites plus the file's responses (response_field, default
+    the first of ``predicted_response``, ``response``, ``generated_response``).
     """
     topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
     rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
@@ -181,6 +196,10 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         raise UsageError("give at least one topics or rewrites file")
     if index is None and collection is None:
         raise UsageError("give an index (--index) or a collection to index (--collection)")
+    policies = check_policies(candidates, backend if collection is not None else
+                              read_manifest(index)["backend"])
+    if with_response and not any(c.name in ("mean", "sc") for c in policies):
+        raise UsageError("--with-response goes with --candidates mean or sc")
     p = get_preset(preset) if preset else None
     missing = missing or (p.missing if p else "raw")  # the preset's turn policy
     min_results = min_results if min_results is not None else (p.min_results if p else None)
@@ -233,21 +252,23 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         out_keys = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut_3", "R@10": "recall_10",
                     "R@100": "recall_100", "RR@3": rr3}
         rows, protocol_rows = [], []
-        for (kind, path), name in zip(inputs, row_names):
-            report = None
-            if kind == "field":
-                t = dataset_topics(dataset, dataset_file, path)
-            elif kind == "topics":
-                t = read_topics(path)
-            else:
-                human = dataset_topics(dataset, dataset_file, "human") \
-                    if missing == "human" and dataset is not None else None
-                rw = read_rewrites(path, missing=missing, raw=raw_topics, human=human)
-                t, report = rw.topics, rw.report
+
+        def search_topics(t, name):
+            n_cut = None
             if p and manifest["backend"] in ("bm25s", "lucene"):  # the preset's query cut
                 t, n_cut = cut_query_words(t, p.bm25_query_tokens)
             run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
                                 show_progress=show_progress, **search_kw)
+            return t, run, n_cut
+
+        def per_query(run):
+            """{qid: the report's measures in column order}: what oracle chooses by."""
+            res = evaluate(q, drop_short_rankings(run, min_results)[0],
+                           ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
+                           relevance_level=threshold).per_query()
+            return {qid: tuple(v[out_keys[key]] for key in COLUMNS) for qid, v in res.items()}
+
+        def score(name, t, run, n_cut, report, without_rewrite, extra_notes=(), info=None):
             run, short = drop_short_rankings(run, min_results)
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
@@ -260,10 +281,12 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             agg = with_zero_turns(res, len(zero))
             notes = [min_results_note(short, min_results)] if min_results else []
             notes += [f"BM25 queries cut at {p.bm25_query_tokens} tokens (preset {p.name}): "
-                      f"{n_cut} cut"] if p and p.bm25_query_tokens and \
-                manifest["backend"] in ("bm25s", "lucene") else []
+                      f"{n_cut} cut"] if p and p.bm25_query_tokens and n_cut is not None else []
             notes += [f"--missing empty: {len(zero)} gold turns with an empty query count 0"] \
                 if zero else []
+            notes += list(extra_notes)
+            if info is not None and info["candidates"] > 1:
+                candidate_queries[name] = t
             scores = {key: agg[out_keys[key]] for key in COLUMNS}
             topic_qids = set(t.qids)
             run_qids = set(pc.unique(run.qid).to_pylist())
@@ -272,7 +295,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                 "qrels_without_topic": len(qrels_qids - topic_qids),
                 "qrels_without_result": len((qrels_qids & topic_qids) - run_qids),
                 "topics_without_gold": len(topic_qids - qrels_qids),
-                "without_rewrite": None if report is None else len(report.missing),
+                "without_rewrite": without_rewrite,
             }
             rw_info = None
             if report is not None:
@@ -281,15 +304,46 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                            "extra": len(report.extra), "policy": report.policy,
                            "filled_raw": report.filled_raw, "dropped": report.dropped,
                            "summary": report.summary()}
-            rows.append(CqrRow(name, os.fspath(path), kind,
-                               None if tmp_runs else os.path.abspath(run_path), scores,
-                               coverage, rw_info, notes))
+            return CqrRow(name, os.fspath(current[0]), current[1],
+                          None if tmp_runs else os.path.abspath(run_path), scores,
+                          coverage, rw_info, notes, info)
+
+        def dense(how, runid, cands):
+            """LLM4CS' mean/sc run of a rewrites input (trecqr/retrieval/candidate_vectors.py)."""
+            qids, texts, replies, present = dense_lists(cands.sets, cands.responses)
+            run, chosen = search_candidates(loaded, qids, texts, how=how, responses=replies,
+                                            k=k, run_id=runid, n_threads=n_threads,
+                                            show_progress=show_progress)
+            if how == "mean":
+                return run, None
+            return run, {q: present[j][c] for j, (q, c) in enumerate(zip(qids, chosen))}
+
+        current, candidate_queries = [None, None], {}
+        for (kind, path), name in zip(inputs, row_names):
+            current[:] = [path, kind]
+            if kind != "rewrites":
+                t = dataset_topics(dataset, dataset_file, path) if kind == "field" else \
+                    read_topics(path)
+                t, run, n_cut = search_topics(t, name)
+                rows.append(score(name, t, run, n_cut, None, None))
+                continue
+            human = dataset_topics(dataset, dataset_file, "human") \
+                if missing == "human" and dataset is not None else None
+            cands = read_candidates(path, missing=missing, raw=raw_topics, human=human,
+                                    rewrite_field=rewrite_field, responses=with_response,
+                                    response_field=response_field)
+            rows += candidate_rows(name, cands, policies, search_topics, score, per_query,
+                                   list(COLUMNS), dense=dense)
+        names_out = [r.name for r in rows]
+        dup = {n for n in names_out if names_out.count(n) > 1}
+        if dup:
+            raise UsageError(f"several rows named {sorted(dup)[0]!r}: name the inputs with --name")
         measures = dict(trec_names, **{"RR@3": rr3})
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
                          None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
                          manifest["backend"], loaded.describe(manifest), protocol,
-                         protocol_rows)
+                         protocol_rows, candidate_queries)
     finally:
         for tmp in (tmp_index, tmp_runs):
             if tmp is not None:

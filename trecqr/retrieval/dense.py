@@ -147,8 +147,9 @@ class AnceModel:
         dim = self.get_sentence_embedding_dimension()
         return np.concatenate(out) if out else np.zeros((0, dim), np.float32)
 
-    def encode(self, texts, batch_size=32, normalize_embeddings=False, **_):
-        return self._embed(list(texts), self.max_seq_length, batch_size, normalize_embeddings)
+    def encode(self, texts, batch_size=32, normalize_embeddings=False, max_length=None, **_):
+        return self._embed(list(texts), max_length or self.max_seq_length, batch_size,
+                           normalize_embeddings)
 
     def encode_queries(self, texts, batch_size=32, normalize_embeddings=False):
         return self._embed(list(texts), self.query_max_length, batch_size, normalize_embeddings)
@@ -210,7 +211,7 @@ def _quiet_loading(report: bool):
 
 
 @contextlib.contextmanager
-def _threads(n):
+def thread_limit(n):
     """torch's and faiss's thread counts set to n for the block (None: left alone; <= 0: one
     per CPU), restored after, since both are process-wide settings."""
     if n is None:
@@ -303,7 +304,7 @@ def build_index(collection, out_dir, *, format: str | None = None, show_progress
     normalize = True if normalize is None else normalize
     label, path = resolve_model(model)
     chunk_size = chunk_size or batch_size * CHUNK_BATCHES
-    with _threads(threads), atomic_index_dir(out_dir) as tmp:
+    with thread_limit(threads), atomic_index_dir(out_dir) as tmp:
         kind = encoder
         encoder = AnceModel(path, max_seq_length, query_max_length) if kind == "ance" else \
             load_model(path, max_seq_length)
@@ -400,32 +401,47 @@ def search(index_dir, topics, k: int = 100, *, n_threads: int = 1, runid: str = 
     Queries are encoded with the index's model, max_seq_length and normalisation; every topic
     retrieves min(k, passages) rows, in trec_eval order, scores the float32 inner products.
     """
+    if k < 1 or batch_size < 1:
+        raise UsageError(f"{'k' if k < 1 else 'batch_size'} must be at least 1")
+    topics = as_topics(topics)
+    index = index if index is not None else load_index(index_dir)
+    with thread_limit(n_threads):
+        q = encode_texts(index, list(topics.queries), batch_size, show_progress)
+        return search_vectors(index, topics, q, k, runid=runid, source=f"<dense {index_dir}>")
+
+
+def encode_texts(index, texts, batch_size: int = DEFAULT_BATCH_SIZE,
+                 show_progress: bool = False, *, queries: bool = True) -> np.ndarray:
+    """float32 embeddings (a row per text) by a loaded index's model and normalisation, as
+    :func:`search` encodes queries (queries=False: as the passages were encoded)."""
+    step, parts = batch_size * CHUNK_BATCHES, []
+    with progress_bar(show_progress and bool(texts), total=len(texts), unit=" texts",
+                      desc="encoding " + ("queries" if queries else "texts"),
+                      mininterval=0.5) as bar:
+        for start in range(0, len(texts), step):
+            parts.append(_encode(index[2], texts[start:start + step], batch_size,
+                                 bool(index[-1]["normalize"]), queries=queries))
+            bar.update(len(parts[-1]))
+    if not parts:
+        return np.zeros((0, index[0].d), np.float32)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def search_vectors(index, topics, vectors, k: int, *, runid: str, source: str):
+    """The run of given query vectors (row i: topic i's) on a loaded index, as :func:`search`
+    makes it: min(k, passages) rows per topic, trec_eval order, a tie at rank k widened."""
     if k < 1:
         raise UsageError("k must be at least 1")
-    if batch_size < 1:
-        raise UsageError("batch_size must be at least 1")
-    topics = as_topics(topics)
-    faiss_index, docids, encoder, manifest = index if index is not None else \
-        load_index(index_dir)
-    n_docs = len(docids)
-    results = {}
-    with _threads(n_threads):
-        if len(topics):
-            queries, step = list(topics.queries), batch_size * CHUNK_BATCHES
-            parts = []
-            with progress_bar(show_progress, total=len(queries), desc="encoding queries",
-                              unit=" queries", mininterval=0.5) as bar:
-                for start in range(0, len(queries), step):
-                    parts.append(_encode(encoder, queries[start:start + step], batch_size,
-                                         bool(manifest["normalize"]), queries=True))
-                    bar.update(len(parts[-1]))
-            q = parts[0] if len(parts) == 1 else np.concatenate(parts)
-            want = min(n_docs, k + 10)
-            scores, rows = faiss_index.search(q, want)
-            for i in range(len(topics)):
-                s, d = _ranked(faiss_index, q[i:i + 1], k, want, n_docs, scores[i], rows[i])
-                results[i] = order_hits(s, docids.take(pa.array(d, pa.int64())).to_pylist(), k)
-    return hits_to_run(topics, results, runid, f"<dense {index_dir}>")
+    faiss_index, docids = index[0], index[1]
+    n_docs, results = len(docids), {}
+    if len(topics):
+        q = np.ascontiguousarray(vectors, dtype=np.float32)
+        want = min(n_docs, k + 10)
+        scores, rows = faiss_index.search(q, want)
+        for i in range(len(topics)):
+            s, d = _ranked(faiss_index, q[i:i + 1], k, want, n_docs, scores[i], rows[i])
+            results[i] = order_hits(s, docids.take(pa.array(d, pa.int64())).to_pylist(), k)
+    return hits_to_run(topics, results, runid, source)
 
 
 def describe(manifest) -> str:

