@@ -150,6 +150,8 @@ def search_candidates(index, qids, candidates, *, how: str, responses=None, k: i
     rows per turn, trec_eval order, float32 inner products), and the candidates chosen."""
     qids = [str(q) for q in qids]
     candidates = [list(c) for c in candidates]
+    if k < 1:
+        raise UsageError("k must be at least 1")
     if len(qids) != len(candidates):
         raise UsageError(f"{len(qids)} turns but {len(candidates)} lists of candidates")
     handle = dense_handle(index)
