@@ -27,6 +27,8 @@ from trecqr.retrieval import candidate_vectors as cv
 from trecqr.retrieval import dense
 from trecqr.retrieval.backends import load_index
 
+from test_retrieval_dense import _pyserini_ance, no_network, tiny_ance  # noqa: F401 (fixtures)
+
 DEMO = ROOT / "fixtures" / "qrecc-demo"
 EDITOR = DATA / "qrecc" / "dev-sampled2k_chatgpt_ICL_editor.jsonl"
 N_TURNS = 60  # the first 60 qrels turns of the demo (44 of them edited)
@@ -233,3 +235,57 @@ def test_an_index_folder_is_loaded(index, turns):
     a, _ = cv.candidate_query_vectors(Path(index.dir), cands[:3], how="mean")
     b, _ = cv.candidate_query_vectors(index.handle, cands[:3], how="mean")
     assert np.array_equal(a, b)
+
+
+def test_closest_candidate_uses_raw_inner_products_and_float_ties():
+    """SC on raw inner products (ANCE, as LLM4CS): norms count, so of two candidates the longer
+    vector wins; sums equal to float32 rounding tie (the first), real differences do not."""
+    assert cv.closest_candidate(np.array([[0.0, 1.0], [3.0, 0.5]], np.float32)) == 1
+    assert cv.closest_candidate(np.array([[3.0, 0.5], [0.0, 1.0]], np.float32)) == 0
+    unit = np.array([[1.0, 0.0], [0.6, 0.8]], np.float32)
+    assert cv.closest_candidate(unit) == cv.closest_candidate(unit[::-1]) == 0  # 1.6 both
+    noisy = unit.copy()
+    noisy[1] *= np.float32(1 + 2e-7)  # float32 rounding of a unit vector's length
+    assert cv.closest_candidate(noisy) == 0 and np.argmax((noisy @ noisy.T).sum(axis=1)) == 1
+    assert cv.closest_candidate(unit * np.array([[1], [1.001]], np.float32)) == 1
+    three = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]], np.float32)
+    assert cv.closest_candidate(three) == 1  # the middle one is nearest the mean
+
+
+def test_ance_mean_is_raw_and_responses_take_512_tokens(tiny_ance, tmp_path):
+    """On an ANCE index (raw inner product, LLM4CS's encoder): the mean of raw, unnormalised
+    candidate vectors; responses encoded as LLM4CS encodes them, at 512 tokens (queries 64,
+    passages 256). By hand: Pyserini's AnceEncoder with the checkpoint's weights, each text
+    tokenised alone. (The random tiny checkpoint maps every query to nearly the same vector,
+    so SC is tested on given vectors above.)"""
+    import torch
+    from transformers import AutoTokenizer
+
+    cast = ROOT / "fixtures" / "cast2021-demo"
+    dense.build_index(cast / "collection.jsonl", tmp_path / "ance", show_progress=False,
+                      model=tiny_ance, encoder="ance", threads=1)
+    index = load_index(tmp_path / "ance")
+    ref, tok = _pyserini_ance(tiny_ance), AutoTokenizer.from_pretrained(tiny_ance)
+
+    def alone(texts, max_length):
+        out = []
+        for t in texts:
+            ids = tok([t], max_length=max_length, truncation=True, return_tensors="pt")
+            with torch.no_grad():
+                out.append(ref(ids["input_ids"]).numpy()[0])
+        return np.stack(out)
+
+    topics = read_topics(cast / "topics-manual.tsv")
+    cands = [topics.queries[:3], topics.queries[3:4]]
+    mean, _ = cv.candidate_query_vectors(index, cands, how="mean")
+    for i, turn in enumerate(cands):
+        assert np.allclose(mean[i], alone(turn, 64).mean(axis=0), atol=1e-4, rtol=1e-5)
+    assert np.linalg.norm(mean[0]) > 2  # not normalised
+    long_response = " ".join(topics.queries) * 2  # well beyond 256 tokens
+    assert len(tok(long_response)["input_ids"]) > 600
+    first, _ = cv.candidate_query_vectors(index, cands[1:], how="first",
+                                          responses=[[long_response]])
+    q = alone(cands[1], 64)[0]
+    r512, r256 = alone([long_response], 512)[0], alone([long_response], 256)[0]
+    assert np.allclose(first[0], (q + r512) / 2, atol=1e-4, rtol=1e-5)
+    assert not np.allclose(r512, r256, atol=1e-3)
