@@ -415,8 +415,9 @@ def encode_texts(index, texts, batch_size: int = DEFAULT_BATCH_SIZE,
     """float32 embeddings (a row per text) by a loaded index's model and normalisation, as
     :func:`search` encodes queries (queries=False: as the passages were encoded)."""
     step, parts = batch_size * CHUNK_BATCHES, []
-    with progress_bar(show_progress and bool(texts), total=len(texts), unit=" texts",
-                      desc=f"encoding {'queries' if queries else 'texts'}", mininterval=0.5) as bar:
+    kind = "queries" if queries else "texts"
+    with progress_bar(show_progress and bool(texts), total=len(texts), unit=f" {kind}",
+                      desc=f"encoding {kind}", mininterval=0.5) as bar:
         for start in range(0, len(texts), step):
             parts.append(_encode(index[2], texts[start:start + step], batch_size,
                                  bool(index[-1]["normalize"]), queries=queries))
