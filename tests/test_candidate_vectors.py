@@ -27,6 +27,8 @@ from trecqr.retrieval import candidate_vectors as cv
 from trecqr.retrieval import dense
 from trecqr.retrieval.backends import load_index
 
+from test_retrieval_dense import _pyserini_ance, no_network, tiny_ance  # noqa: F401 (fixtures)
+
 DEMO = ROOT / "fixtures" / "qrecc-demo"
 EDITOR = DATA / "qrecc" / "dev-sampled2k_chatgpt_ICL_editor.jsonl"
 N_TURNS = 60  # the first 60 qrels turns of the demo (44 of them edited)
@@ -76,14 +78,29 @@ def passages() -> dict:
 HAND_TURNS = (7, 8, 15, 59)  # SC picks the editor's rewrite on 7, 15 and 59, the first on 8
 
 
-def test_mean_and_sc_vectors_by_hand(index, turns, minilm):
+@pytest.fixture(scope="module")
+def hand(turns, minilm):
+    """{turn index: its candidates' embeddings, each encoded alone} of the HAND_TURNS."""
+    return {i: by_hand(minilm, turns[1][i]) for i in HAND_TURNS}
+
+
+@pytest.fixture(scope="module")
+def aggregated(index, turns):
+    """{how: (vectors, chosen)} and {how: its run (k=100)} of the turns' three candidates."""
     qids, cands = turns
-    mean, none = cv.candidate_query_vectors(index, cands, how="mean")
-    sc, chosen = cv.candidate_query_vectors(index, cands, how="sc")
+    vectors = {how: cv.candidate_query_vectors(index, cands, how=how, qids=qids)
+               for how in cv.HOWS}
+    runs = {how: cv.search_candidates(index, qids, cands, how=how, k=100, run_id=how)
+            for how in cv.HOWS}
+    return vectors, runs
+
+
+def test_mean_and_sc_vectors_by_hand(aggregated, hand, turns):
+    qids = turns[0]
+    (mean, none), (sc, chosen) = aggregated[0]["mean"], aggregated[0]["sc"]
     assert none is None and mean.shape == sc.shape == (N_TURNS, 384)
     assert mean.dtype == np.float32
-    for i in HAND_TURNS:
-        emb = by_hand(minilm, cands[i])
+    for i, emb in hand.items():
         centre = emb.mean(axis=0)
         assert np.abs(mean[i] - centre).max() < 1e-6, qids[i]
         nearest = int(np.argmax(emb @ centre))  # unit rows: the largest cosine with the mean
@@ -94,43 +111,41 @@ def test_mean_and_sc_vectors_by_hand(index, turns, minilm):
     assert [chosen[i] for i in HAND_TURNS] == [1, 0, 1, 1]
 
 
-def test_sc_is_not_the_first_candidate_and_two_candidates_tie(index, turns):
+def test_sc_is_not_the_first_candidate_and_two_candidates_tie(index, aggregated, turns):
     qids, cands = turns
-    _, chosen = cv.candidate_query_vectors(index, cands, how="sc", qids=qids)
+    chosen = aggregated[0]["sc"][1]
     assert collections.Counter(chosen) == {0: 49, 1: 11}
     assert [qids[i] for i, c in enumerate(chosen) if c][:4] == ["101_4", "236_6", "237_6",
                                                                 "364_2"]
+    assert aggregated[0]["first"][1] == [0] * N_TURNS
+    assert not np.allclose(aggregated[0]["sc"][0], aggregated[0]["first"][0], atol=1e-3)
     # two unit-length candidates: both sums are 1 + cosine, a tie, so the first (np.argmax)
     _, two = cv.candidate_query_vectors(index, [c[:2] for c in cands], how="sc")
     assert two == [0] * N_TURNS
-    _, first = cv.candidate_query_vectors(index, cands, how="first")
-    assert first == [0] * N_TURNS
 
 
-def test_run_scores_are_inner_products_with_the_vector(index, turns, minilm):
-    qids, cands = turns
+def test_run_scores_are_inner_products_with_the_vector(aggregated, hand, turns, minilm):
+    qids, _ = turns
     docs = passages()
     for how in ("mean", "sc"):
-        run, chosen = cv.search_candidates(index, qids, cands, how=how, k=10, run_id=how)
-        assert run.runid == how and len(run) == N_TURNS * 10
+        run, chosen = aggregated[1][how]
+        assert chosen == aggregated[0][how][1]
+        assert run.runid == how and len(run) == N_TURNS * 100
         got = rows(run)
-        for i in HAND_TURNS:
-            emb = by_hand(minilm, cands[i])
+        for i, emb in hand.items():
             vector = emb.mean(axis=0) if how == "mean" else emb[chosen[i]]
             top = [r for r in got if r[0] == qids[i]][:5]
             doc_emb = by_hand(minilm, [docs[d] for _, d, _ in top])
             assert np.allclose([s for _, _, s in top], doc_emb @ vector, atol=2e-5), (how, i)
             if how == "mean":  # the mean vector's score is the mean of the candidates' cosines
                 assert np.allclose(doc_emb @ vector, (doc_emb @ emb.T).mean(axis=1), atol=1e-6)
-    run, _ = cv.search_candidates(index, qids, cands, how="mean", k=3, run_id="m")
-    assert [round(s, 6) for s in run.score[:3]] == [0.399756, 0.399756, 0.376888]
+    assert [round(s, 6) for s in aggregated[1]["mean"][0].score[:3]] == \
+        [0.399756, 0.399756, 0.376888]
 
 
-def test_mean_and_sc_measures_are_pinned(index, turns):
-    qids, cands = turns
+def test_mean_and_sc_measures_are_pinned(aggregated):
     got = {}
-    for how in cv.HOWS:
-        run, _ = cv.search_candidates(index, qids, cands, how=how, k=100, run_id=how)
+    for how, (run, _) in aggregated[1].items():
         agg = trecqr.evaluate(DEMO / "qrels.txt", run, MEASURES).aggregate()
         got[how] = {m: round(v, 4) for m, v in agg.items()}
     assert got == {"first": {"recip_rank": 0.8894, "ndcg_cut_3": 0.8964},
@@ -138,21 +153,26 @@ def test_mean_and_sc_measures_are_pinned(index, turns):
                    "sc": {"recip_rank": 0.9144, "ndcg_cut_3": 0.9149}}
 
 
-def test_mean_of_one_candidate_is_plain_dense_search(index, turns):
+def test_mean_of_one_candidate_is_plain_dense_search(index, aggregated, turns):
     qids, cands = turns
     gpt = [c[0] for c in cands]
-    run, chosen = cv.search_candidates(index, qids, [[g] for g in gpt], how="mean", k=20,
+    run, chosen = cv.search_candidates(index, qids, [[g] for g in gpt], how="mean", k=100,
                                        run_id="trecqr-dense")
-    plain = index.search(Topics(qids, gpt), 20, show_progress=False)
-    assert chosen is None and len(run) == N_TURNS * 20
+    plain = index.search(Topics(qids, gpt), 100, show_progress=False)
+    assert chosen is None and len(run) == N_TURNS * 100
     assert rows(run) == rows(plain)
-    # first: the same vectors but encoded in other batches (other padding): 1e-7 apart
-    first, _ = cv.search_candidates(index, qids, cands, how="first", k=20, run_id="x")
-    assert [r[:2] for r in rows(first)] == [r[:2] for r in rows(plain)]
-    assert np.allclose(first.score, plain.score, atol=1e-6)
+    # first: the same vectors but encoded in other batches (other padding): 1e-7 apart, so
+    # the same passages with the same scores to 1e-6; near-ties below rank 50 may swap
+    first = rows(aggregated[1]["first"][0])
+    want = {(q, d): s for q, d, s in rows(plain)}
+    assert {(q, d) for q, d, _ in first} == set(want)
+    assert max(abs(s - want[q, d]) for q, d, s in first) < 1e-6
+    for start in range(0, len(first), 100):
+        assert [r[:2] for r in first[start:start + 50]] == \
+            [r[:2] for r in rows(plain)[start:start + 50]]
 
 
-def test_responses_are_separate_embeddings(index, turns, minilm):
+def test_responses_are_separate_embeddings(index, turns, hand, minilm):
     """With responses (LLM4CS's --include_response): mean of all 2n embeddings; SC chosen on
     the rewrites, searched with (rewrite + response) / 2; first: (rewrite_0 + response_0) / 2.
     The demo has no generated responses; the turn's gold answer and raw question stand in."""
@@ -162,19 +182,19 @@ def test_responses_are_separate_embeddings(index, turns, minilm):
     for line in (DEMO / "qrels.txt").open():
         q, _, doc, _ = line.split()
         gold.setdefault(q, answers[doc])
-    responses = [[gold[q], c[2], c[0]] for q, c in zip(qids, cands)]
-    mean, _ = cv.candidate_query_vectors(index, cands, how="mean", responses=responses)
-    sc, chosen = cv.candidate_query_vectors(index, cands, how="sc", responses=responses)
-    first, _ = cv.candidate_query_vectors(index, cands, how="first", responses=responses)
-    _, alone = cv.candidate_query_vectors(index, cands, how="sc")
-    assert chosen == alone  # chosen on the rewrites alone
-    for i in HAND_TURNS:
-        q, r = by_hand(minilm, cands[i]), by_hand(minilm, responses[i])
-        assert np.abs(mean[i] - np.concatenate([q, r]).mean(axis=0)).max() < 1e-6
-        c = chosen[i]
-        assert np.abs(sc[i] - (q[c] + r[c]) / 2).max() < 1e-6
-        assert np.abs(first[i] - (q[0] + r[0]) / 2).max() < 1e-6
-        assert not np.allclose(mean[i], q.mean(axis=0), atol=1e-3)
+    some = [cands[i] for i in HAND_TURNS]
+    responses = [[gold[qids[i]], cands[i][2], cands[i][0]] for i in HAND_TURNS]
+    mean, _ = cv.candidate_query_vectors(index, some, how="mean", responses=responses)
+    sc, chosen = cv.candidate_query_vectors(index, some, how="sc", responses=responses)
+    first, _ = cv.candidate_query_vectors(index, some, how="first", responses=responses)
+    assert chosen == [1, 0, 1, 1]  # chosen on the rewrites alone, as without responses
+    for j, i in enumerate(HAND_TURNS):
+        q, r = hand[i], by_hand(minilm, responses[j])
+        assert np.abs(mean[j] - np.concatenate([q, r]).mean(axis=0)).max() < 1e-6
+        c = chosen[j]
+        assert np.abs(sc[j] - (q[c] + r[c]) / 2).max() < 1e-6
+        assert np.abs(first[j] - (q[0] + r[0]) / 2).max() < 1e-6
+        assert not np.allclose(mean[j], q.mean(axis=0), atol=1e-3)
 
 
 def test_all_candidates_are_encoded_in_one_call(index, turns, monkeypatch):
@@ -187,8 +207,9 @@ def test_all_candidates_are_encoded_in_one_call(index, turns, monkeypatch):
         return real(model, texts, *a, **kw)
 
     monkeypatch.setattr(dense, "_encode", counting)
-    cv.search_candidates(index, qids, cands, how="sc", k=5, run_id="x")
-    assert calls == [3 * N_TURNS]
+    cv.search_candidates(index, qids[:10], cands[:10], how="sc", k=5, run_id="x",
+                         responses=[c[::-1] for c in cands[:10]])
+    assert calls == [30, 30]  # the rewrites, then the responses
 
 
 def test_bad_input_is_a_usage_error(index, turns):
@@ -214,3 +235,57 @@ def test_an_index_folder_is_loaded(index, turns):
     a, _ = cv.candidate_query_vectors(Path(index.dir), cands[:3], how="mean")
     b, _ = cv.candidate_query_vectors(index.handle, cands[:3], how="mean")
     assert np.array_equal(a, b)
+
+
+def test_closest_candidate_uses_raw_inner_products_and_float_ties():
+    """SC on raw inner products (ANCE, as LLM4CS): norms count, so of two candidates the longer
+    vector wins; sums equal to float32 rounding tie (the first), real differences do not."""
+    assert cv.closest_candidate(np.array([[0.0, 1.0], [3.0, 0.5]], np.float32)) == 1
+    assert cv.closest_candidate(np.array([[3.0, 0.5], [0.0, 1.0]], np.float32)) == 0
+    unit = np.array([[1.0, 0.0], [0.6, 0.8]], np.float32)
+    assert cv.closest_candidate(unit) == cv.closest_candidate(unit[::-1]) == 0  # 1.6 both
+    noisy = unit.copy()
+    noisy[1] *= np.float32(1 + 2e-7)  # float32 rounding of a unit vector's length
+    assert cv.closest_candidate(noisy) == 0 and np.argmax((noisy @ noisy.T).sum(axis=1)) == 1
+    assert cv.closest_candidate(unit * np.array([[1], [1.001]], np.float32)) == 1
+    three = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]], np.float32)
+    assert cv.closest_candidate(three) == 1  # the middle one is nearest the mean
+
+
+def test_ance_mean_is_raw_and_responses_take_512_tokens(tiny_ance, tmp_path):
+    """On an ANCE index (raw inner product, LLM4CS's encoder): the mean of raw, unnormalised
+    candidate vectors; responses encoded as LLM4CS encodes them, at 512 tokens (queries 64,
+    passages 256). By hand: Pyserini's AnceEncoder with the checkpoint's weights, each text
+    tokenised alone. (The random tiny checkpoint maps every query to nearly the same vector,
+    so SC is tested on given vectors above.)"""
+    import torch
+    from transformers import AutoTokenizer
+
+    cast = ROOT / "fixtures" / "cast2021-demo"
+    dense.build_index(cast / "collection.jsonl", tmp_path / "ance", show_progress=False,
+                      model=tiny_ance, encoder="ance", threads=1)
+    index = load_index(tmp_path / "ance")
+    ref, tok = _pyserini_ance(tiny_ance), AutoTokenizer.from_pretrained(tiny_ance)
+
+    def alone(texts, max_length):
+        out = []
+        for t in texts:
+            ids = tok([t], max_length=max_length, truncation=True, return_tensors="pt")
+            with torch.no_grad():
+                out.append(ref(ids["input_ids"]).numpy()[0])
+        return np.stack(out)
+
+    topics = read_topics(cast / "topics-manual.tsv")
+    cands = [topics.queries[:3], topics.queries[3:4]]
+    mean, _ = cv.candidate_query_vectors(index, cands, how="mean")
+    for i, turn in enumerate(cands):
+        assert np.allclose(mean[i], alone(turn, 64).mean(axis=0), atol=1e-4, rtol=1e-5)
+    assert np.linalg.norm(mean[0]) > 2  # not normalised
+    long_response = " ".join(topics.queries) * 2  # well beyond 256 tokens
+    assert len(tok(long_response)["input_ids"]) > 600
+    first, _ = cv.candidate_query_vectors(index, cands[1:], how="first",
+                                          responses=[[long_response]])
+    q = alone(cands[1], 64)[0]
+    r512, r256 = alone([long_response], 512)[0], alone([long_response], 256)[0]
+    assert np.allclose(first[0], (q + r512) / 2, atol=1e-4, rtol=1e-5)
+    assert not np.allclose(r512, r256, atol=1e-3)

@@ -415,16 +415,15 @@ def encode_texts(index, texts, batch_size: int = DEFAULT_BATCH_SIZE,
     """float32 embeddings (a row per text) by a loaded index's model and normalisation, as
     :func:`search` encodes queries (queries=False: as the passages were encoded)."""
     step, parts = batch_size * CHUNK_BATCHES, []
-    with progress_bar(show_progress and bool(texts), total=len(texts), unit=" texts",
-                      desc="encoding " + ("queries" if queries else "texts"),
-                      mininterval=0.5) as bar:
+    kind = "queries" if queries else "texts"
+    with progress_bar(show_progress and bool(texts), total=len(texts), unit=f" {kind}",
+                      desc=f"encoding {kind}", mininterval=0.5) as bar:
         for start in range(0, len(texts), step):
             parts.append(_encode(index[2], texts[start:start + step], batch_size,
                                  bool(index[-1]["normalize"]), queries=queries))
             bar.update(len(parts[-1]))
-    if not parts:
-        return np.zeros((0, index[0].d), np.float32)
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return parts[0] if len(parts) == 1 else \
+        np.concatenate(parts or [np.zeros((0, index[0].d), np.float32)])
 
 
 def search_vectors(index, topics, vectors, k: int, *, runid: str, source: str):
