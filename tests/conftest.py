@@ -94,3 +94,17 @@ def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
         elif missing == MISSING_LAST and tid is not None:
             total += 1.0 / len(order)
     return total / count if count else 0.0
+
+
+@pytest.fixture(scope="session")
+def qrecc_demo_dense_index(tmp_path_factory):
+    """A dense index (packaged MiniLM, one thread) of the QReCC demo collection, built once for
+    the modules that only search it (tests/test_candidate_vectors.py, test_candidates_dense.py):
+    about 30 s each on this machine. tests/test_retrieval_dense.py builds its own, in chunks."""
+    from trecqr.retrieval import dense  # the dense extra: only the modules that use it load it
+
+    folder = tmp_path_factory.mktemp("qrecc-demo-dense") / "index"
+    dense.build_index(ROOT / "fixtures" / "qrecc-demo" / "collection.jsonl", folder,
+                      show_progress=False, threads=1)
+    return folder
+

@@ -36,10 +36,8 @@ MEASURES = ["recip_rank", "ndcg_cut.3"]
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("cand") / "index"
-    dense.build_index(DEMO / "collection.jsonl", folder, show_progress=False, threads=1)
-    return load_index(folder)
+def index(qrecc_demo_dense_index):
+    return load_index(qrecc_demo_dense_index)
 
 
 @pytest.fixture(scope="module")

@@ -59,10 +59,8 @@ def files(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("cand-dense-index") / "index"
-    dense.build_index(DEMO / "collection.jsonl", folder, show_progress=False, threads=1)
-    return folder
+def index(qrecc_demo_dense_index):
+    return qrecc_demo_dense_index
 
 
 @pytest.fixture(scope="module")
