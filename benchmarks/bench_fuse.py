@@ -12,10 +12,10 @@ Arrow's default reserves address space it never uses): the trecqr child reads th
 ``read_run``, the ranx child with ranx's own reader (``Run.from_file``), before any clock
 starts. Method by method, the trecqr child then the ranx child times the fuse call (each warmed
 up first on the first 20 topics, which compiles ranx's numba functions), the other child idle.
-A child that runs out of memory is reported as such on its method's row ("ranx: out of memory
-at 9 GB") and a new one goes on with the next method (--per-method: a new child for every
-method, so that no method inherits another's heap). The parent, which only writes the files,
-is under the same cap.
+A method that does not fit is reported as such on its row ("ranx: out of memory at 9 GB") and
+the child, its garbage freed, goes on with the next one (a new child if it died; --per-method:
+a new child for every method, so that no method inherits another's heap). The parent, which
+only writes the files, is under the same cap.
 
 Each method is timed with min-max normalisation (ranx's default), weights equal, the trained
 ones with parameters trained beforehand by trecqr on seeded judgments (the same parameters for
@@ -157,7 +157,7 @@ class Side:
 
 def child(args) -> None:
     """Serve the parent: read a method's name per line on stdin, time it, answer one JSON line
-    on stdout ({"done": name, ...}, or {"failed": name, "why": ...} before exiting)."""
+    on stdout ({"done": name, ...}, or {"failed": name, "why": ...} when it did not fit)."""
     side = Side(args.child, args.folder, args.runs)
     say = lambda **kw: print(json.dumps(kw), flush=True)  # noqa: E731
     runs = {"": None, "condorcet": None}
@@ -170,8 +170,9 @@ def child(args) -> None:
         name = line.strip()
         try:
             say(done=name, **measure(side, name, runs, warm, args))
-        except MEMORY_ERRORS as exc:
-            return say(failed=name, why=why(exc))
+        except MEMORY_ERRORS as exc:  # what failed to fit is garbage now: go on
+            say(failed=name, why=why(exc), peak=peak_bytes())
+            gc.collect()
 
 
 MEMORY_ERRORS = (MemoryError, RuntimeError)  # numba: "dict.__setitem__ failed unexpectedly"
@@ -247,8 +248,9 @@ class Child:
             return {"failed": f"died (exit {rc}) under the {self.args.memory_cap:g} GB cap"}
         event = json.loads(line)
         if "failed" in event:
-            self.proc.wait()
-            self.proc = None
+            if not event["failed"]:  # while reading its inputs: it has exited
+                self.proc.wait()
+                self.proc = None
             return {"failed": f"{event['why']} at {self.args.memory_cap:g} GB"}
         return event
 
