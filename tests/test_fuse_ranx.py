@@ -14,6 +14,9 @@ Where ranx's order is arbitrary, ranx is given trecqr's (the rules found in ranx
   in ranx, in an order that changes with PYTHONHASHSEED; it decides where the documents a run
   lacks are listed after borda normalisation and where Condorcet's sort starts. trecqr uses
   first appearance over the runs in turn; ranx's ``get_candidates`` is patched to the same.
+- min-max-inverted sorts the normalised run again (``Run.sort``, the same quicksort): ranx's
+  normalisation module is given a Run whose ``sort`` puts ties by docno descending, as trecqr
+  ranks the inverted run.
 - Training sorts a normalised run again before reading hit lists (``Run.to_typed_list``), and
   the borda normalisation's added documents all tie: ranx's normalised training runs are
   given in score order with ties by docno descending, as trecqr reads them.
@@ -27,6 +30,8 @@ after); topics are cut to keep the run time down (Condorcet, a Python sort, fewe
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 
 import numpy as np
@@ -43,10 +48,12 @@ from trecqr.formats.order import trec_order  # noqa: E402
 from trecqr.formats.qrels import qrels_from_dict  # noqa: E402
 from trecqr.formats.run import Run, read_run  # noqa: E402
 from trecqr.fusion import fuse  # noqa: E402
+from trecqr.fusion.methods import METHODS, method as find_method  # noqa: E402
+from trecqr.fusion.normalization import NORMS as TRECQR_NORMS, canonical  # noqa: E402
 
 NAMES = ["org_convdr", "org_convdr_bert", "org_manual_ance", "org_manual_ance_bert",
          "org_manual_bm25"]
-NORMS = [None, "min-max", "max", "sum", "zmuv", "rank", "borda"]
+NORMS = [None, "min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"]
 W = [0.3, 0.2, 0.2, 0.2, 0.1]
 UNTRAINED = {"min": {}, "max": {}, "med": {}, "sum": {}, "anz": {}, "mnz": {},
              "gmnz": {"gamma": 0.5}, "isr": {}, "log_isr": {}, "logn_isr": {}, "rrf": {},
@@ -97,6 +104,13 @@ def _resorted(run):
     return _typed(py)
 
 
+class _TrecSortedRun(ranx.Run):
+    """ranx's Run, sorted again (min-max-inverted) with ties by docno descending."""
+
+    def sort(self):
+        self.run, self.sorted = _resorted(self).run, True
+
+
 def _first_appearance(runs):
     List = numba_typed.List
     out = List()
@@ -120,11 +134,39 @@ def cast():
         "ranx.fusion.weighted_condorcet", "ranx.normalization.borda_norm")}
     for name in saved:
         sys.modules[name].get_candidates = _first_appearance
+    inverting = sys.modules["ranx.normalization.min_max_norm"]
+    inverting.Run = _TrecSortedRun
     runs = [read_run(data_path("cast2021", f"{n}.trec")) for n in NAMES]
     topics = sorted(set(runs[0].qid.to_pylist()))
     yield runs, topics
+    inverting.Run = ranx.Run
     for name, fn in saved.items():
         sys.modules[name].get_candidates = fn
+
+
+def _ranx_names(switch) -> list:
+    """The names a ranx switch function accepts: the string literals it compares with."""
+    return re.findall(r'"([a-z_-]+)"', inspect.getsource(switch))
+
+
+def test_every_ranx_name_is_accepted():
+    """Every normalisation and method name ranx's ``fuse`` accepts is accepted by trecqr (as
+    itself or an alias), each normalisation is compared with ranx below, and no method or
+    normalisation of ranx is missing from trecqr's."""
+    from ranx.fusion import fusion_switch
+    from ranx.normalization import norm_switch
+
+    norms = set(_ranx_names(norm_switch))
+    assert len(norms) == 9  # min-max and min-max-inverted have two spellings each
+    assert {canonical(n) for n in norms} == set(TRECQR_NORMS) == set(NORMS) - {None}
+    assert {canonical(n) for n in ("min_max", "min-max")} == {"min-max"}
+    assert {canonical(n) for n in ("min_max_inverted", "min-max-inverted")} == {
+        "min-max-inverted"}
+    methods = set(_ranx_names(fusion_switch))
+    assert len(methods) == 25 == len(METHODS)
+    assert {find_method(n).ranx for n in methods} == methods
+    assert {find_method(n).name for n in methods} == set(METHODS)
+    assert methods == set(UNTRAINED) | set(TRAINED)
 
 
 def _lists(run: Run) -> dict:
@@ -238,3 +280,28 @@ def test_cli_writes_ranx_order(cast, tmp_path):
     assert_same(expected, written)
     ranks = [int(line.split()[3]) for line in out.read_text().splitlines()[:3]]
     assert ranks == [1, 2, 3]
+
+
+def test_cli_takes_ranx_spelling_of_min_max_inverted(cast, tmp_path):
+    """``--norm min_max_inverted`` (ranx's spelling) on the command line: the runs ranked
+    again, lowest score first, fused as ranx fuses them."""
+    runs, topics = cast
+    keep = set(topics[:N_TOPICS])
+    paths = []
+    for i, run in enumerate(runs[:2]):
+        sub = _subset(run, keep)
+        paths.append(tmp_path / f"r{i}.trec")
+        paths[-1].write_text("".join(f"{q} Q0 {d} {k + 1} {s!r} r{i}\n" for k, (q, d, s) in
+                                     enumerate(zip(sub.qid.to_pylist(), sub.docno.to_pylist(),
+                                                   sub.score.tolist()))))
+    expected = ranx.fuse([_ranx_run(read_run(p)) for p in paths], norm="min_max_inverted",
+                         method="rrf")
+    out = tmp_path / "fused.run"
+    res = run_cli(["fuse", *paths, "-o", out, "--norm", "min_max_inverted"])
+    assert res.exit_code == 0, res.stderr
+    assert "rrf (norm min-max-inverted) of 2 runs: 40 topics" in res.stderr
+    written = read_run(out)
+    assert_same(expected, written)
+    # the bottom of each run is now its top: the fused top-1 is not the one min-max gives
+    plain = fuse(paths, method="rrf", norm="min-max")
+    assert written.docno[0].as_py() != plain.docno[0].as_py()

@@ -84,8 +84,9 @@ def chosen_line(name, value, measure, score) -> str:
                    "wsum, wmnz, mixed, posfuse, probfuse, segfuse, slidefuse, mapfuse, "
                    "bayesfuse; ranx's names (sum, mnz, w_bordafuse...) too.")
 @click.option("--norm", default="min-max", show_default=True, metavar="NAME",
-              help="Normalisation of each run per topic first: min-max, max, sum, zmuv, rank, "
-                   "borda or none.")
+              help="Normalisation of each run per topic first: min-max, min-max-inverted "
+                   "(lowest score best, e.g. distances), max, sum, zmuv, rank, borda or none; "
+                   "ranx's names (min_max...) too.")
 @click.option("--params", "params", multiple=True, metavar="KEY=VALUE[,...]",
               help="The method's parameters, ranx's names: k (rrf), gamma (combgmnz), sigma "
                    "(logn_isr), phi (rbc), n_segments (probfuse), w (slidefuse).")

@@ -1,4 +1,4 @@
-"""Fusion of runs: ranx's 25 algorithms and six normalisations, on columns.
+"""Fusion of runs: ranx's 25 algorithms and seven normalisations, on columns.
 
 ``fuse`` (:mod:`.entry`) fuses runs, ``optimize_fusion`` (:mod:`.optimize`) grid-searches a
 method's weights or parameter on training qrels. Names are imported on first use, so that a

@@ -1,5 +1,5 @@
-"""Score normalisations applied to each run, per topic, before fusion: ranx's six (min-max,
-max, sum, zmuv, rank, borda) with ranx's definitions, floors included.
+"""Score normalisations applied to each run, per topic, before fusion: ranx's seven (min-max,
+min-max-inverted, max, sum, zmuv, rank, borda) with ranx's definitions, floors included.
 
 Each works on the Pool's score matrix (NaN where a run lacks a candidate) with one reduction
 per topic (``np.*.reduceat`` over the topic starts). ranx's definitions, per run and topic:
@@ -19,11 +19,14 @@ per topic (``np.*.reduceat`` over the topic starts). ranx's definitions, per run
 from __future__ import annotations
 
 import numpy as np
+import pyarrow.compute as pc
 
+from ..formats.arrays import as_numpy
 from .pool import Pool
 
-NORMS = ("min-max", "max", "sum", "zmuv", "rank", "borda")
-ALIASES = {"min_max": "min-max", "minmax": "min-max", "none": None}
+NORMS = ("min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda")
+ALIASES = {"min_max": "min-max", "minmax": "min-max", "min_max_inverted": "min-max-inverted",
+           "none": None}
 FLOOR = 1e-9
 
 
@@ -72,6 +75,28 @@ def min_max(pool: Pool, floor: float = FLOOR, constant: float | None = None) -> 
     return pool.with_scores(np.where(flat & pool.present, constant, scaled))
 
 
+def _reranked(pool: Pool, score: np.ndarray) -> np.ndarray:
+    """Each run's positions once its rows are sorted again by score (descending per topic,
+    ties by docno descending, in bytes as trec_eval compares them), -1 where absent."""
+    drank = np.empty(len(pool.docs), np.int64)
+    drank[as_numpy(pc.sort_indices(pool.docs))] = np.arange(len(pool.docs))
+    pos = np.full(score.shape, -1, np.int64)
+    for r in range(pool.n_runs):
+        rows = np.flatnonzero(pool.present[:, r])
+        rows = rows[np.lexsort((-drank[pool.dcode[rows]], -score[rows, r], pool.topic[rows]))]
+        topic = pool.topic[rows]
+        first = np.searchsorted(topic, topic)  # the topic's first row in the new order
+        pos[rows, r] = np.arange(len(rows)) - first
+    return pos
+
+
+def min_max_inverted(pool: Pool) -> Pool:
+    """ranx's min-max with invert: the lowest score becomes 1; the run is ranked again."""
+    hi, lo = _ends(pool)
+    score = (hi - pool.score) / np.maximum(hi - lo, FLOOR)
+    return pool.with_scores(score, _reranked(pool, score), pool.length)
+
+
 def max_norm(pool: Pool) -> Pool:
     s = pool.score
     hi, _ = _ends(pool)
@@ -110,7 +135,7 @@ def borda(pool: Pool) -> Pool:
     return pool.with_scores(score, pos, length)
 
 
-_BY_NAME = {"min-max": min_max, "max": max_norm, "sum": sum_norm, "zmuv": zmuv,
+_BY_NAME = {"min-max": min_max, "min-max-inverted": min_max_inverted, "max": max_norm, "sum": sum_norm, "zmuv": zmuv,
             "rank": rank_norm, "borda": borda}
 
 
