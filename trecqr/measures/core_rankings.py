@@ -12,9 +12,11 @@ import os
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..formats import Qrels, Run, read_run, run_from_dict
+from ..formats.arrays import as_numpy
 from ..scorer.idspace import warn_id_space
 from ..scorer.rankings import Rankings, build_rankings
 from ..scorer.ragged import IDX, padded_ranges
@@ -127,12 +129,28 @@ SMALL_ROWS = 4096  # columns up to this many rows go through the C pass as dicts
 
 
 def _as_dict(qid, docno, values) -> dict | None:
-    """{qid: {docno: value}} of small columns; None when a (qid, docno) repeats (the
-    columnar path names the line)."""
-    out: dict = {}
-    for t, d, v in zip(qid.to_pylist(), docno.to_pylist(), values.tolist()):
-        out.setdefault(t, {})[d] = v
-    return out if sum(map(len, out.values())) == len(values) else None
+    """{qid: {docno: value}} of small columns, topics in first-seen order and each topic's
+    documents in row order; None when a (qid, docno) repeats (the columnar path names the
+    line). Rows are grouped by topic with numpy, and each topic's dict made by one
+    ``dict(zip(...))``: no Python statement per row."""
+    if len(values) == 0:
+        return {}
+    encoded = pc.dictionary_encode(qid)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    codes = as_numpy(encoded.indices)
+    docnos, vals = docno.to_pylist(), values.tolist()
+    if len(codes) > 1 and (np.diff(codes) < 0).any():  # interleaved topics: group them
+        order = np.argsort(codes, kind="stable")
+        codes = codes[order]
+        docnos = np.array(docnos, dtype=object)[order].tolist()
+        vals = np.asarray(values)[order].tolist()
+    bounds = np.flatnonzero(np.diff(codes)) + 1
+    starts = [0, *bounds.tolist()]
+    stops = [*bounds.tolist(), len(codes)]
+    topics = encoded.dictionary.to_pylist()
+    out = {topics[codes[a]]: dict(zip(docnos[a:b], vals[a:b])) for a, b in zip(starts, stops)}
+    return out if sum(map(len, out.values())) == len(vals) else None
 
 
 def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
