@@ -12,11 +12,10 @@ import os
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..formats import Qrels, Run, read_run, run_from_dict
-from ..formats.arrays import as_numpy
+from ..formats.arrays import grouped_dicts
 from ..scorer.idspace import warn_id_space
 from ..scorer.rankings import Rankings, build_rankings
 from ..scorer.ragged import IDX, padded_ranges
@@ -113,44 +112,25 @@ def rank(plan, qrels, run) -> Ranked:
             return small
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
-    if plan.keyed:
-        rk = _in_dict_order(rk, qrels, [t for t in run if t in qrels.index])
+    if plan.keyed:  # the dict's topics, or the columns' in first-seen order
+        topics = run if isinstance(run, dict) else _first_seen(r)
+        rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
     elif plan.irm:
-        codes = getattr(r, "codes", None)  # the scanner's: topics in first-seen order
-        run_topics = codes.topics if codes is not None else pc.unique(r.qid).to_pylist()
+        run_topics = _first_seen(r)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
 
 
+def _first_seen(run: Run) -> list:
+    """The run's topics in first-seen order (the scanner's codes have them)."""
+    codes = getattr(run, "codes", None)
+    return codes.topics if codes is not None else pc.unique(run.qid).to_pylist()
+
+
 SMALL_ROWS = 4096  # columns up to this many rows go through the C pass as dicts
-
-
-def _as_dict(qid, docno, values) -> dict | None:
-    """{qid: {docno: value}} of small columns, topics in first-seen order and each topic's
-    documents in row order; None when a (qid, docno) repeats (the columnar path names the
-    line). Rows are grouped by topic with numpy, and each topic's dict made by one
-    ``dict(zip(...))``: no Python statement per row."""
-    if len(values) == 0:
-        return {}
-    encoded = pc.dictionary_encode(qid)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    codes = as_numpy(encoded.indices)
-    docnos, vals = docno.to_pylist(), values.tolist()
-    if len(codes) > 1 and (np.diff(codes) < 0).any():  # interleaved topics: group them
-        order = np.argsort(codes, kind="stable")
-        codes = codes[order]
-        docnos = np.array(docnos, dtype=object)[order].tolist()
-        vals = np.asarray(values)[order].tolist()
-    bounds = np.flatnonzero(np.diff(codes)) + 1
-    starts = [0, *bounds.tolist()]
-    stops = [*bounds.tolist(), len(codes)]
-    topics = encoded.dictionary.to_pylist()
-    out = {topics[codes[a]]: dict(zip(docnos[a:b], vals[a:b])) for a, b in zip(starts, stops)}
-    return out if sum(map(len, out.values())) == len(vals) else None
 
 
 def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
@@ -158,7 +138,7 @@ def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
     where numpy's per-call costs would be most of the time; None: the columnar path."""
     if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
         return None
-    qd, rd = _as_dict(q.qid, q.docno, q.grade), _as_dict(run.qid, run.docno, run.score)
+    qd, rd = grouped_dicts(q.qid, q.docno, q.grade), grouped_dicts(run.qid, run.docno, run.score)
     if qd is None or rd is None:
         return None
     try:
