@@ -332,10 +332,14 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
     names = [f"f{i}" for i in range(nfields)]
     wanted = {f"f{i}": t for i, t in columns.items()}
     source = pa.CompressedInputStream(pa.OSFile(name), "gzip") if gz else name
+    # a file of one block is parsed by one thread anyway: Arrow's pool only adds hand-offs,
+    # which cost milliseconds when other threads (numba's, a DataLoader's) hold the cores
+    threads = gz or os.path.getsize(name) > 1 << 20
     try:
         table = pacsv.read_csv(
             source,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 20),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 20,
+                                           use_threads=threads),
             parse_options=pacsv.ParseOptions(
                 delimiter=delim.decode(), quote_char=False, escape_char=False,
                 double_quote=False, newlines_in_values=False, ignore_empty_lines=True),
