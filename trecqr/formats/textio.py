@@ -295,6 +295,9 @@ def sample_head(name: str) -> tuple[bytes | None, bool]:
     return head, gz
 
 
+WHOLE_SAMPLE = _SAMPLE  # files below this size are split from their sample
+
+
 def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
                comments: bool) -> pa.Table | None:
     """Read a regular file straight into Arrow columns, without holding its bytes in Python.
@@ -332,10 +335,8 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
         return None
     names = [f"f{i}" for i in range(nfields)]
     wanted = {f"f{i}": t for i, t in columns.items()}
-    table = _whole_sample(lines, delim.decode(), nfields, wanted) \
-        if not gz and os.path.getsize(name) < _SAMPLE else None
-    if table is not None or (not gz and os.path.getsize(name) < _SAMPLE):
-        return table
+    if not gz and os.path.getsize(name) < WHOLE_SAMPLE:  # the sample is the whole file
+        return _whole_sample(lines, delim.decode(), nfields, wanted)
     source = pa.CompressedInputStream(pa.OSFile(name), "gzip") if gz else name
     # a file of one block is parsed by one thread anyway: Arrow's pool only adds hand-offs,
     # which cost milliseconds when other threads (numba's, a DataLoader's) hold the cores
