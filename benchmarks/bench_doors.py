@@ -14,11 +14,14 @@ a call faster than 20 ms is repeated in a loop and the loop's mean is one sample
 * ``trecqr.RelevanceEvaluator``, the same two;
 * ``ir_measures.calc_aggregate`` on the dicts; ``ranx.evaluate`` on ``Qrels``/``Run`` built
   from the dicts (warmed up: numba compiled before the clock starts; building them is timed);
-* ``trecqr.evaluate`` on the dicts, on pandas DataFrames (ir_measures' columns), on TREC files.
+* ``trecqr.evaluate`` on the dicts, on pandas DataFrames (ir_measures' columns), on TREC files;
+* ``ir_measures.calc_aggregate`` on the same TREC files (``read_trec_qrels``/``read_trec_run``),
+  the fair peer of ``trecqr.evaluate`` on files.
 
 The values of every tool are checked against pytrec_eval's means (to 1e-9; ranx rounds
 nothing but sums in another order); the table prints ms and each door's ratio to its target
-(RelevanceEvaluator: pytrec_eval; trecqr.evaluate: the faster of ir_measures and ranx).
+(RelevanceEvaluator: pytrec_eval; trecqr.evaluate: the faster of ir_measures and ranx; on
+files, also ir_measures on the files).
 """
 
 from __future__ import annotations
@@ -149,6 +152,13 @@ def measure(size: str, args) -> dict:
         vals["trecqr.evaluate files"] = list(trecqr.evaluate(qpath, rpath, IRM).aggregate()
                                              .values())
         doors["trecqr.evaluate files"] = lambda: trecqr.evaluate(qpath, rpath, IRM)
+
+        def irm_files():
+            return ir_measures.calc_aggregate(irm, ir_measures.read_trec_qrels(qpath),
+                                              ir_measures.read_trec_run(rpath))
+        agg = irm_files()
+        vals["ir_measures files"] = [agg[m] for m in irm]
+        doors["ir_measures files"] = irm_files
         t = best_of(doors, rep, cap)
 
     for door, v in vals.items():
@@ -159,22 +169,26 @@ def measure(size: str, args) -> dict:
 
 COLUMNS = ["pytrec_eval", "pytrec_eval reused", "trecqr RelevanceEvaluator",
            "trecqr RelevanceEvaluator reused", "ir_measures", "ranx",
-           "trecqr.evaluate dicts", "trecqr.evaluate DataFrame", "trecqr.evaluate files"]
+           "trecqr.evaluate dicts", "trecqr.evaluate DataFrame", "trecqr.evaluate files",
+           "ir_measures files"]
 HEAD = ["pytrec_eval", "pytrec_eval reused", "trecqr RE", "trecqr RE reused", "ir_measures",
-        "ranx", "evaluate dicts", "evaluate DataFrame", "evaluate files"]
+        "ranx", "evaluate dicts", "evaluate DataFrame", "evaluate files", "ir_measures files"]
 
 
 def table(results: dict) -> str:
     lines = ["| topics x docs | " + " | ".join(HEAD) + " | RE / pytrec_eval | RE reused / "
-             "reused | evaluate dicts / best of ir_measures, ranx | DataFrame / best |",
-             "| --- |" + " ---: |" * (len(HEAD) + 4)]
+             "reused | evaluate dicts / best of ir_measures, ranx | DataFrame / best | "
+             "files / best | files / ir_measures files |",
+             "| --- |" + " ---: |" * (len(HEAD) + 6)]
     for size, t in results.items():
         other = min(t["ir_measures"], t["ranx"])
         cells = [f"{t[c]:.3f}" if t[c] < 1 else f"{t[c]:.2f}" if t[c] < 100 else f"{t[c]:.0f}"
                  for c in COLUMNS]
         ratios = [t["trecqr RelevanceEvaluator"] / t["pytrec_eval"],
                   t["trecqr RelevanceEvaluator reused"] / t["pytrec_eval reused"],
-                  t["trecqr.evaluate dicts"] / other, t["trecqr.evaluate DataFrame"] / other]
+                  t["trecqr.evaluate dicts"] / other, t["trecqr.evaluate DataFrame"] / other,
+                  t["trecqr.evaluate files"] / other,
+                  t["trecqr.evaluate files"] / t["ir_measures files"]]
         lines.append(f"| {size.replace('x', ' x ')} | " + " | ".join(cells) + " | "
                      + " | ".join(f"{r:.2f}x" for r in ratios) + " |")
     return "\n".join(lines)

@@ -240,6 +240,50 @@ def test_relevance_evaluator_takes_frames_tables_and_rows(files, cols):
     assert trecqr.RelevanceEvaluator(frame_qrels, measures).evaluate([]) == {}
 
 
+def test_relevance_evaluator_reads_tables_as_columns(files, cols, monkeypatch):
+    """RelevanceEvaluator on a DataFrame, an Arrow table, ranx objects and ir_datasets rows
+    reads columns: no pytrec_eval dict is made of them (each dict maker raises here: they
+    used to be turned into {qid: {docno: value}} one Python row at a time), and the values
+    are the dicts' ones, key for key."""
+    ranx = pytest.importorskip("ranx")
+    from ir_datasets.formats import TrecQrels
+    from ir_datasets.util import LocalDownload
+
+    from trecqr.formats import objects
+    from trecqr.measures import core_rankings, pytrec_values
+
+    q, d, s, qq, qd, g = cols
+    measures = {"map", "ndcg_cut_3", "recip_rank", "P_10", "recall_100", "bpref"}
+    qrels_dict = ranx.Qrels.from_file(str(files[0]), kind="trec").to_dict()
+    run_dict = ranx.Run.from_file(str(files[1]), kind="trec").to_dict()
+    expected = trecqr.RelevanceEvaluator(qrels_dict, measures).evaluate(run_dict)
+    assert len(expected) == 158
+    assert expected["106_1"]["recip_rank"] == 0.5
+    qrels_kinds = [pd.DataFrame({"qid": qq, "docno": qd, "label": g}),
+                   pa.table({"query_id": qq, "doc_id": qd, "relevance": g}),
+                   ranx.Qrels.from_file(str(files[0]), kind="trec"),
+                   TrecQrels(LocalDownload(str(files[0])), {}).qrels_iter()]
+    run_kinds = [pd.DataFrame({"qid": q, "docno": d, "score": s}),
+                 pa.table({"query_id": q, "doc_id": d, "score": s}),
+                 ranx.Run.from_file(str(files[1]), kind="trec")]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a table input was turned into dicts")
+
+    for cls in (ranx.Run, ranx.Qrels):
+        monkeypatch.setattr(cls, "to_dict", refuse)
+    monkeypatch.setattr(pytrec_values.DictQrels, "__init__", refuse)
+    for module, name in ((objects, "run_from_dict"), (objects, "qrels_from_dict"),
+                         (pytrec_values, "grouped_dicts"), (core_rankings, "grouped_dicts"),
+                         (core_rankings, "dict_run_columns"), (core_rankings, "dict_values"),
+                         (core_rankings, "rank_run")):
+        monkeypatch.setattr(module, name, refuse)
+    for qrels in qrels_kinds:
+        ev = trecqr.RelevanceEvaluator(qrels, measures)
+        for run in run_kinds:
+            assert ev.evaluate(run) == expected
+
+
 def test_evaluate_many_takes_every_kind(files, cols, expected):
     ranx = pytest.importorskip("ranx")
     q, d, s, qq, qd, g = cols

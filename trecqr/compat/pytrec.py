@@ -25,7 +25,7 @@ import numpy as np
 
 from ..version import __version__
 from ..errors import UsageError
-from ..formats.objects import as_dict, is_table_like, load_qrels_any, load_run_any
+from ..formats.objects import is_table_like, load_qrels_any, load_run_any
 from ..measures.core import execute
 from ..measures.plan import pytrec_plan
 from ..measures.pytrec_values import (DictQrels, c_int, normalize_measures, supported_measures,
@@ -38,9 +38,12 @@ class RelevanceEvaluator:
     def __init__(self, query_relevance, measures, relevance_level: int = 1,
                  judged_docs_only_flag: bool = False):
         normalized = normalize_measures(measures)
+        columns = None
         if is_table_like(query_relevance):  # DataFrames, Arrow tables, rows, ranx Qrels
-            query_relevance = as_dict(query_relevance, load_qrels_any)
-        query_relevance = {qid: docs for qid, docs in query_relevance.items() if len(docs) > 0}
+            columns = load_qrels_any(query_relevance)
+        else:
+            query_relevance = {qid: docs for qid, docs in query_relevance.items()
+                               if len(docs) > 0}
         level = c_int(relevance_level)
         judged = c_int(judged_docs_only_flag)
         if level < 1:
@@ -49,13 +52,16 @@ class RelevanceEvaluator:
             self._plan = pytrec_plan(normalized, level, judged != 0)
         except UsageError as exc:
             raise ValueError(f"unsupported measure parameters: {exc}") from None
-        self._qrels = DictQrels(query_relevance)
+        # columns are counted as they are (DictQrels.from_columns), never made into dicts
+        self._qrels = DictQrels(query_relevance) if columns is None else \
+            DictQrels.from_columns(columns)
         self.measures = normalized
 
     def evaluate(self, scores) -> dict:
         """{qid: {measure: value}} for run topics that have judgments, in the run's order."""
-        if is_table_like(scores):  # DataFrames, Arrow tables, rows, ranx Runs
-            scores = as_dict(scores, load_run_any)
+        if is_table_like(scores):  # DataFrames, Arrow tables, rows, ranx Runs: columns
+            run = load_run_any(scores)
+            return execute(self._plan, self._qrels, run) if len(run) else {}
         if not scores:
             return {}
         if not isinstance(scores, dict):

@@ -573,13 +573,17 @@ static void scan_free(scan_t *S) {
 
 /* Read the file in blocks and feed every data line to take_line. 0 ok, 1 general, 2 memory. */
 static int scan_file(scan_t *S, int fd, size_t from, size_t to) {
-    unsigned char *buf = (unsigned char *)calloc(BLOCK + 1 + PAD_BYTES, 1);
+    /* a range shorter than a block gets a buffer of its size: every read is the same, and a
+       small file is not charged for zeroing 8 MiB (glibc serves a reused 8 MiB calloc from
+       the heap, zeroed by memset: 0.4 ms a call) */
+    size_t cap = to - from < BLOCK ? to - from : BLOCK;
+    unsigned char *buf = (unsigned char *)calloc(cap + 1 + PAD_BYTES, 1);
     if (!buf) return 2;
     size_t have = 0, pos = from;
     int eof = 0, first_block = from == 0, status = 0;
     while (!status) {
         if (!eof) {
-            size_t want = BLOCK - have;
+            size_t want = cap - have;
             if (want > to - pos) want = to - pos;
             ssize_t got = want ? pread(fd, buf + have, want, (off_t)pos) : 0;
             if (got < 0) {

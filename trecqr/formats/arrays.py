@@ -47,3 +47,28 @@ def arrow_indices(values: np.ndarray) -> pa.Array:
     which imports pandas on first use."""
     values = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def grouped_dicts(qid, docno, values) -> dict | None:
+    """{qid: {docno: value}} of small columns, topics in first-seen order and each topic's
+    documents in row order; None when a (qid, docno) repeats (the columnar path names the
+    line). Rows are grouped by topic with numpy, and each topic's dict made by one
+    ``dict(zip(...))``: no Python statement per row."""
+    if len(values) == 0:
+        return {}
+    encoded = pc.dictionary_encode(qid)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    codes = as_numpy(encoded.indices)
+    docnos, vals = docno.to_pylist(), values.tolist()
+    if len(codes) > 1 and (np.diff(codes) < 0).any():  # interleaved topics: group them
+        order = np.argsort(codes, kind="stable")
+        codes = codes[order]
+        docnos = np.array(docnos, dtype=object)[order].tolist()
+        vals = np.asarray(values)[order].tolist()
+    bounds = np.flatnonzero(np.diff(codes)) + 1
+    starts = [0, *bounds.tolist()]
+    stops = [*bounds.tolist(), len(codes)]
+    topics = encoded.dictionary.to_pylist()
+    out = {topics[codes[a]]: dict(zip(docnos[a:b], vals[a:b])) for a, b in zip(starts, stops)}
+    return out if sum(map(len, out.values())) == len(vals) else None

@@ -13,7 +13,7 @@ a path: Parquet, Feather, JSONL, 3-column      :mod:`.colfiles`
 ``irds:<dataset id>``: qrels, scoreddocs       :mod:`.irds_files` (local files only)
 ``{qid: {docno: value}}`` (pytrec_eval, ranx)  :func:`~.run.run_from_dict`, ...
 a pandas DataFrame, a pyarrow Table            :mod:`.tables` (both column conventions)
-a ranx ``Run`` / ``Qrels`` (duck-typed)        its ``to_dict()``, then as a dict
+a ranx ``Run`` / ``Qrels`` (duck-typed)        :func:`ranx_table`, then as a table
 rows: ir_datasets' ``qrels_iter()``...          :func:`.tables.rows_table`
 =============================================  ============================================
 """
@@ -21,6 +21,9 @@ rows: ir_datasets' ``qrels_iter()``...          :func:`.tables.rows_table`
 from __future__ import annotations
 
 import os
+
+import numpy as np
+import pyarrow as pa
 
 from ..errors import InputError
 from .colfiles import (file_kind, read_three_column_qrels, read_three_column_run, table_qrels,
@@ -73,7 +76,9 @@ def load_run_any(obj, *, comments: bool = True, judged=None, float32: bool | Non
         return run_from_table(obj, f"<run {type(obj).__name__}>")
     if _ranx(obj, "run"):
         name = getattr(obj, "name", None)
-        return run_from_dict(obj.to_dict(), "<ranx Run>", name or "trecqr")
+        if not len(obj.run):
+            return run_from_dict({}, "<ranx Run>", name or "trecqr")
+        return run_from_table(ranx_table(obj.run, "score"), "<ranx Run>", name or "trecqr")
     if _rows(obj):
         first, rest = _first_and_rest(obj, "<run rows>")
         return run_from_table(rows_table(first, rest, "<run rows>"), "<run rows>")
@@ -100,7 +105,9 @@ def load_qrels_any(obj, *, comments: bool = True) -> Qrels:
     if is_arrow_table(obj):
         return qrels_from_table(obj, f"<qrels {type(obj).__name__}>")
     if _ranx(obj, "qrels"):
-        return qrels_from_dict(obj.to_dict(), "<ranx Qrels>")
+        if not len(obj.qrels):
+            return qrels_from_dict({}, "<ranx Qrels>")
+        return qrels_from_table(ranx_table(obj.qrels, "relevance"), "<ranx Qrels>")
     if _rows(obj):
         first, rest = _first_and_rest(obj, "<qrels rows>")
         return qrels_from_table(rows_table(first, rest, "<qrels rows>"), "<qrels rows>")
@@ -113,23 +120,26 @@ def is_columnar_file(obj, *, comments: bool = True) -> bool:
         str(obj).startswith(IRDS) or file_kind(obj, comments=comments) != "trec")
 
 
-def as_dict(obj, load) -> dict:
-    """``{qid: {docno: value}}`` of any run (load=load_run_any) or qrels (load_qrels_any)
-    input: pytrec_eval's drop-in takes dicts, and reads every other kind through here."""
-    if isinstance(obj, dict):
-        return obj
-    columns = load(obj)
-    values = columns.score if isinstance(columns, Run) else columns.grade
-    out: dict = {}
-    for qid, docno, value in zip(columns.qid.to_pylist(), columns.docno.to_pylist(),
-                                 values.tolist()):
-        out.setdefault(qid, {})[docno] = value
-    return out
+def ranx_table(store, value: str) -> pa.Table:
+    """The ``{qid: {docno: value}}`` of a ranx Run or Qrels (numba typed dicts) as columns:
+    each topic's keys and values taken in one call each, the topic column repeated by numpy
+    (no Python dict, no statement per row)."""
+    topics, docnos, values, sizes = [], [], [], []
+    for qid in store.keys():
+        docs = store[qid]
+        keys = list(docs.keys())
+        topics.append(qid)
+        docnos.extend(keys)
+        values.extend(docs.values())
+        sizes.append(len(keys))
+    qid = np.repeat(np.array(topics, dtype=object), sizes)
+    return pa.table({"query_id": pa.array(qid, pa.string()),
+                     "doc_id": pa.array(docnos, pa.string()), value: pa.array(values)})
 
 
 def is_table_like(obj) -> bool:
     """A DataFrame, an Arrow table, a ranx Run/Qrels, a list of namedtuples or an iterator:
-    the inputs other than dicts and paths that :func:`as_dict` reads."""
+    the inputs other than dicts and paths that become columns here."""
     if is_frame(obj) or is_arrow_table(obj) or _ranx(obj, "run") or _ranx(obj, "qrels"):
         return True
     if isinstance(obj, (list, tuple)):

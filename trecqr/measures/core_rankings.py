@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from ..formats import Qrels, Run, read_run, run_from_dict
+from ..formats.arrays import grouped_dicts
 from ..scorer.idspace import warn_id_space
 from ..scorer.rankings import Rankings, build_rankings
 from ..scorer.ragged import IDX, padded_ranges
@@ -111,28 +112,25 @@ def rank(plan, qrels, run) -> Ranked:
             return small
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
-    if plan.keyed:
-        rk = _in_dict_order(rk, qrels, [t for t in run if t in qrels.index])
+    if plan.keyed:  # the dict's topics, or the columns' in first-seen order
+        topics = run if isinstance(run, dict) else _first_seen(r)
+        rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
     elif plan.irm:
-        codes = getattr(r, "codes", None)  # the scanner's: topics in first-seen order
-        run_topics = codes.topics if codes is not None else pc.unique(r.qid).to_pylist()
+        run_topics = _first_seen(r)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
 
 
+def _first_seen(run: Run) -> list:
+    """The run's topics in first-seen order (the scanner's codes have them)."""
+    codes = getattr(run, "codes", None)
+    return codes.topics if codes is not None else pc.unique(run.qid).to_pylist()
+
+
 SMALL_ROWS = 4096  # columns up to this many rows go through the C pass as dicts
-
-
-def _as_dict(qid, docno, values) -> dict | None:
-    """{qid: {docno: value}} of small columns; None when a (qid, docno) repeats (the
-    columnar path names the line)."""
-    out: dict = {}
-    for t, d, v in zip(qid.to_pylist(), docno.to_pylist(), values.tolist()):
-        out.setdefault(t, {})[d] = v
-    return out if sum(map(len, out.values())) == len(values) else None
 
 
 def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
@@ -140,7 +138,7 @@ def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
     where numpy's per-call costs would be most of the time; None: the columnar path."""
     if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
         return None
-    qd, rd = _as_dict(q.qid, q.docno, q.grade), _as_dict(run.qid, run.docno, run.score)
+    qd, rd = grouped_dicts(q.qid, q.docno, q.grade), grouped_dicts(run.qid, run.docno, run.score)
     if qd is None or rd is None:
         return None
     try:

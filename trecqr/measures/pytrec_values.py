@@ -26,9 +26,11 @@ from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..formats import Qrels, Run
-from ..scorer.rankings import levels_fit
+from ..formats.arrays import as_numpy, grouped_dicts
+from ..scorer.rankings import judgment_keys, levels_fit
 from .selection import select
 from .table import NICKNAMES
 
@@ -161,24 +163,55 @@ class DictQrels:
             grades.extend(values)
             topic_sizes.append(len(keys))
         # the C ranker reads plain dicts (a dict subclass, e.g. defaultdict, is copied)
-        self.dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
-        self.topics = qids
-        self.index = {q: i for i, q in enumerate(qids)}
-        self.grade = np.array(grades, dtype=np.int64)
+        self._dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
         sizes = np.array(topic_sizes, dtype=np.int64)
-        topic_of = np.repeat(np.arange(len(qids)), sizes)
-        judged = self.grade >= 0
-        self.levels = np.unique(self.grade[judged])
-        lev = np.searchsorted(self.levels, self.grade[judged])
-        self.level_counts = np.bincount(
-            topic_of[judged] * len(self.levels) + lev,
-            minlength=len(qids) * len(self.levels)).reshape(len(qids), len(self.levels))
-        self.wide = not levels_fit(self.grade)
-        self.num_rel_all = int(np.count_nonzero(self.grade > 0))
+        self._count(qids, np.repeat(np.arange(len(qids)), sizes),
+                    np.array(grades, dtype=np.int64))
         self._docnos = docnos
         self._sizes = sizes
         self.source = "<qrels dict>"
         self._columns = None
+
+    @classmethod
+    def from_columns(cls, qrels: Qrels) -> DictQrels:
+        """The judgments of columns (a DataFrame's, an Arrow table's...), topics in
+        first-seen order, counted by numpy: no dict is made unless a run dict is ranked
+        against them (:attr:`dicts`)."""
+        self = cls.__new__(cls)
+        encoded = _encoded(qrels.qid)
+        self._count(encoded.dictionary.to_pylist(), as_numpy(encoded.indices).astype(np.int64),
+                    np.asarray(qrels.grade, dtype=np.int64))
+        self._dicts = None
+        self.source = qrels.source
+        self._columns = qrels
+        return self
+
+    def _count(self, qids: list, topic_of: np.ndarray, grade: np.ndarray) -> None:
+        """What rankings need per topic: grade counts per level, judged totals."""
+        self.topics = qids
+        self.index = {q: i for i, q in enumerate(qids)}
+        self.grade = grade
+        judged = grade >= 0
+        self.levels = np.unique(grade[judged])
+        lev = np.searchsorted(self.levels, grade[judged])
+        self.level_counts = np.bincount(
+            topic_of[judged] * len(self.levels) + lev,
+            minlength=len(qids) * len(self.levels)).reshape(len(qids), len(self.levels))
+        self.wide = not levels_fit(grade)
+        self.num_rel_all = int(np.count_nonzero(grade > 0))
+
+    @property
+    def dicts(self) -> dict:
+        """``{qid: {docno: grade}}``, what the C ranker reads (of columns: made on first use,
+        one ``dict(zip(...))`` a topic)."""
+        if self._dicts is None:
+            q = self._columns
+            self._dicts = grouped_dicts(q.qid, q.docno, q.grade)
+            if self._dicts is None:  # a (topic, docno) repeats: named as the columns name it
+                topics = as_numpy(_indices(q.qid))
+                docs = as_numpy(_indices(q.docno))
+                judgment_keys(q, topics, docs, int(docs.max()) + 1)
+        return self._dicts
 
     def columns(self) -> Qrels:
         """The same judgments as trecqr columns (for the columnar path)."""
@@ -188,6 +221,15 @@ class DictQrels:
             self._columns = Qrels(qid, pa.array(self._docnos, pa.string()), self.grade,
                                   "<qrels dict>")
         return self._columns
+
+
+def _encoded(col) -> pa.DictionaryArray:
+    encoded = pc.dictionary_encode(col)
+    return encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+
+
+def _indices(col) -> pa.Array:
+    return _encoded(col).indices
 
 
 def dict_run_columns(scores: dict) -> Run:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import warnings
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
 
@@ -28,31 +27,55 @@ class IdSpaceWarning(UserWarning):
     """The run's document ids and the qrels' seem to come from different numberings."""
 
 
+SMALL = 1024  # rows: up to this size Python sets beat Arrow's per-call costs (10 us a call)
+
+
 def id_space_problem(qrels, run) -> str | None:
     """The warning text for QRELS and RUN (parsed, with ``qid``/``docno`` columns), or None."""
     if len(run) == 0 or len(qrels) == 0:
         return None
+    found = _small_counts(qrels, run) if len(run) <= SMALL and len(qrels) <= SMALL else \
+        _counts(qrels, run)
+    if found is None:
+        return None  # nothing shared: trec_eval refuses these, ir_measures warns on its own
+    judged, n, shared, qdocs, sample_run, sample_qrels = found
+    if judged and not (judged < 0.01 * n and qdocs >= 0.1 * n):
+        return None
+    return (f"{run.source} and {qrels.source} seem to use different document id spaces: "
+            f"{judged} of {n} retrieved documents of the {shared} topics they share are "
+            f"judged; run ids look like {sample_run!r}, qrels ids like {sample_qrels!r}")
+
+
+def _counts(qrels, run):
+    """(judged, retrieved, shared topics, judgments, a run id, a qrels id) of the shared
+    topics, by Arrow; None when no topic is shared."""
     run_topics = pc.unique(run.qid)
     shared = pc.filter(run_topics, pc.is_in(run_topics, value_set=pc.unique(qrels.qid)))
     if len(shared) == 0:
-        return None  # nothing shared: trec_eval refuses these, ir_measures warns on its own
+        return None
     rdoc = run.docno if len(shared) == len(run_topics) else \
         pc.filter(run.docno, pc.is_in(run.qid, value_set=shared))
     qmask = pc.is_in(qrels.qid, value_set=shared)
     qdoc = pc.filter(qrels.docno, qmask)
     judged = int(pc.sum(pc.is_in(rdoc, value_set=pc.unique(qdoc))).as_py() or 0)
-    n = len(rdoc)
-    if judged and not (judged < 0.01 * n and len(qdoc) >= 0.1 * n):
+    return judged, len(rdoc), len(shared), len(qdoc), _first(rdoc), _first(qdoc)
+
+
+def _small_counts(qrels, run):
+    """:func:`_counts` of small columns, by Python sets."""
+    rq, qq = run.qid.to_pylist(), qrels.qid.to_pylist()
+    shared = set(rq) & set(qq)
+    if not shared:
         return None
-    sample_run = _first(rdoc)
-    sample_qrels = _first(qdoc)
-    return (f"{run.source} and {qrels.source} seem to use different document id spaces: "
-            f"{judged} of {n} retrieved documents of the {len(shared)} topics they share are "
-            f"judged; run ids look like {sample_run!r}, qrels ids like {sample_qrels!r}")
+    rdoc = [d for t, d in zip(rq, run.docno.to_pylist()) if t in shared]
+    qdoc = [d for t, d in zip(qq, qrels.docno.to_pylist()) if t in shared]
+    judged_docs = set(qdoc)
+    judged = sum(d in judged_docs for d in rdoc)
+    return judged, len(rdoc), len(shared), len(qdoc), _first(rdoc), _first(qdoc)
 
 
-def _first(col: pa.Array) -> str:
-    return str(col[0].as_py()) if len(col) else ""
+def _first(col) -> str:
+    return str(col[0] if isinstance(col, list) else col[0].as_py()) if len(col) else ""
 
 
 def warn_id_space(qrels, run) -> None:
