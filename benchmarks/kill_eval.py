@@ -54,8 +54,10 @@ def one_try(qrels, run, folder: Path, ref: bytes, delay: float, signum: int,
     folder.mkdir(parents=True)
     if existing:
         (folder / "out.txt").write_bytes(OLD)
+    # SIGHUP at its default in the child: under nohup trecqr would keep it ignored, as asked
     proc = subprocess.Popen(CMD + eval_args(qrels, run), cwd=folder, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     time.sleep(delay)
     sent = proc.poll() is None
     if sent:

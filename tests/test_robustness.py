@@ -518,6 +518,14 @@ def _ignores(pid: int, signum: int) -> bool:
     return bool(mask >> (signum - 1) & 1)
 
 
+def _hangup_default() -> None:
+    """In the child before trecqr starts: SIGHUP back to its default. A suite run under nohup
+    (or any parent that ignores SIGHUP) passes the ignored SIGHUP on, and trecqr keeps an
+    ignored SIGHUP ignored, as nohup asks (trecqr.cli.lifecycle): the SIGHUP cases then
+    test nothing but nohup."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def _interrupt_workers(args, signum, to_group: bool, hold_dir: Path, workers: int = 2) -> None:
     """Start trecqr with args, its worker processes held at hold point "worker-started"
     (trecqr.holdpoints), and send signum once all `workers` are held there (to the process
@@ -532,7 +540,8 @@ def _interrupt_workers(args, signum, to_group: bool, hold_dir: Path, workers: in
                               variable("pool-started"): str(parent_dir)})
     env.pop("TRECQR_DEBUG", None)
     proc = subprocess.Popen(CMD + [str(a) for a in args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True, env=env)
+                            stderr=subprocess.PIPE, start_new_session=True, env=env,
+                            preexec_fn=_hangup_default)
     try:
         pids = held.wait(workers, alive=lambda: proc.poll() is None)
         assert all(pid in _group(proc.pid) for pid in pids)
