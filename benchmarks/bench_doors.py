@@ -15,13 +15,15 @@ a call faster than 20 ms is repeated in a loop and the loop's mean is one sample
 * ``ir_measures.calc_aggregate`` on the dicts; ``ranx.evaluate`` on ``Qrels``/``Run`` built
   from the dicts (warmed up: numba compiled before the clock starts; building them is timed);
 * ``trecqr.evaluate`` on the dicts, on pandas DataFrames (ir_measures' columns), on TREC files;
+* ``ir_measures.calc_aggregate`` on the same DataFrames, and ``ranx.evaluate`` on
+  ``Qrels.from_df``/``Run.from_df`` of them: the peers of ``trecqr.evaluate`` on DataFrames;
 * ``ir_measures.calc_aggregate`` on the same TREC files (``read_trec_qrels``/``read_trec_run``),
   the fair peer of ``trecqr.evaluate`` on files.
 
 The values of every tool are checked against pytrec_eval's means (to 1e-9; ranx rounds
 nothing but sums in another order); the table prints ms and each door's ratio to its target
-(RelevanceEvaluator: pytrec_eval; trecqr.evaluate: the faster of ir_measures and ranx; on
-files, also ir_measures on the files).
+(RelevanceEvaluator: pytrec_eval; trecqr.evaluate: the faster of ir_measures and ranx on the
+same input, and, stricter, on dicts).
 """
 
 from __future__ import annotations
@@ -144,7 +146,19 @@ def measure(size: str, args) -> dict:
         "ranx": with_ranx,
         "trecqr.evaluate dicts": lambda: trecqr.evaluate(qrels, run, IRM),
         "trecqr.evaluate DataFrame": lambda: trecqr.evaluate(qf, rf, IRM),
+        "ir_measures DataFrame": lambda: ir_measures.calc_aggregate(irm, qf, rf),
+        "ranx DataFrame": lambda: ranx_frames(qf, rf),
     }
+    def ranx_frames(qf, rf):
+        return ranx.evaluate(
+            ranx.Qrels.from_df(qf, q_id_col="query_id", doc_id_col="doc_id",
+                               score_col="relevance"),
+            ranx.Run.from_df(rf, q_id_col="query_id", doc_id_col="doc_id", score_col="score"),
+            RANX)
+    agg = ir_measures.calc_aggregate(irm, qf, rf)
+    vals["ir_measures DataFrame"] = [agg[m] for m in irm]
+    got = ranx_frames(qf, rf)
+    vals["ranx DataFrame"] = [got[m] for m in RANX]
     vals["trecqr.evaluate dicts"] = list(trecqr.evaluate(qrels, run, IRM).aggregate().values())
     vals["trecqr.evaluate DataFrame"] = list(trecqr.evaluate(qf, rf, IRM).aggregate().values())
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,26 +183,31 @@ def measure(size: str, args) -> dict:
 
 COLUMNS = ["pytrec_eval", "pytrec_eval reused", "trecqr RelevanceEvaluator",
            "trecqr RelevanceEvaluator reused", "ir_measures", "ranx",
-           "trecqr.evaluate dicts", "trecqr.evaluate DataFrame", "trecqr.evaluate files",
-           "ir_measures files"]
+           "trecqr.evaluate dicts", "trecqr.evaluate DataFrame", "ir_measures DataFrame",
+           "ranx DataFrame", "trecqr.evaluate files", "ir_measures files"]
 HEAD = ["pytrec_eval", "pytrec_eval reused", "trecqr RE", "trecqr RE reused", "ir_measures",
-        "ranx", "evaluate dicts", "evaluate DataFrame", "evaluate files", "ir_measures files"]
+        "ranx", "evaluate dicts", "evaluate DataFrame", "ir_measures DataFrame",
+        "ranx DataFrame", "evaluate files", "ir_measures files"]
 
 
 def table(results: dict) -> str:
     lines = ["| topics x docs | " + " | ".join(HEAD) + " | RE / pytrec_eval | RE reused / "
-             "reused | evaluate dicts / best of ir_measures, ranx | DataFrame / best | "
-             "files / best | files / ir_measures files |",
-             "| --- |" + " ---: |" * (len(HEAD) + 6)]
+             "reused | evaluate dicts / best of ir_measures, ranx | DataFrame / best on "
+             "DataFrames | DataFrame / best on dicts | files / ir_measures files | "
+             "files / best on dicts |",
+             "| --- |" + " ---: |" * (len(HEAD) + 7)]
     for size, t in results.items():
         other = min(t["ir_measures"], t["ranx"])
         cells = [f"{t[c]:.3f}" if t[c] < 1 else f"{t[c]:.2f}" if t[c] < 100 else f"{t[c]:.0f}"
                  for c in COLUMNS]
         ratios = [t["trecqr RelevanceEvaluator"] / t["pytrec_eval"],
                   t["trecqr RelevanceEvaluator reused"] / t["pytrec_eval reused"],
-                  t["trecqr.evaluate dicts"] / other, t["trecqr.evaluate DataFrame"] / other,
-                  t["trecqr.evaluate files"] / other,
-                  t["trecqr.evaluate files"] / t["ir_measures files"]]
+                  t["trecqr.evaluate dicts"] / other,
+                  t["trecqr.evaluate DataFrame"] / min(t["ir_measures DataFrame"],
+                                                       t["ranx DataFrame"]),
+                  t["trecqr.evaluate DataFrame"] / other,
+                  t["trecqr.evaluate files"] / t["ir_measures files"],
+                  t["trecqr.evaluate files"] / other]
         lines.append(f"| {size.replace('x', ' x ')} | " + " | ".join(cells) + " | "
                      + " | ".join(f"{r:.2f}x" for r in ratios) + " |")
     return "\n".join(lines)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from conftest import ROOT, data_path, run_cli
 
@@ -125,3 +127,35 @@ def test_sparse_gold_qrels_are_not_held_to_the_one_percent_rule(tmp_path):
                       "".join(f"t{i} 0 p{i}-{j} 0\n" for i in range(10) for j in range(20)))
     text = id_space_problem(load_qrels(pooled), load_run(run))
     assert text is not None and ": 5 of 1000 retrieved documents of the 10 topics" in text
+
+
+@pytest.mark.parametrize("topics", [["106_1"], ["106_1", "106_2", "107_1"]])
+@pytest.mark.parametrize("renumber", [False, True])
+def test_small_inputs_counted_on_dicts_as_on_columns(renumbered, topics, renumber):
+    """Inputs of up to 4,096 rows are scored as dicts, and the check counts on them
+    (dict_id_space_problem): the same text as the columns' count, on slices of the real
+    CAsT 2021 run and qrels, renumbered or not."""
+    from trecqr.formats import Qrels, Run
+    from trecqr.formats.arrays import grouped_dicts
+    from trecqr.scorer.idspace import dict_id_space_problem
+
+    qrels = load_qrels(data_path("cast2021", "qrels-docs.2021.qrel"))
+    run = load_run(renumbered if renumber else
+                   data_path("cast2021", "docrun_org_manual_bm25.run"))
+    keep_q = np.isin(np.array(qrels.qid.to_pylist()), topics)
+    keep_r = np.isin(np.array(run.qid.to_pylist()), topics + ["999"])
+    q = Qrels(pa.array(np.array(qrels.qid.to_pylist())[keep_q]),
+              pa.array(np.array(qrels.docno.to_pylist())[keep_q]), qrels.grade[keep_q], "q")
+    r = Run(pa.array(np.array(run.qid.to_pylist())[keep_r]),
+            pa.array(np.array(run.docno.to_pylist())[keep_r]), run.score[keep_r], "r", "r")
+    assert 0 < len(r) <= 4096
+    expected = id_space_problem(q, r)
+    assert (expected is not None) == renumber
+    qd = grouped_dicts(q.qid, q.docno, q.grade)
+    rd = grouped_dicts(r.qid, r.docno, r.score)
+    assert dict_id_space_problem(qd, rd, "q", "r") == expected
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        trecqr.evaluate(q, r, ["nDCG@3"])
+    assert [str(w.message) for w in seen if w.category is IdSpaceWarning] == \
+        ([expected] if renumber else [])

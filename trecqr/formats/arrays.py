@@ -7,6 +7,8 @@ zero-copy for one chunk without nulls, one concatenation for several chunks.
 
 from __future__ import annotations
 
+from itertools import groupby
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,20 +54,36 @@ def arrow_indices(values: np.ndarray) -> pa.Array:
 def grouped_dicts(qid, docno, values) -> dict | None:
     """{qid: {docno: value}} of small columns, topics in first-seen order and each topic's
     documents in row order; None when a (qid, docno) repeats (the columnar path names the
-    line). Rows are grouped by topic with numpy, and each topic's dict made by one
-    ``dict(zip(...))``: no Python statement per row."""
+    line). qid: an Arrow array or a list. Each topic's dict is made by one ``dict(zip(...))``
+    over its consecutive rows (``itertools.groupby``): a statement per topic, none per row;
+    rows of interleaved topics are first grouped by numpy."""
     if len(values) == 0:
         return {}
+    qids = qid if isinstance(qid, list) else qid.to_pylist()
+    docnos, vals = docno.to_pylist(), values.tolist()
+    out: dict = {}
+    start = 0
+    for topic, rows in groupby(qids):
+        stop = start + len(list(rows))
+        if topic in out:  # a topic's rows are not consecutive
+            return _interleaved(qid, docnos, values)
+        out[topic] = dict(zip(docnos[start:stop], vals[start:stop]))
+        start = stop
+    return out if sum(map(len, out.values())) == len(vals) else None
+
+
+def _interleaved(qid, docnos: list, values) -> dict | None:
+    """:func:`grouped_dicts` of rows whose topics interleave: grouped by a stable sort of
+    the topics' first-seen codes."""
+    qid = pa.array(qid, pa.string()) if isinstance(qid, list) else qid
     encoded = pc.dictionary_encode(qid)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     codes = as_numpy(encoded.indices)
-    docnos, vals = docno.to_pylist(), values.tolist()
-    if len(codes) > 1 and (np.diff(codes) < 0).any():  # interleaved topics: group them
-        order = np.argsort(codes, kind="stable")
-        codes = codes[order]
-        docnos = np.array(docnos, dtype=object)[order].tolist()
-        vals = np.asarray(values)[order].tolist()
+    order = np.argsort(codes, kind="stable")
+    codes = codes[order]
+    docnos = np.array(docnos, dtype=object)[order].tolist()
+    vals = np.asarray(values)[order].tolist()
     bounds = np.flatnonzero(np.diff(codes)) + 1
     starts = [0, *bounds.tolist()]
     stops = [*bounds.tolist(), len(codes)]

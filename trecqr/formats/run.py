@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +36,9 @@ def scanner():
     return _scanner
 
 RUN_FIELDS = "qid Q0 docno rank score runid"
+# bytes: a run file under this size is scanned with its docnos in one pass (the scorer
+# ranks small inputs as dicts, which need them), not in topic blocks
+SMALL_FILE = 1 << 16
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
@@ -53,6 +57,10 @@ class Run(LineLocator):
 
     def __len__(self) -> int:
         return len(self.score)
+
+    def qid_list(self) -> list:
+        """The qid of every line, as Python strings (the small-input path's dicts)."""
+        return self.qid.to_pylist()
 
 
 @dataclass
@@ -103,6 +111,12 @@ class ScannedRun(Run):
                                 arrow_indices(self.codes.line_codes(len(self))))
         return self._qid
 
+    def qid_list(self) -> list:
+        if self._qid is not None:
+            return self._qid.to_pylist()
+        topics = np.array(self.codes.topics, dtype=object)
+        return topics[self.codes.line_codes(len(self))].tolist()
+
     @qid.setter
     def qid(self, value):
         self._qid = value
@@ -145,12 +159,18 @@ def scan_file(path, comments: bool, judged=None, float32: bool | None = None,
     if _scanner is None or hasattr(path, "read") or str(path) == "-":
         return None
     name = os.fspath(path)
-    if not os.path.isfile(name):  # a FIFO or device: the scanner may read it twice
+    try:
+        info = os.stat(name)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or device: the scanner may read it twice
         return None
     judged_list = None if judged is None else judged.to_pylist()
     where = span or (0, -1)
+    # a small file is scanned once, with its docnos: the scorer takes it as dicts
+    whole = float32 is None or (span is None and info.st_size < SMALL_FILE)
     try:
-        res = "full" if float32 is None else \
+        res = "full" if whole else \
             _scanner.scan_run(name, comments, judged_list, False, float32, *where)
         if res == "full":
             res = _scanner.scan_run(name, comments, judged_list, True, True, *where)

@@ -27,7 +27,7 @@ from ..scorer.stream import Fallback, score_stream, wants_stream
 from .core_rankings import Ranked, dict_values, qrels_topics, rank, variant
 from .irm_rankings import judged_at_cutoff, ranking, rr_at_cutoff
 from .names import IrMeasuresColumn, aggregate
-from .pytrec_values import CUTOFF_MEASURES, ZERO_VALUED, TopicValues
+from .pytrec_values import TopicValues, value_keys
 
 
 @dataclass
@@ -97,18 +97,11 @@ def c_values(selection, ranked: Ranked, prefix: str = "") -> list:
 
 
 def key_values(per_measure) -> dict:
-    """Per-topic values under pytrec_eval's keys: one per value of a cutoff measure (``P_5``),
-    the measure's name otherwise (its first value)."""
-    values = {}
-    for measure, params, vals in per_measure:
-        name = measure.name
-        if name in CUTOFF_MEASURES:
-            for j, key in enumerate(measure.value_names(params)):
-                values[key] = np.asarray(vals[:, j], dtype=np.float64)
-        elif name not in values:
-            values[name] = np.zeros(len(vals)) if name in ZERO_VALUED else \
-                np.asarray(vals[:, 0], dtype=np.float64)
-    return values
+    """Per-topic values under pytrec_eval's keys (:func:`.pytrec_values.value_keys`)."""
+    keys = value_keys([(m, p) for m, p, _ in per_measure])
+    return {key: np.zeros(len(per_measure[i][2])) if j is None else
+            np.asarray(per_measure[i][2][:, j], dtype=np.float64)
+            for key, (i, j) in keys.items()}
 
 
 def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
@@ -122,13 +115,16 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
     topics = ranked.run_order  # the evaluated topics, in the run's order
     where = {q: i for i, q in enumerate(rk.qids)}
     perm = np.array([where[q] for q in topics], dtype=np.int64)  # run order -> rk order
-    all_topics = set(qrels_topics(div if plan.diversity else qrels)) | set(empty_topics)
+    judged = ranked.judged_topics if ranked.judged_topics is not None and not plan.diversity \
+        else qrels_topics(div if plan.diversity else qrels)
+    all_topics = set(judged) | set(empty_topics)
     if not topics:
         warnings.warn(f"no topic in common: none of the {ranked.num_run_topics} topics of "
                       f"the run has judgments among the {len(all_topics)} qrels topics; "
                       "ir_measures names score every qrels topic with their default (0)")
     group_values = []
-    for i, group in enumerate(plan.groups):
+    c_keys = plan.c_irm_keys if ranked.c_values is not None else None
+    for i, group in enumerate(() if c_keys is not None else plan.groups):
         if ranked.c_values is not None:
             per_measure = c_values(group.selection, ranked, f"{i}:")
         else:
@@ -145,9 +141,15 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
 
     missing = sorted(all_topics - set(topics))
     defaults: dict = {q: {} for q in missing}
-    for name in plan.irm:
+    for n, name in enumerate(plan.irm):
         m = name.measure
-        if name.kind == "pytrec":
+        if c_keys is not None:  # the C pass's values, read in run order
+            key = c_keys[n]
+            in_run_order = np.array([ranked.c_values[q][key] for q in topics] if key else
+                                    [0.0] * len(topics), dtype=np.float64)
+            aligned = np.empty(len(rk.qids))
+            aligned[perm] = in_run_order
+        elif name.kind == "pytrec":
             aligned = group_values[name.group][name.match]  # rk order
             in_run_order = aligned[perm]
         else:

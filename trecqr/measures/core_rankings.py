@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..formats import Qrels, Run, read_run, run_from_dict
 from ..formats.arrays import grouped_dicts
-from ..scorer.idspace import warn_id_space
+from ..scorer.idspace import dict_id_space_problem, id_space_problem, warn_id_space
 from ..scorer.rankings import Rankings, build_rankings
 from ..scorer.ragged import IDX, padded_ranges
 from .names import map_gains, mapped_grades
@@ -42,6 +42,7 @@ class Ranked:
     # formats/_dicts.c's values of the plan's c_specs, {qid: {key: value}}: then the
     # rankings hold the topics only (the C pass ranked each topic once, for every value)
     c_values: dict | None = None
+    judged_topics: list | None = None  # the qrels' topics with judgments, when known
 
     def run_columns(self) -> Run:
         if isinstance(self.run, dict):
@@ -103,13 +104,15 @@ def rank(plan, qrels, run) -> Ranked:
     else:
         r = read_run(run, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
-    if not plan.keyed:  # pytrec_eval's drop-in stays silent, as pytrec_eval is
-        warn_id_space(q, r)
     if plan.c_specs is not None and not plan.keyed and rank_run is not None \
             and isinstance(q, Qrels) and not (options.complete and options.v10):
         small = _small_columns(plan, q, r, given)
         if small is not None:
-            return small
+            ranked, problem = small
+            warn_id_space(problem)
+            return ranked
+    if not plan.keyed:  # pytrec_eval's drop-in stays silent, as pytrec_eval is
+        warn_id_space(id_space_problem(q, r))
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
     if plan.keyed:  # the dict's topics, or the columns' in first-seen order
@@ -133,12 +136,13 @@ def _first_seen(run: Run) -> list:
 SMALL_ROWS = 4096  # columns up to this many rows go through the C pass as dicts
 
 
-def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
-    """Small run and qrels columns (a DataFrame's, an Arrow table's) scored in the C pass,
-    where numpy's per-call costs would be most of the time; None: the columnar path."""
+def _small_columns(plan, q: Qrels, run: Run, given) -> tuple | None:
+    """Small run and qrels columns (a DataFrame's, an Arrow table's, a small file's) scored
+    in the C pass, where numpy's per-call costs would be most of the time: (Ranked, the
+    id-space problem of the dicts, or None); None: the columnar path."""
     if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
         return None
-    qd, rd = grouped_dicts(q.qid, q.docno, q.grade), grouped_dicts(run.qid, run.docno, run.score)
+    qd, rd = grouped_dicts(q.qid, q.docno, q.grade), grouped_dicts(run.qid_list(), run.docno, run.score)
     if qd is None or rd is None:
         return None
     try:
@@ -147,7 +151,7 @@ def _small_columns(plan, q: Qrels, run: Run, given) -> Ranked | None:
         return None
     ranked.rankings = replace(ranked.rankings, runid=run.runid)
     ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, given
-    return ranked
+    return ranked, dict_id_space_problem(qd, rd, q.source, run.source)
 
 
 def _dict_rankings(qrels: DictQrels, topics, offsets, rel, options, runid, **coverage):
@@ -175,7 +179,8 @@ def _from_dicts(plan, qrels: DictQrels, run: dict) -> Ranked:
                             np.zeros(0, np.int64), options, "trecqr",
                             qrels_only=sorted(q for q in qrels.topics if q not in listed),
                             run_only=sorted(q for q in with_docs if q not in qrels.index))
-        return Ranked(rk, in_run, "<run dict>", len(with_docs), None, run, qrels, values)
+        return Ranked(rk, in_run, "<run dict>", len(with_docs), None, run, qrels, values,
+                      qrels.topics)
     topics, offsets, rel = rank_run(run, qrels.dicts, options.float32_scores,
                                     options.judged_only, min(options.max_docs, 2 ** 62),
                                     qrels.wide, not plan.keyed)

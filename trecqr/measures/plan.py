@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..scorer.options import Options
 from .irm_native import Native, native
 from .names import aggregator, check_options, not_provided, pytrec_item, split_measures
-from .pytrec_values import COMPAT, c_int, normalize_measures, select_measures
+from .pytrec_values import COMPAT, c_int, normalize_measures, select_measures, value_keys
 from .selection import select
 
 
@@ -68,6 +68,9 @@ class Plan:
     # trec's and the groups' measures as formats/_dicts.c computes them on dicts, when it
     # computes every one: ((key, code, cutoff, level, -J), ...) (_c_specs)
     c_specs: tuple | None = None
+    # when c_specs computes every ir_measures name: per name, the key of its value among the
+    # C pass's ("0:P_5"; None: pytrec_eval leaves it at 0), read with no array per group
+    c_irm_keys: tuple | None = None
 
     @property
     def intent_aware(self) -> bool:
@@ -130,6 +133,20 @@ def _all_c_specs(trec, groups, options: Options) -> tuple | None:
     return specs or None
 
 
+def _c_irm_keys(names, groups) -> tuple | None:
+    """Per ir_measures name, the C pass's key of its value, when every name is one of the
+    pytrec_eval provider's (None otherwise)."""
+    if not names or any(n.kind != "pytrec" for n in names):
+        return None
+    keys = [value_keys(group.selection) for group in groups]
+    out = []
+    for name in names:
+        i, j = keys[name.group][name.match]
+        measure, params = groups[name.group].selection[i]
+        out.append(None if j is None else f"{name.group}:{measure.value_names(params)[j]}")
+    return tuple(out)
+
+
 def make_plan(measures, options: Options | None = None, *, irm_semantics: bool = False,
               diversity: bool | None = False) -> Plan:
     """Read measure names once.
@@ -171,8 +188,9 @@ def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
     options = options or Options()
     trec = tuple(select(trec_args, options.compat)) if trec_args or not irm else ()
     names, groups = _irm_names(irm, options) if irm else ((), ())
-    plan = Plan(options, trec, names, groups, irm_semantics,
-                c_specs=_all_c_specs(trec, groups, options))
+    c_specs = _all_c_specs(trec, groups, options)
+    plan = Plan(options, trec, names, groups, irm_semantics, c_specs=c_specs,
+                c_irm_keys=_c_irm_keys(names, groups) if c_specs else None)
     only_ia = bool(names) and not trec and all(
         n.row is not None and n.row.qrels_kind == "diversity" for n in names)
     if diversity or (diversity is None and only_ia):

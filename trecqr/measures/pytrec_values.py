@@ -48,6 +48,25 @@ ZERO_VALUED = frozenset({"runid", "relstring"})
 RUNID = "my_little_test_run"  # what pytrec_eval names every run
 
 
+SMALL_COUNT = 256  # judgments up to this many are counted by Python (DictQrels._count_small)
+
+
+def value_keys(selection) -> dict:
+    """pytrec_eval's keys of a selection's values ``((Measure, Params), ...)``: ``{key: (i,
+    j)}``, value j of measure i; j None for a measure whose value pytrec_eval leaves at 0
+    (:data:`ZERO_VALUED`). A cutoff measure has one key per value (``P_5``), any other its
+    name (its first value)."""
+    keys: dict = {}
+    for i, (measure, params) in enumerate(selection):
+        name = measure.name
+        if name in CUTOFF_MEASURES:
+            for j, key in enumerate(measure.value_names(params)):
+                keys[key] = (i, j)
+        elif name not in keys:
+            keys[name] = (i, None if name in ZERO_VALUED else 0)
+    return keys
+
+
 # --------------------------------------------------------------------------- measure names
 def expand_nicknames(measures) -> set:
     result = set()
@@ -165,8 +184,11 @@ class DictQrels:
         # the C ranker reads plain dicts (a dict subclass, e.g. defaultdict, is copied)
         self._dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
         sizes = np.array(topic_sizes, dtype=np.int64)
-        self._count(qids, np.repeat(np.arange(len(qids)), sizes),
-                    np.array(grades, dtype=np.int64))
+        if len(grades) <= SMALL_COUNT:
+            self._count_small(qids, grades, topic_sizes)
+        else:
+            self._count(qids, np.repeat(np.arange(len(qids)), sizes),
+                        np.array(grades, dtype=np.int64))
         self._docnos = docnos
         self._sizes = sizes
         self.source = "<qrels dict>"
@@ -199,6 +221,26 @@ class DictQrels:
             minlength=len(qids) * len(self.levels)).reshape(len(qids), len(self.levels))
         self.wide = not levels_fit(grade)
         self.num_rel_all = int(np.count_nonzero(grade > 0))
+
+    def _count_small(self, qids: list, grades: list, sizes: list) -> None:
+        """:meth:`_count` of a few judgments, by Python's ints: numpy's per-call costs would
+        be most of a small call's time. The same arrays."""
+        self.topics = qids
+        self.index = {q: i for i, q in enumerate(qids)}
+        self.grade = np.array(grades, dtype=np.int64)
+        levels = sorted({g for g in grades if g >= 0})
+        column = {g: j for j, g in enumerate(levels)}
+        counts = [0] * (len(qids) * len(levels))
+        row = 0
+        for topic, size in enumerate(sizes):
+            for g in grades[row:row + size]:
+                if g >= 0:
+                    counts[topic * len(levels) + column[g]] += 1
+            row += size
+        self.levels = np.array(levels, dtype=np.int64)
+        self.level_counts = np.array(counts, dtype=np.int64).reshape(len(qids), len(levels))
+        self.wide = not all(-2 ** 31 < g < 2 ** 31 for g in grades)
+        self.num_rel_all = sum(g > 0 for g in grades)
 
     @property
     def dicts(self) -> dict:
