@@ -16,7 +16,8 @@ a call faster than 20 ms is repeated in a loop and the loop's mean is one sample
   from the dicts (warmed up: numba compiled before the clock starts; building them is timed);
 * ``trecqr.evaluate`` on the dicts, on pandas DataFrames (ir_measures' columns), on TREC files;
 * ``ir_measures.calc_aggregate`` on the same DataFrames, and ``ranx.evaluate`` on
-  ``Qrels.from_df``/``Run.from_df`` of them: the peers of ``trecqr.evaluate`` on DataFrames;
+  ``Qrels.from_df``/``Run.from_df`` of them (their id columns as ``object``, which ranx
+  requires; pandas 3 makes ``str`` columns): the peers of ``trecqr.evaluate`` on DataFrames;
 * ``ir_measures.calc_aggregate`` on the same TREC files (``read_trec_qrels``/``read_trec_run``),
   the fair peer of ``trecqr.evaluate`` on files.
 
@@ -147,8 +148,12 @@ def measure(size: str, args) -> dict:
         "trecqr.evaluate dicts": lambda: trecqr.evaluate(qrels, run, IRM),
         "trecqr.evaluate DataFrame": lambda: trecqr.evaluate(qf, rf, IRM),
         "ir_measures DataFrame": lambda: ir_measures.calc_aggregate(irm, qf, rf),
-        "ranx DataFrame": lambda: ranx_frames(qf, rf),
+        "ranx DataFrame": lambda: ranx_frames(qf_obj, rf_obj),
     }
+    # ranx's from_df takes object-dtype id columns only (pandas 3 makes str columns)
+    qf_obj = qf.astype({"query_id": object, "doc_id": object})
+    rf_obj = rf.astype({"query_id": object, "doc_id": object})
+
     def ranx_frames(qf, rf):
         return ranx.evaluate(
             ranx.Qrels.from_df(qf, q_id_col="query_id", doc_id_col="doc_id",
@@ -157,7 +162,7 @@ def measure(size: str, args) -> dict:
             RANX)
     agg = ir_measures.calc_aggregate(irm, qf, rf)
     vals["ir_measures DataFrame"] = [agg[m] for m in irm]
-    got = ranx_frames(qf, rf)
+    got = ranx_frames(qf_obj, rf_obj)
     vals["ranx DataFrame"] = [got[m] for m in RANX]
     vals["trecqr.evaluate dicts"] = list(trecqr.evaluate(qrels, run, IRM).aggregate().values())
     vals["trecqr.evaluate DataFrame"] = list(trecqr.evaluate(qf, rf, IRM).aggregate().values())

@@ -237,7 +237,7 @@ def test_small_columns_take_the_c_pass_with_the_same_values(monkeypatch):
     slow = trecqr.evaluate(small_q, r, names)
     assert passes == [1]
     assert fast.aggregate() == slow.aggregate() and fast.per_query() == slow.per_query()
-    monkeypatch.setattr(core_rankings, "SMALL_ROWS", 4096)
+    monkeypatch.setattr(core_rankings, "SMALL_ROWS", 8192)
     twice = Run(pa.concat_arrays([r.qid, r.qid.slice(0, 1)]),
                 pa.concat_arrays([r.docno, r.docno.slice(0, 1)]),
                 np.append(r.score, 0.0), "myrun", "<small>")

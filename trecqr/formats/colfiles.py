@@ -31,7 +31,7 @@ from ..errors import InputError
 from .qrels import Qrels, parse_grade, warn_truncated
 from .run import Run
 from .tables import qrels_from_table, run_from_table
-from .textio import sample_head, arrow_fields, python_lines, read_source
+from .textio import arrow_fields, python_lines, raw_head, read_source, sample_head
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 
@@ -70,16 +70,17 @@ def file_kind(path, *, comments: bool = True) -> str:
     try:
         if not os.path.isfile(name):
             return "trec"
-        with open(name, "rb") as fh:
-            magic = fh.read(8)
     except (OSError, ValueError):
+        return "trec"
+    magic = raw_head(name)
+    if magic is None:
         return "trec"
     if magic.startswith(b"PAR1"):
         return "parquet"
     if magic.startswith(b"ARROW1") or magic.startswith(b"\xff\xff\xff\xff") \
             or magic.startswith(b"FEA1"):
         return "feather"
-    head, _gz = sample_head(name)
+    head, _gz = sample_head(name, magic)
     if not head:
         return "trec"
     stripped = head.lstrip()

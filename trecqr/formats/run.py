@@ -38,7 +38,7 @@ def scanner():
 RUN_FIELDS = "qid Q0 docno rank score runid"
 # bytes: a run file under this size is scanned with its docnos in one pass (the scorer
 # ranks small inputs as dicts, which need them), not in topic blocks
-SMALL_FILE = 1 << 16
+SMALL_FILE = 1 << 18
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 

@@ -25,6 +25,7 @@ import json
 import lzma
 import os
 import re
+import stat
 import sys
 import zlib
 from functools import lru_cache
@@ -275,13 +276,20 @@ def python_lines(source: Source, *, comments: bool):
 _SAMPLE = 1 << 16
 
 
-def sample_head(name: str) -> tuple[bytes | None, bool]:
-    """The first 64 KiB of a regular file (decompressed if gzip) cut at the last newline, and
-    whether the file is gzip."""
+def raw_head(name: str) -> bytes | None:
+    """The first 64 KiB of a file as stored (None: it cannot be read)."""
     try:
         with open(name, "rb") as fh:
-            head = fh.read(_SAMPLE)
+            return fh.read(_SAMPLE)
     except OSError:
+        return None
+
+
+def sample_head(name: str, raw: bytes | None = None) -> tuple[bytes | None, bool]:
+    """The first 64 KiB of a regular file (decompressed if gzip) cut at the last newline, and
+    whether the file is gzip; raw: its :func:`raw_head`, already read."""
+    head = raw_head(name) if raw is None else raw
+    if head is None:
         return None, False
     gz = head[:2] == b"\x1f\x8b"
     if gz:
@@ -313,10 +321,11 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
         return None
     name = os.fspath(path)
     try:
-        if not os.path.isfile(name) or os.path.getsize(name) == 0:
-            return None
+        info = os.stat(name)
         name.encode("utf-8")  # Arrow takes UTF-8 paths; a name that is not: the Python path
     except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
         return None
     sample, gz = sample_head(name)
     if not sample or not sample.strip():
@@ -336,12 +345,12 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
         return None
     names = [f"f{i}" for i in range(nfields)]
     wanted = {f"f{i}": t for i, t in columns.items()}
-    if not gz and os.path.getsize(name) < WHOLE_SAMPLE:  # the sample is the whole file
+    if not gz and info.st_size < WHOLE_SAMPLE:  # the sample is the whole file
         return _whole_sample(lines, delim.decode(), nfields, wanted)
     source = pa.CompressedInputStream(pa.OSFile(name), "gzip") if gz else name
     # a file of one block is parsed by one thread anyway: Arrow's pool only adds hand-offs,
     # which cost milliseconds when other threads (numba's, a DataLoader's) hold the cores
-    threads = gz or os.path.getsize(name) > 1 << 20
+    threads = gz or info.st_size > 1 << 20
     try:
         table = pacsv.read_csv(
             source,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import re
+from itertools import chain
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -193,6 +194,25 @@ class DictQrels:
         self._sizes = sizes
         self.source = "<qrels dict>"
         self._columns = None
+
+    @classmethod
+    def from_grouped(cls, grouped: dict, qrels: Qrels) -> DictQrels:
+        """The judgments of small columns, already grouped ``{qid: {docno: grade}}``
+        (:func:`~trecqr.formats.arrays.grouped_dicts` of ``qrels``): their types are the
+        columns', so nothing is checked again."""
+        self = cls.__new__(cls)
+        qids = list(grouped)
+        sizes = [len(docs) for docs in grouped.values()]
+        grades = list(chain.from_iterable(docs.values() for docs in grouped.values()))
+        if len(grades) <= SMALL_COUNT:
+            self._count_small(qids, grades, sizes)
+        else:
+            self._count(qids, np.repeat(np.arange(len(qids)), sizes),
+                        np.array(grades, dtype=np.int64))
+        self._dicts = grouped
+        self.source = qrels.source
+        self._columns = qrels
+        return self
 
     @classmethod
     def from_columns(cls, qrels: Qrels) -> DictQrels:
