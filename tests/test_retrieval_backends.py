@@ -291,3 +291,32 @@ def test_collections_with_bom_and_crlf(tmp_path, backend):
         query = "apple recipe" if coll == jl else "cherry tarts"
         run = backends.search(idx, {"q": query}, 1, show_progress=False)
         assert run.docno.to_pylist() == want
+
+
+def test_search_says_which_candidate_it_takes(tmp_path, demo_index):
+    """A rewrites file with several candidates per turn (here GPT's, then the human rewrite,
+    as a list): search says so on stderr and searches candidate 1, the GPT topics' run."""
+    import json
+
+    gpt = dict(line.split("\t", 1) for line in
+               (DEMO / "topics-gpt.tsv").read_text(encoding="utf-8").splitlines())
+    human = dict(line.split("\t", 1) for line in
+                 (DEMO / "topics-human.tsv").read_text(encoding="utf-8").splitlines())
+    rw = tmp_path / "two.jsonl"
+    rw.write_text("".join(json.dumps({"id": q, "rewrite": [t, human[q]]}) + "\n"
+                          for q, t in gpt.items()), encoding="utf-8")
+    res = run_cli(["search", demo_index, "-o", tmp_path / "rw.run", "--dataset", "qrecc",
+                   "--dataset-file", data_path(*QRECC), "--rewrites", rw, "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    same = sum(gpt[q] == human[q] for q in gpt)
+    note = [ln for ln in res.stderr.splitlines() if "candidate 1 searched" in ln]
+    assert note == [f"trecqr: {rw}: {len(gpt)} turns x 2 candidates (rewrite); {2 * len(gpt)} "
+                    "candidates, "
+                    f"{2 * len(gpt) - same} distinct within their turn "
+                    f"({(2 * len(gpt) - same) / len(gpt):.2f} per turn); {same} turns with all "
+                    f"candidates identical, {len(gpt) - same} with several distinct (distinct "
+                    f"per turn: {same} with 1, {len(gpt) - same} with 2); candidate 1 searched "
+                    "for every turn (trecqr cqr --candidates each, fuse, mean, sc or oracle uses "
+                    "the others)"]
+    got = trecqr.evaluate(DEMO / "qrels.txt", tmp_path / "rw.run", ["ndcg_cut.3"]).aggregate()
+    assert round(got["ndcg_cut_3"], 4) == 0.7572

@@ -199,3 +199,13 @@ def first_note(stats: CandidateStats) -> str:
     return (f"--candidates first: candidate 1 of {stats.n} taken for every turn "
             "(each, fuse, mean, sc or oracle use the others)")
 
+
+def one_rewrite_note(path, **read) -> str | None:
+    """What a command that searches one rewrite per turn (``search --rewrites``) says of a
+    file with several candidates per turn, instead of taking the first silently; None when
+    each turn has one."""
+    stats = _stats(parse_rewrites(path, **read))
+    if stats.n <= 1:
+        return None
+    return (f"{stats.summary()}; candidate 1 searched for every turn (trecqr cqr "
+            "--candidates each, fuse, mean, sc or oracle uses the others)")

@@ -11,6 +11,7 @@ import tempfile
 import click
 
 from .. import reporting
+from ..adapters.candidates import one_rewrite_note
 from ..adapters.dataset_topics import dataset_topics, DATASETS
 from ..adapters.presets import preset as get_preset, protocol as get_protocol
 from ..adapters.query_settings import cut_query_words
@@ -160,6 +161,9 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
                 raise UsageError("--dataset needs --dataset-file")
             queries = dataset_topics(dataset, dataset_file, query_field, rewrites=rewrites,
                                      missing=missing)
+            note = None if rewrites is None else one_rewrite_note(rewrites)
+            if note is not None:
+                click.echo(f"trecqr: {note}", err=True)
         else:
             if query_field is not None or rewrites is not None or dataset_file is not None:
                 raise UsageError("--query-field/--rewrites/--dataset-file go with --dataset")
