@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "Qrels": ".qrels", "qrels_from_dict": ".qrels", "qrels_from_frame": ".qrels",
+    "Qrels": ".qrels", "qrels_from_dict": ".qrels", "qrels_from_frame": ".tables",
     "read_qrels": ".qrels", "write_qrels": ".qrels",
-    "Run": ".run", "read_run": ".run", "run_from_dict": ".run", "run_from_frame": ".run",
+    "Run": ".run", "read_run": ".run", "run_from_dict": ".run", "run_from_frame": ".tables",
     "write_run": ".run",
 }
 

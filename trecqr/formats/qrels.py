@@ -152,36 +152,6 @@ def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
     return Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), grade_array, source)
 
 
-def qrels_from_frame(frame, source: str = "<qrels DataFrame>") -> Qrels:
-    """A pandas DataFrame with ir_measures' columns ``query_id, doc_id, relevance``.
-
-    Other columns (ir_measures' ``iteration``) are ignored; float grades are truncated with a
-    warning, as for text qrels.
-    """
-    missing = {"query_id", "doc_id", "relevance"} - set(frame.columns)
-    if missing:
-        raise InputError(source, None, f"missing columns: {', '.join(sorted(missing))}")
-    rel = np.asarray(frame["relevance"])
-    if rel.dtype.kind == "O":  # pandas nullable or mixed columns
-        try:
-            rel = rel.astype(np.float64)
-        except (TypeError, ValueError):
-            raise InputError(source, None, "relevance column must hold integers") from None
-    if rel.dtype.kind == "f" and np.isfinite(rel).all():
-        cut = np.trunc(rel)
-        fractional = np.flatnonzero(cut != rel)
-        if len(fractional):
-            i = int(fractional[0])
-            warn_truncated(f"{source}: row {i}", None, repr(float(rel[i])), int(cut[i]),
-                           len(fractional))
-        rel = cut
-    elif rel.dtype.kind not in "iu":
-        raise InputError(source, None, "relevance column must hold integers")
-    return Qrels(pa.array(frame["query_id"].astype(str), pa.string()),
-                 pa.array(frame["doc_id"].astype(str), pa.string()),
-                 rel.astype(np.int64), source)
-
-
 def write_qrels(qrels: Qrels, path) -> None:
     """Write qrels as ``qid 0 docno grade`` lines, atomically."""
     n = len(qrels)

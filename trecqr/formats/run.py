@@ -283,22 +283,6 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
     return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), arr, runid, source)
 
 
-def run_from_frame(frame, source: str = "<run DataFrame>", runid: str = "trecqr") -> Run:
-    """A pandas DataFrame with ir_measures' columns ``query_id, doc_id, score``."""
-    missing = {"query_id", "doc_id", "score"} - set(frame.columns)
-    if missing:
-        raise InputError(source, None, f"missing columns: {', '.join(sorted(missing))}")
-    try:
-        arr = np.asarray(frame["score"], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(source, None, "score column must hold numbers") from None
-    if not np.isfinite(arr).all():
-        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise InputError(source, None, f"row {bad}: score is NaN or infinite")
-    return Run(pa.array(frame["query_id"].astype(str), pa.string()),
-               pa.array(frame["doc_id"].astype(str), pa.string()), arr, runid, source)
-
-
 def write_run(run: Run, path, *, runid: str | None = None) -> None:
     """Write a run in TREC format, ranks 1.. per query in trec_eval order, atomically."""
     order, rank, _ = trec_order(run, float32=False)

@@ -233,6 +233,16 @@ def qrels_from_table(obj, source: str = "<qrels table>") -> Qrels:
                  source)
 
 
+def run_from_frame(frame, source: str = "<run DataFrame>", runid: str = "trecqr") -> Run:
+    """A pandas DataFrame of a run, in either convention: :func:`run_from_table`."""
+    return run_from_table(frame, source, runid)
+
+
+def qrels_from_frame(frame, source: str = "<qrels DataFrame>") -> Qrels:
+    """A pandas DataFrame of qrels, in either convention: :func:`qrels_from_table`."""
+    return qrels_from_table(frame, source)
+
+
 def rows_table(first, rest, source: str) -> pa.Table:
     """Rows of namedtuples (``first`` and the iterator of the others) as an Arrow table."""
     fields = getattr(first, "_fields", None)
