@@ -516,21 +516,22 @@ def test_broken_json_is_reported_at_its_line(tmp_path):
 @pytest.mark.parametrize("text", ["1 0 d1 1\n1 0 d2 0\n\n2 0 d3 2", "1\t0\td1\t1\n1\t0\td2\t-3\n",
                                   "\ufeff1 0 d1 1\n", "1 0 d\u00e9 +1\n2 0 e 007\n",
                                   "\n\n1 0 d1 1\n\n", "1 0 d1 x\n", "1 0 d1 1\n1 0 d2\n",
-                                  "1 0 d1 1.0\n", "#1 0 d 1\n"])
+                                  "1 0 d1 1.0\n", "#1 0 d 1\n", "1 0 d1 1 5\n1 0 d2\n",
+                                  "1 0 d1 -0\n1 0 d2 99999999999999999999\n"])
 def test_small_files_split_from_their_sample_as_the_csv_reader_reads_them(tmp_path, text,
                                                                           monkeypatch):
     """A qrels file under 64 KiB is split from its sample by Arrow's string kernels: the
     same table as Arrow's CSV reader gives (or, where that fails, the same fallback)."""
-    from trecqr.formats import textio
+    from trecqr.formats import fastread
 
     path = tmp_path / "qrels"
     path.write_text(text, encoding="utf-8")
-    columns = {0: textio.pa.string(), 2: textio.pa.string(), 3: textio.pa.int64()}
-    got = {c: textio.fast_table(path, columns, min_fields=4, exact=True, comments=c)
+    columns = {0: fastread.pa.string(), 2: fastread.pa.string(), 3: fastread.pa.int64()}
+    got = {c: fastread.fast_table(path, columns, min_fields=4, exact=True, comments=c)
            for c in (True, False)}
-    monkeypatch.setattr(textio, "WHOLE_SAMPLE", 0)
+    monkeypatch.setattr(fastread, "WHOLE_SAMPLE", 0)
     for comments, table in got.items():
-        csv = textio.fast_table(path, columns, min_fields=4, exact=True, comments=comments)
+        csv = fastread.fast_table(path, columns, min_fields=4, exact=True, comments=comments)
         assert (table is None) == (csv is None)
         if table is not None:
             assert table.equals(csv) and table.schema == csv.schema

@@ -31,7 +31,8 @@ from ..errors import InputError
 from .qrels import Qrels, parse_grade, warn_truncated
 from .run import Run
 from .tables import qrels_from_table, run_from_table
-from .textio import arrow_fields, python_lines, raw_head, read_source, sample_head
+from .fastread import raw_head, sample_head
+from .textio import arrow_fields, python_lines, read_source
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 

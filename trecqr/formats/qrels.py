@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from .arrays import as_numpy
-from .textio import (LineLocator, Source, arrow_fields, fast_table, json_document, python_lines,
-                     read_source)
+from .fastread import fast_table
+from .textio import LineLocator, Source, arrow_fields, json_document, python_lines, read_source
 from .writer import atomic_write_lines
 
 QRELS_FIELDS = "qid iter docno grade"

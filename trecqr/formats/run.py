@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from .arrays import arrow_indices, as_numpy
 from .order import trec_order
-from .textio import (LineLocator, Source, arrow_fields, fast_table, json_document, last_line_fields,
-                     python_lines, read_source)
+from .fastread import fast_table, last_line_fields
+from .textio import LineLocator, Source, arrow_fields, json_document, python_lines, read_source
 from .writer import atomic_write_lines
 
 try:
