@@ -137,3 +137,26 @@ def test_mean_on_bm25_is_refused_before_any_work(files, tmp_path):
     assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "needs a dense index, not bm25s" in res.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_response_field_names_the_responses(files, tmp_path):
+    """--response-field (response_field=) reads the responses from another field: the same
+    responses as the default field's, moved; without --with-response it is refused."""
+    rewrites, qrels = files
+    moved = tmp_path / "answer.jsonl"
+    with open(rewrites, encoding="utf-8") as src:
+        recs = [json.loads(line) for line in src]
+    for r in recs:
+        r["answer"] = r.pop("predicted_response")
+    moved.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    want = read_candidates(rewrites, rewrite_field=FIELDS, responses=True).responses
+    got = read_candidates(moved, rewrite_field=FIELDS, responses=True,
+                          response_field="answer").responses
+    assert [s.topics.as_dict() for s in got] == [s.topics.as_dict() for s in want]
+    assert any(t for t in want[0].topics.as_dict().values())
+    res = run_cli(["cqr", "--qrels", qrels, "--collection", DEMO / "collection.jsonl",
+                   "--rewrites", moved, "--response-field", "answer", "--runs-dir",
+                   tmp_path / "r"])
+    assert res.exit_code == 2 and res.stderr == \
+        "trecqr: --response-field goes with --with-response\n"
+    assert not (tmp_path / "r").exists()

@@ -231,6 +231,9 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
                    "repeatable, rows NAME.POLICY [default: first].")
 @click.option("--with-response", is_flag=True,
               help="mean/sc: average the rewrites' and the file's responses' embeddings.")
+@click.option("--response-field", default=None, metavar="FIELD",
+              help="--with-response: the responses' JSONL field [default: the first of "
+                   "predicted_response, response, generated_response the file has].")
 @click.option("--raw", "raw_path",
               help="Raw-question topics: the turn set and fallback for rewrites.")
 @click.option("--missing", type=click.Choice(POLICIES), default=None,
@@ -261,7 +264,7 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
               help="Also write the rows' HTML report (as trecqr report) here (atomically).")
 def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
                 query_fields, topics, rewrites, rewrite_fields, policies, with_response,
-                raw_path, missing, min_results, preset, k,
+                response_field, raw_path, missing, min_results, preset, k,
                 runs_dir, names, fmt, output, threads, quiet, protocol, groups, html_page):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
@@ -288,6 +291,8 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
+        if response_field is not None and not with_response:
+            raise UsageError("--response-field goes with --with-response")
         field = list(rewrite_fields) if len(rewrite_fields) > 1 else \
             (rewrite_fields[0] if rewrite_fields else None)
         try:
@@ -300,7 +305,8 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                                  dataset=dataset, dataset_file=dataset_file,
                                  query_fields=query_fields, protocol=protocol,
                                  min_results=min_results, candidates=policies,
-                                 rewrite_field=field, with_response=with_response)
+                                 rewrite_field=field, with_response=with_response,
+                                 response_field=response_field)
             run_paths = [(r.name, r.run) for r in report.rows]
             if html_page is not None:
                 atomic_write_text(html_page, report.to_html(
