@@ -725,8 +725,9 @@ def markdown(rows) -> str:
 
 def _preload() -> None:
     """Import trecqr and its command modules once, before forking a child per case (a case
-    then costs its work, not Python's start-up). ir_datasets is left out: it reads HOME when
-    imported, and each case has its own HOME."""
+    then costs its work, not Python's start-up). pandas too: pyarrow imports it at its first
+    array (to check for pandas objects) where it is installed, about half a second a case.
+    ir_datasets is left out: it reads HOME when imported, and each case has its own HOME."""
     os.environ["TRECQR_FIFO_WAIT"] = "2"
     import importlib
 
@@ -737,7 +738,8 @@ def _preload() -> None:
                  "trecqr.adapters.topiocqa", "trecqr.adapters.cast", "trecqr.adapters.topics",
                  "trecqr.adapters.rewrites", "trecqr.adapters.sessions", "trecqr.generative.gen",
                  "trecqr.generative.suggest", "trecqr.retrieval.commands",
-                 "trecqr.retrieval.cqr", "trecqr.retrieval.bm25", "matplotlib.pyplot"):
+                 "trecqr.retrieval.cqr", "trecqr.retrieval.bm25", "matplotlib.pyplot",
+                 "pandas"):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a module being edited: the child imports it again

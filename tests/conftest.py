@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import tempfile
 from pathlib import Path
 
@@ -96,15 +98,49 @@ def mrr_by_hand(insts, scores: dict, missing: str = MISSING_ZERO) -> float:
     return total / count if count else 0.0
 
 
+@contextlib.contextmanager
+def refused_connects():
+    """socket connects (IPv4/IPv6) refused and recorded (the list yielded) inside the block, so a
+    download attempt fails a dense test instead of going unnoticed."""
+    attempts = []
+    real = socket.socket.connect, socket.socket.connect_ex
+
+    def refuse(self, address, *a, **kw):
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            attempts.append(address)
+            raise OSError(f"network use in a test: connect to {address!r}")
+        return real[0](self, address, *a, **kw)
+
+    def refuse_ex(self, address, *a, **kw):
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            attempts.append(address)
+            return 111
+        return real[1](self, address, *a, **kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(socket.socket, "connect", refuse)
+        mp.setattr(socket.socket, "connect_ex", refuse_ex)
+        yield attempts
+
+
 @pytest.fixture(scope="session")
-def qrecc_demo_dense_index(tmp_path_factory):
-    """A dense index (packaged MiniLM, one thread) of the QReCC demo collection, built once for
-    the modules that only search it (tests/test_candidate_vectors.py, test_candidates_dense.py):
-    about 30 s each on this machine. tests/test_retrieval_dense.py builds its own, in chunks."""
+def qrecc_demo_dense_build(tmp_path_factory):
+    """(index folder, manifest, connects attempted while building) of a dense index (packaged
+    MiniLM, one thread) of the QReCC demo collection, built once for the session: encoding the
+    996 passages is about 30 s on this machine, and tests/test_retrieval_dense.py,
+    test_candidate_vectors.py and test_candidates_dense.py only read it (tests that write copy
+    it first). Built in chunks of 300 passages (4 chunks): the streamed path."""
     from trecqr.retrieval import dense  # the dense extra: only the modules that use it load it
 
     folder = tmp_path_factory.mktemp("qrecc-demo-dense") / "index"
-    dense.build_index(ROOT / "fixtures" / "qrecc-demo" / "collection.jsonl", folder,
-                      show_progress=False, threads=1)
-    return folder
+    # one thread: on a busy 2-core runner, two OpenMP threads take twice as long as one
+    with refused_connects() as attempts:
+        manifest = dense.build_index(ROOT / "fixtures" / "qrecc-demo" / "collection.jsonl",
+                                     folder, show_progress=False, threads=1, chunk_size=300)
+    return folder, manifest, list(attempts)
 
+
+@pytest.fixture(scope="session")
+def qrecc_demo_dense_index(qrecc_demo_dense_build):
+    """The folder of :func:`qrecc_demo_dense_build`'s index."""
+    return qrecc_demo_dense_build[0]

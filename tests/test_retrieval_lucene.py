@@ -133,7 +133,15 @@ def test_agreement_with_bm25s(demo):
         assert same10 / n >= 0.95, (field, same10)
 
 
-def test_search_time_k1_b_override_the_index_defaults(demo, tmp_path):
+@pytest.fixture(scope="module")
+def plain_demo(tmp_path_factory):
+    """A Lucene index of the demo collection built with the default k1=0.9 b=0.4 (read only)."""
+    folder = tmp_path_factory.mktemp("lucene-plain") / "index"
+    lucene.build_index(DEMO / "collection.jsonl", folder, show_progress=False)
+    return folder
+
+
+def test_search_time_k1_b_override_the_index_defaults(demo, plain_demo):
     topics = {q: t for q, t in (line.split("\t", 1) for line in
                                 _topics("human").read_text("utf-8").splitlines()[:50])}
     default = _ranked(lucene.search(demo["dir"], topics, 20, index=demo["handle"],
@@ -141,9 +149,8 @@ def test_search_time_k1_b_override_the_index_defaults(demo, tmp_path):
     other = _ranked(lucene.search(demo["dir"], topics, 20, index=demo["handle"],
                                   show_progress=False, k1=0.9, b=0.4))
     assert default != other
-    lucene.build_index(DEMO / "collection.jsonl", tmp_path / "i", k1=0.9, b=0.4,
-                       show_progress=False)
-    assert _ranked(lucene.search(tmp_path / "i", topics, 20, show_progress=False)) == other
+    assert (read_manifest(plain_demo)["k1"], read_manifest(plain_demo)["b"]) == (0.9, 0.4)
+    assert _ranked(lucene.search(plain_demo, topics, 20, show_progress=False)) == other
     # and the handle went back to the index's own k1/b
     assert _ranked(lucene.search(demo["dir"], topics, 20, index=demo["handle"],
                                  show_progress=False)) == default
@@ -195,11 +202,11 @@ def test_cqr_preset_sets_k1_b_of_any_lucene_index(demo, tmp_path):
     assert plain["rows"][0]["scores"]["MRR"] != preset["rows"][0]["scores"]["MRR"]
 
 
-def test_search_preset_sets_lucene_k1_b_and_warns_for_bm25s(demo, tmp_path):
+def test_search_preset_sets_lucene_k1_b_and_warns_for_bm25s(plain_demo, tmp_path):
     from conftest import run_cli
 
-    lucene.build_index(DEMO / "collection.jsonl", tmp_path / "l", show_progress=False)  # 0.9/0.4
-    res = run_cli(["search", tmp_path / "l", _topics("human"), "-o", tmp_path / "p.run",
+    assert read_manifest(plain_demo)["k1"] == 0.9  # built with the defaults, 0.9/0.4
+    res = run_cli(["search", plain_demo, _topics("human"), "-o", tmp_path / "p.run",
                    "--preset", "qrecc-test", "--quiet"])
     assert res.exit_code == 0, res.stderr
     got = trecqr.evaluate(DEMO / "qrels.txt", tmp_path / "p.run", ["recip_rank"]).aggregate()
