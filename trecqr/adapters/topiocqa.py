@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, UsageError
 from ..formats.qrels import Qrels
-from .qrecc import (
+from .qrecc_qrels import (
     QrelsCounts,
     qrels_from_pairs,
     read_json_or_text,

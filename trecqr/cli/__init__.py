@@ -63,7 +63,7 @@ class LazyGroup(click.Group):
                                   "search": "trecqr.cli.retrieval:search_command",
                                   "cqr": "trecqr.cli.retrieval:cqr_command",
                                   "suggest": "trecqr.cli.generative:suggest_command",
-                                  "validate": "trecqr.cli.convert:validate_command",
+                                  "validate": "trecqr.cli.convert_ikat:validate_command",
                                   "fuse": "trecqr.cli.fuse:command",
                                   "report": "trecqr.cli.report_html:command",
                                   "measures": "trecqr.cli.measures:command"},
@@ -82,7 +82,7 @@ def main():
     "rewrites": "trecqr.cli.convert_files:rewrites_command",
     "irds": "trecqr.cli.convert_files:irds_command",
     "sessions": "trecqr.cli.convert_files:sessions_command",
-    "ikat": "trecqr.cli.convert:ikat_command",
+    "ikat": "trecqr.cli.convert_ikat:ikat_command",
 })
 def convert():
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""

@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from ..adapters.qrecc import scai_turn_at, turn_records
+from ..adapters.qrecc_turns import scai_turn_at, turn_records
 from ..api import load_qrels, load_run, score_trec
 from ..errors import UsageError
 from ..scorer.options import Options
