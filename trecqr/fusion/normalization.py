@@ -92,12 +92,13 @@ def min_max(pool: Pool, floor: float = FLOOR, constant: float | None = None) -> 
 def _reranked(pool: Pool, score: np.ndarray) -> np.ndarray:
     """Each run's positions once its rows are sorted again by score (descending per topic,
     ties by docno descending, in bytes as trec_eval compares them), -1 where absent."""
-    drank = np.empty(len(pool.docs), np.int64)
-    drank[as_numpy(pc.sort_indices(pool.docs))] = np.arange(len(pool.docs))
+    docno = pool.docno
+    drank = np.empty(len(docno), np.int64)  # each candidate's docno's rank in byte order
+    drank[as_numpy(pc.sort_indices(docno))] = np.arange(len(docno))
     pos = np.full(score.shape, -1, np.int64)
     for r in range(pool.n_runs):
         rows = np.flatnonzero(pool.present[:, r])
-        rows = rows[np.lexsort((-drank[pool.dcode[rows]], -score[rows, r], pool.topic[rows]))]
+        rows = rows[np.lexsort((-drank[rows], -score[rows, r], pool.topic[rows]))]
         topic = pool.topic[rows]
         first = np.searchsorted(topic, topic)  # the topic's first row in the new order
         pos[rows, r] = np.arange(len(rows)) - first

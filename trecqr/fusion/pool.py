@@ -23,13 +23,19 @@ from ..formats.arrays import IDX, arrow_indices, as_numpy
 from ..formats.order import qid_codes, sort_ties, trec_order
 from ..formats.run import Run
 
+try:  # the C kernel (optional: without it, the numpy path below gives the same candidates)
+    from . import _pool as _kernel
+except ImportError:  # pragma: no cover - a build without the extension
+    _kernel = None
+
 
 @dataclass
 class Pool:
     """Candidates by runs. Row c of every matrix is candidate c; column r is run r.
 
-    topics: qids by topic code. docs, dcode: the documents' docnos (an Arrow string array) and
-    each candidate's index in it (the qid and docno columns are made from these when asked).
+    topics: qids by topic code. docs, dcode: the runs' docnos (an Arrow string array, one per
+    row of the runs) and each candidate's first row in it (the qid and docno columns are made
+    from these when asked).
     topic: each candidate's topic code (candidates of a topic are consecutive); starts: the
     first candidate of each topic, and the number of candidates at the end.
     score: the run's (normalised) score, NaN where the run lacks the candidate. pos: the
@@ -107,21 +113,14 @@ def _by_topic(tcode: np.ndarray, n_topics: int) -> np.ndarray:
     return np.argsort(tcode.astype(small), kind="stable")
 
 
-def _candidates(tcode: np.ndarray, dcode: np.ndarray, n_topics: int):
-    """Number the distinct (topic, document) pairs of the rows topic by topic, each topic's in
-    order of first appearance over the rows (taken in the rows' order, stably by topic).
-    Returns (candidate of each row, topic and document code of each candidate).
-
-    One sort of int64 keys (document, place in the topic order), which numpy does with its
-    vectorised sort, replaces a hash of (topic, document) pairs: equal documents of a topic
-    are then side by side, and the first of each run of them is the candidate's first row.
-    Row numbers are int32 (runs of up to 2**31 lines), to touch as little memory as can be.
-    """
+def _sorted_candidates(tcode: np.ndarray, docno: pa.Array, rows: np.ndarray) -> tuple:
+    """``candidates`` without the C kernel: the docnos hashed once (Arrow), then one sort of
+    int64 keys (document, place in the topic order), which numpy does with its vectorised
+    sort, instead of a second hash of (topic, document) pairs: equal documents of a topic are
+    then side by side, and the first of each run of them is the candidate's first row."""
     n = len(tcode)
-    if n == 0:
-        return np.zeros(0, IDX), tcode, dcode
-    rows = _by_topic(tcode, n_topics).astype(IDX)  # rows in (topic, row) order
-    key = np.empty(n, np.int64)  # document * n + place in that order, by row
+    dcode = as_numpy(pc.dictionary_encode(docno).indices)
+    key = np.empty(n, np.int64)  # document * n + place in the topic order, by row
     key[rows] = np.arange(n, dtype=np.int64)
     key += dcode.astype(np.int64) * n
     key.sort()
@@ -138,8 +137,27 @@ def _candidates(tcode: np.ndarray, dcode: np.ndarray, n_topics: int):
     number = np.cumsum(first, dtype=IDX)  # by place: candidate + 1 at its first place
     cand = np.empty(n, IDX)
     cand[rows[at]] = number[at[new]][np.cumsum(new, dtype=IDX) - 1] - 1
-    heads = rows[np.flatnonzero(first)]  # each candidate's first row
-    return cand, tcode[heads], dcode[heads]
+    return cand, rows[np.flatnonzero(first)]
+
+
+def candidates(tcode: np.ndarray, docno: pa.Array, n_topics: int) -> tuple:
+    """Number the distinct (topic, docno) pairs of the rows topic by topic, each topic's in
+    order of first appearance over the rows (taken in the rows' order, stably by topic).
+    Returns (each row's candidate, each candidate's first row), int32 (runs of up to 2**31
+    lines). The C kernel hashes each topic's docnos in a table of its own; without it, numpy
+    sorts."""
+    n = len(tcode)
+    if n == 0:
+        return np.zeros(0, IDX), np.zeros(0, IDX)
+    rows = _by_topic(tcode, n_topics).astype(IDX)  # rows in (topic, row) order
+    if _kernel is None or docno.offset:
+        return _sorted_candidates(tcode, docno, rows)
+    bounds = np.zeros(n_topics + 1, np.int64)
+    np.cumsum(np.bincount(tcode, minlength=n_topics), out=bounds[1:])
+    offsets, data = docno.buffers()[1:]
+    offsets = np.frombuffer(offsets, IDX, count=n + 1)
+    cand, heads = _kernel.candidates(offsets, data if data is not None else b"", rows, bounds)
+    return np.frombuffer(cand, IDX), np.frombuffer(heads, IDX)
 
 
 def build_pool(runs) -> Pool:
@@ -157,8 +175,9 @@ def build_pool(runs) -> Pool:
         which.append(np.full(len(pos), r, np.int8 if len(runs) < 128 else np.int32))
     topics, n_runs = list(topic_index), len(runs)
     tcode = np.concatenate(tcodes)
-    denc = pc.dictionary_encode(pa.chunked_array(docnos, pa.string()).combine_chunks())
-    cand, topic, dcode = _candidates(tcode, as_numpy(denc.indices), len(topics))
+    docno = pa.chunked_array(docnos, pa.string()).combine_chunks()
+    cand, heads = candidates(tcode, docno, len(topics))
+    topic = tcode[heads]
     run_of = np.concatenate(which)
     score = np.full((len(topic), n_runs), np.nan)
     pos = np.full((len(topic), n_runs), -1, np.int32)
@@ -167,7 +186,7 @@ def build_pool(runs) -> Pool:
     starts = np.searchsorted(topic, np.arange(len(topics) + 1))
     counts = np.bincount(tcode * n_runs + run_of, minlength=len(topics) * n_runs)
     length = counts.reshape(len(topics), n_runs).astype(np.int32)[topic]
-    return Pool(topics, denc.dictionary, dcode, topic, starts, score, pos, length)
+    return Pool(topics, docno, heads, topic, starts, score, pos, length)
 
 
 def _score_order(pool: Pool, fused: np.ndarray) -> np.ndarray:
