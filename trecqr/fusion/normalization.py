@@ -31,7 +31,7 @@ FLOOR = 1e-9
 
 
 def _ends(pool: Pool):
-    """Each (topic, run)'s highest and lowest score, broadcast back to rows: the scores at
+    """Each (topic, run)'s highest and lowest score, as (topics x runs) tables: the scores at
     its first and last position (a run's raw scores fall with its positions)."""
     n_topics = len(pool.topics)
     first = np.full((n_topics, pool.n_runs), -np.inf)
@@ -40,7 +40,20 @@ def _ends(pool: Pool):
     first[pool.topic[rows], runs] = pool.score[rows, runs]
     rows, runs = np.nonzero(pool.present & (pool.pos == pool.length - 1))
     last[pool.topic[rows], runs] = pool.score[rows, runs]
-    return first[pool.topic], last[pool.topic]
+    return first, last
+
+
+def _scaled(pool: Pool, offset: np.ndarray | None, divisor: np.ndarray) -> np.ndarray:
+    """(score - offset) / divisor, offset and divisor per (topic, run), taken to the rows one
+    table at a time and applied in place (the same doubles as the expression on whole
+    matrices, without its temporaries)."""
+    if offset is None:
+        out = pool.score.copy()
+    else:
+        out = offset[pool.topic]
+        np.subtract(pool.score, out, out=out)
+    out /= divisor[pool.topic]
+    return out
 
 
 def _sequential_sum(pool: Pool, values: np.ndarray) -> np.ndarray:
@@ -68,7 +81,8 @@ def min_max(pool: Pool, floor: float = FLOOR, constant: float | None = None) -> 
     s = pool.score
     hi, lo = _ends(pool)
     if constant is None:
-        return pool.with_scores((s - lo) / np.maximum(hi - lo, floor))
+        return pool.with_scores(_scaled(pool, lo, np.maximum(hi - lo, floor)))
+    hi, lo = hi[pool.topic], lo[pool.topic]
     flat = hi == lo
     with np.errstate(invalid="ignore", divide="ignore"):
         scaled = (s - lo) / np.where(flat, 1.0, hi - lo)
@@ -78,12 +92,13 @@ def min_max(pool: Pool, floor: float = FLOOR, constant: float | None = None) -> 
 def _reranked(pool: Pool, score: np.ndarray) -> np.ndarray:
     """Each run's positions once its rows are sorted again by score (descending per topic,
     ties by docno descending, in bytes as trec_eval compares them), -1 where absent."""
-    drank = np.empty(len(pool.docs), np.int64)
-    drank[as_numpy(pc.sort_indices(pool.docs))] = np.arange(len(pool.docs))
+    docno = pool.docno
+    drank = np.empty(len(docno), np.int64)  # each candidate's docno's rank in byte order
+    drank[as_numpy(pc.sort_indices(docno))] = np.arange(len(docno))
     pos = np.full(score.shape, -1, np.int64)
     for r in range(pool.n_runs):
         rows = np.flatnonzero(pool.present[:, r])
-        rows = rows[np.lexsort((-drank[pool.dcode[rows]], -score[rows, r], pool.topic[rows]))]
+        rows = rows[np.lexsort((-drank[rows], -score[rows, r], pool.topic[rows]))]
         topic = pool.topic[rows]
         first = np.searchsorted(topic, topic)  # the topic's first row in the new order
         pos[rows, r] = np.arange(len(rows)) - first
@@ -93,19 +108,19 @@ def _reranked(pool: Pool, score: np.ndarray) -> np.ndarray:
 def min_max_inverted(pool: Pool) -> Pool:
     """ranx's min-max with invert: the lowest score becomes 1; the run is ranked again."""
     hi, lo = _ends(pool)
-    score = (hi - pool.score) / np.maximum(hi - lo, FLOOR)
+    score = (hi[pool.topic] - pool.score) / np.maximum(hi - lo, FLOOR)[pool.topic]
     return pool.with_scores(score, _reranked(pool, score), pool.length)
 
 
 def max_norm(pool: Pool) -> Pool:
-    s = pool.score
     hi, _ = _ends(pool)
-    return pool.with_scores(s / np.maximum(hi, FLOOR))
+    return pool.with_scores(_scaled(pool, None, np.maximum(hi, FLOOR)))
 
 
 def sum_norm(pool: Pool) -> Pool:
     s = pool.score
     _, lo = _ends(pool)
+    lo = lo[pool.topic]
     total = _sequential_sum(pool, s)
     return pool.with_scores((s - lo) / np.maximum(total - lo * pool.length, FLOOR))
 

@@ -23,13 +23,19 @@ from ..formats.arrays import IDX, arrow_indices, as_numpy
 from ..formats.order import qid_codes, sort_ties, trec_order
 from ..formats.run import Run
 
+try:  # the C kernel (optional: without it, the numpy path below gives the same candidates)
+    from . import _pool as _kernel
+except ImportError:  # pragma: no cover - a build without the extension
+    _kernel = None
+
 
 @dataclass
 class Pool:
     """Candidates by runs. Row c of every matrix is candidate c; column r is run r.
 
-    topics: qids by topic code. docs, dcode: the documents' docnos (an Arrow string array) and
-    each candidate's index in it (the qid and docno columns are made from these when asked).
+    topics: qids by topic code. docs, dcode: the runs' docnos (an Arrow string array, one per
+    row of the runs) and each candidate's first row in it (the qid and docno columns are made
+    from these when asked).
     topic: each candidate's topic code (candidates of a topic are consecutive); starts: the
     first candidate of each topic, and the number of candidates at the end.
     score: the run's (normalised) score, NaN where the run lacks the candidate. pos: the
@@ -100,53 +106,104 @@ def _take(arr, order):
     return arr if order is None else arr.take(arrow_indices(order))
 
 
+def _by_topic(tcode: np.ndarray, n_topics: int) -> np.ndarray:
+    """The stable order of rows by topic code: numpy's radix sort when the codes fit 16 bits
+    (one pass over the rows), its merge sort otherwise."""
+    small = np.uint16 if n_topics <= np.iinfo(np.uint16).max else np.int64
+    return np.argsort(tcode.astype(small), kind="stable")
+
+
+def _sorted_candidates(tcode: np.ndarray, docno: pa.Array, rows: np.ndarray) -> tuple:
+    """``candidates`` without the C kernel: the docnos hashed once (Arrow), then one sort of
+    int64 keys (document, place in the topic order), which numpy does with its vectorised
+    sort, instead of a second hash of (topic, document) pairs: equal documents of a topic are
+    then side by side, and the first of each run of them is the candidate's first row."""
+    n = len(tcode)
+    dcode = as_numpy(pc.dictionary_encode(docno).indices)
+    key = np.empty(n, np.int64)  # document * n + place in the topic order, by row
+    key[rows] = np.arange(n, dtype=np.int64)
+    key += dcode.astype(np.int64) * n
+    key.sort()
+    at = (key % n).astype(IDX)  # places, grouped by document, then topic, then place
+    key //= n  # the documents
+    top = tcode[rows[at]]
+    new = np.empty(n, bool)
+    new[:1] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    new[1:] |= top[1:] != top[:-1]
+    del key, top
+    first = np.zeros(n, bool)  # by place: a candidate's first place
+    first[at[new]] = True
+    number = np.cumsum(first, dtype=IDX)  # by place: candidate + 1 at its first place
+    cand = np.empty(n, IDX)
+    cand[rows[at]] = number[at[new]][np.cumsum(new, dtype=IDX) - 1] - 1
+    return cand, rows[np.flatnonzero(first)]
+
+
+def candidates(tcode: np.ndarray, docno: pa.Array, n_topics: int) -> tuple:
+    """Number the distinct (topic, docno) pairs of the rows topic by topic, each topic's in
+    order of first appearance over the rows (taken in the rows' order, stably by topic).
+    Returns (each row's candidate, each candidate's first row), int32 (runs of up to 2**31
+    lines). The C kernel hashes each topic's docnos in a table of its own; without it, numpy
+    sorts."""
+    n = len(tcode)
+    if n == 0:
+        return np.zeros(0, IDX), np.zeros(0, IDX)
+    rows = _by_topic(tcode, n_topics).astype(IDX)  # rows in (topic, row) order
+    if _kernel is None or docno.offset:
+        return _sorted_candidates(tcode, docno, rows)
+    bounds = np.zeros(n_topics + 1, np.int64)
+    np.cumsum(np.bincount(tcode, minlength=n_topics), out=bounds[1:])
+    offsets, data = docno.buffers()[1:]
+    offsets = np.frombuffer(offsets, IDX, count=n + 1)
+    cand, heads = _kernel.candidates(offsets, data if data is not None else b"", rows, bounds)
+    return np.frombuffer(cand, IDX), np.frombuffer(heads, IDX)
+
+
 def build_pool(runs) -> Pool:
     """The Pool of a list of trecqr Runs (two or more)."""
     topic_index: dict = {}
     tcodes, docnos, scores, positions, which = [], [], [], [], []
     for r, run in enumerate(runs):
         order, pos, codes, uniq = _ordered(run)
-        remap = np.array([topic_index.setdefault(q, len(topic_index)) for q in uniq], np.int64)
-        tcodes.append(remap[codes] if len(codes) else np.zeros(0, np.int64))
+        remap = np.array([topic_index.setdefault(q, len(topic_index)) for q in uniq], IDX)
+        tcodes.append(remap[codes] if len(codes) else np.zeros(0, IDX))
         docnos.append(_take(run.docno, order))
         score = np.asarray(run.score, np.float64)
         scores.append(score if order is None else score[order])
-        positions.append(pos)
-        which.append(np.full(len(pos), r, np.int32))
-    topics = list(topic_index)
+        positions.append(pos.astype(np.int32))
+        which.append(np.full(len(pos), r, np.int8 if len(runs) < 128 else np.int32))
+    topics, n_runs = list(topic_index), len(runs)
     tcode = np.concatenate(tcodes)
-    denc = pc.dictionary_encode(pa.chunked_array(docnos, pa.string()).combine_chunks())
-    dcode = as_numpy(denc.indices).astype(np.int64)
+    docno = pa.chunked_array(docnos, pa.string()).combine_chunks()
+    cand, heads = candidates(tcode, docno, len(topics))
+    topic = tcode[heads]
     run_of = np.concatenate(which)
-    pos_all = np.concatenate(positions).astype(np.int64)
-    score_all = np.concatenate(scores)
-    # rows by (topic, run, position): each run's rows are already by position within a topic,
-    # so a stable sort by topic does it; a hash (first-seen) encoding of (topic, doc) in that
-    # order numbers the candidates as wanted, topic by topic
-    rows = np.argsort(tcode, kind="stable")
-    key = tcode[rows] * max(len(denc.dictionary), 1) + dcode[rows]
-    kenc = pc.dictionary_encode(arrow_indices(key))
-    cand = np.empty(len(rows), np.int64)
-    cand[rows] = as_numpy(kenc.indices)
-    n_cand, n_runs = len(kenc.dictionary), len(runs)
-    score = np.full((n_cand, n_runs), np.nan)
-    pos = np.full((n_cand, n_runs), -1, np.int64)
-    score[cand, run_of] = score_all
-    pos[cand, run_of] = pos_all
-    ckey = as_numpy(kenc.dictionary)
-    n_docs = max(len(denc.dictionary), 1)
-    topic = ckey // n_docs
+    score = np.full((len(topic), n_runs), np.nan)
+    pos = np.full((len(topic), n_runs), -1, np.int32)
+    score[cand, run_of] = np.concatenate(scores)
+    pos[cand, run_of] = np.concatenate(positions)
     starts = np.searchsorted(topic, np.arange(len(topics) + 1))
     counts = np.bincount(tcode * n_runs + run_of, minlength=len(topics) * n_runs)
-    length = counts.reshape(len(topics), n_runs)[topic]
-    return Pool(topics, denc.dictionary, ckey % n_docs, topic, starts, score, pos, length)
+    length = counts.reshape(len(topics), n_runs).astype(np.int32)[topic]
+    return Pool(topics, docno, heads, topic, starts, score, pos, length)
+
+
+def _score_order(pool: Pool, fused: np.ndarray) -> np.ndarray:
+    """Candidates by topic, then fused score descending, ties in any order (``sort_ties``
+    then puts them by docno): one unstable sort of the scores and a stable radix sort of the
+    topic codes, where a lexsort would sort stably twice. NaN scores (which fall last) are
+    kept in candidate order, as the lexsort does."""
+    if np.isnan(fused).any():
+        return np.lexsort((-fused, pool.topic)).astype(IDX)
+    order = np.argsort(-fused)
+    return order[_by_topic(pool.topic[order], len(pool.topics))].astype(IDX)
 
 
 def fused_run(pool: Pool, fused: np.ndarray, runid: str) -> Run:
     """The fused scores as a Run in trec_eval's order (topics in the pool's order, scores
     descending, ties by docno descending), as a run file would be written."""
-    order = np.lexsort((-fused, pool.topic)).astype(IDX)
-    order = sort_ties(order, pool.topic, fused, _Docnos(pool))
+    order = sort_ties(_score_order(pool, fused), pool.topic, fused, _Docnos(pool))
     take = arrow_indices(pool.dcode[order])
     qid = pa.array(pool.topics, pa.string()).take(arrow_indices(pool.topic[order]))
     return Run(qid, pool.docs.take(take), fused[order], runid, "<fused run>")

@@ -38,7 +38,7 @@ def _pos(pool: Pool) -> np.ndarray:
 
 
 def isr(pool: Pool) -> Pool:
-    return _scored(pool, 1 / ((_pos(pool) + 1) ** 2).astype(np.float64))
+    return _scored(pool, 1 / (_pos(pool) + 1.0) ** 2)  # float: int32 squares overflow
 
 
 def rrf(pool: Pool, k: float) -> Pool:
