@@ -170,28 +170,38 @@ def linear_turns(doc, name: str) -> tuple[list, int]:
     """2019-2021: conversations of turns in order; context = earlier raw utterances (and the
     canonical passage text where the file gives it)."""
     turns, seen = [], set()
+    context: list = []
+    for _, cnum, j, tnum, raw in _numbered(doc, name):
+        if j == 0:  # a conversation begins
+            context = []
+        qid = f"{cnum}_{tnum}"
+        if qid in seen:
+            raise InputError(name, None, f"turn id {qid} occurs twice")
+        seen.add(qid)
+        queries = _queries(raw)
+        pid, did, src = _canonical(raw)
+        turn_no = int(tnum) if tnum.isdigit() else tnum
+        passage = raw.get("passage") if isinstance(raw.get("passage"), str) else None
+        turns.append(CastTurn(qid, cnum, turn_no, queries, pid, did, src, passage,
+                              tuple(context)))
+        if "raw" in queries:
+            context.append(queries["raw"])
+        if _clean(passage):
+            context.append(_clean(passage))
+    return turns, len(turns)
+
+
+def _numbered(doc, name: str):
+    """(path index, conversation number, turn index, turn number, turn) of every turn of
+    every conversation in order, the numbers checked: what the readers of conversations as
+    lists of turns share."""
     for i, conv in enumerate(doc):
         cnum = _number(conv.get("number"), name, f"conversation {i + 1}")
-        context: list = []
         for j, raw in enumerate(conv["turn"]):
             if not isinstance(raw, dict):
                 raise InputError(name, None, f"conversation {cnum}, turn {j + 1}: not an object")
-            tnum = _number(raw.get("number"), name, f"conversation {cnum}, turn {j + 1}")
-            qid = f"{cnum}_{tnum}"
-            if qid in seen:
-                raise InputError(name, None, f"turn id {qid} occurs twice")
-            seen.add(qid)
-            queries = _queries(raw)
-            pid, did, src = _canonical(raw)
-            turn_no = int(tnum) if tnum.isdigit() else tnum
-            passage = raw.get("passage") if isinstance(raw.get("passage"), str) else None
-            turns.append(CastTurn(qid, cnum, turn_no, queries, pid, did, src, passage,
-                                  tuple(context)))
-            if "raw" in queries:
-                context.append(queries["raw"])
-            if _clean(passage):
-                context.append(_clean(passage))
-    return turns, len(turns)
+            yield i, cnum, j, _number(raw.get("number"), name,
+                                      f"conversation {cnum}, turn {j + 1}"), raw
 
 
 def _tree_turns(doc, name: str) -> tuple[list, int]:
@@ -248,32 +258,28 @@ def _flattened_turns(doc, name: str) -> tuple[list, int]:
     once (its context, the path before it, is the same on each; its provenance is the union of
     the responses it gets on the paths, in order)."""
     by_id: dict = {}
-    for i, conv in enumerate(doc):
-        cnum = _number(conv.get("number"), name, f"conversation {i + 1}")
-        context: list = []
-        for j, raw in enumerate(conv["turn"]):
-            if not isinstance(raw, dict):
-                raise InputError(name, None, f"conversation {cnum}, turn {j + 1}: not an object")
-            tnum = _number(raw.get("number"), name, f"conversation {cnum}, turn {j + 1}")
-            qid = f"{cnum}_{tnum}"
-            queries = _queries(raw)
-            prov = _provenance(raw, name, f"path {i + 1}, turn {qid}")
-            if qid not in by_id:
-                by_id[qid] = CastTurn(qid, cnum, tnum, queries, context=tuple(context),
-                                      provenance=tuple(prov))
-            else:
-                turn = by_id[qid]
-                if turn.context != tuple(context) or turn.queries != queries:
-                    raise InputError(name, None, f"turn {qid} differs between two paths")
-                merged = list(turn.provenance)
-                _add_unique(merged, prov)
-                turn.provenance = tuple(merged)
-            if "raw" in queries:
-                context.append(queries["raw"])
-            if _clean(raw.get("response")):
-                context.append(_clean(raw.get("response")))
+    context: list = []
+    for i, cnum, j, tnum, raw in _numbered(doc, name):
+        if j == 0:  # a path begins
+            context = []
+        qid = f"{cnum}_{tnum}"
+        queries = _queries(raw)
+        prov = _provenance(raw, name, f"path {i + 1}, turn {qid}")
+        if qid not in by_id:
+            by_id[qid] = CastTurn(qid, cnum, tnum, queries, context=tuple(context),
+                                  provenance=tuple(prov))
+        else:
+            turn = by_id[qid]
+            if turn.context != tuple(context) or turn.queries != queries:
+                raise InputError(name, None, f"turn {qid} differs between two paths")
+            merged = list(turn.provenance)
+            _add_unique(merged, prov)
+            turn.provenance = tuple(merged)
+        if "raw" in queries:
+            context.append(queries["raw"])
+        if _clean(raw.get("response")):
+            context.append(_clean(raw.get("response")))
     return list(by_id.values()), len(by_id)
-
 
 
 def turns_2022(doc, name: str, shape: str) -> tuple[list, int]:
