@@ -184,14 +184,9 @@ class DictQrels:
             topic_sizes.append(len(keys))
         # the C ranker reads plain dicts (a dict subclass, e.g. defaultdict, is copied)
         self._dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
-        sizes = np.array(topic_sizes, dtype=np.int64)
-        if len(grades) <= SMALL_COUNT:
-            self._count_small(qids, grades, topic_sizes)
-        else:
-            self._count(qids, np.repeat(np.arange(len(qids)), sizes),
-                        np.array(grades, dtype=np.int64))
+        self._count_topics(qids, grades, topic_sizes)
         self._docnos = docnos
-        self._sizes = sizes
+        self._sizes = np.array(topic_sizes, dtype=np.int64)
         self.source = "<qrels dict>"
         self._columns = None
 
@@ -203,12 +198,8 @@ class DictQrels:
         self = cls.__new__(cls)
         qids = list(grouped)
         sizes = [len(docs) for docs in grouped.values()]
-        grades = list(chain.from_iterable(docs.values() for docs in grouped.values()))
-        if len(grades) <= SMALL_COUNT:
-            self._count_small(qids, grades, sizes)
-        else:
-            self._count(qids, np.repeat(np.arange(len(qids)), sizes),
-                        np.array(grades, dtype=np.int64))
+        self._count_topics(qids, list(chain.from_iterable(docs.values()
+                                                          for docs in grouped.values())), sizes)
         self._dicts = grouped
         self.source = qrels.source
         self._columns = qrels
@@ -241,6 +232,15 @@ class DictQrels:
             minlength=len(qids) * len(self.levels)).reshape(len(qids), len(self.levels))
         self.wide = not levels_fit(grade)
         self.num_rel_all = int(np.count_nonzero(grade > 0))
+
+    def _count_topics(self, qids: list, grades: list, sizes: list) -> None:
+        """:meth:`_count` of grades listed topic after topic (``sizes`` each): by Python's
+        ints when they are few, else by numpy."""
+        if len(grades) <= SMALL_COUNT:
+            self._count_small(qids, grades, sizes)
+        else:
+            self._count(qids, np.repeat(np.arange(len(qids)), sizes),
+                        np.array(grades, dtype=np.int64))
 
     def _count_small(self, qids: list, grades: list, sizes: list) -> None:
         """:meth:`_count` of a few judgments, by Python's ints: numpy's per-call costs would
