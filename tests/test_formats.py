@@ -524,16 +524,28 @@ def test_small_files_split_from_their_sample_as_the_csv_reader_reads_them(tmp_pa
     same table as Arrow's CSV reader gives (or, where that fails, the same fallback)."""
     from trecqr.formats import fastread
 
+    pa = fastread.pa
+
+    def table(cols):
+        return None if cols is None else pa.table(
+            {k: pa.array(v) if isinstance(v, fastread.np.ndarray) else v for k, v in cols.items()})
+
     path = tmp_path / "qrels"
     path.write_text(text, encoding="utf-8")
-    columns = {0: fastread.pa.string(), 2: fastread.pa.string(), 3: fastread.pa.int64()}
-    got = {c: fastread.fast_table(path, columns, min_fields=4, exact=True, comments=c)
+    columns = {0: pa.string(), 2: pa.string(), 3: pa.int64()}
+    got = {c: table(fastread.fast_table(path, columns, min_fields=4, exact=True, comments=c))
            for c in (True, False)}
+    raw = fastread.raw_head(str(path))  # the sniffer's bytes, passed on: the same columns
+    for comments, small in got.items():
+        again = table(fastread.fast_table(path, columns, min_fields=4, exact=True,
+                                          comments=comments, raw=raw))
+        assert (again is None) == (small is None) and (small is None or again.equals(small))
     monkeypatch.setattr(fastread, "WHOLE_SAMPLE", 0)
-    for comments, table in got.items():
-        csv = fastread.fast_table(path, columns, min_fields=4, exact=True, comments=comments)
-        assert (table is None) == (csv is None)
-        if table is not None:
-            assert table.equals(csv) and table.schema == csv.schema
+    for comments, small in got.items():
+        csv = table(fastread.fast_table(path, columns, min_fields=4, exact=True,
+                                        comments=comments))
+        assert (small is None) == (csv is None)
+        if small is not None:
+            assert small.equals(csv) and small.schema == csv.schema
     if text.startswith("1 0 d1 1\n1 0 d2 0"):
         assert got[False].column("f3").to_pylist() == [1, 0, 2]

@@ -34,7 +34,10 @@ def _chunk(arr: pa.Array) -> np.ndarray:
 
 
 def as_numpy(arr) -> np.ndarray:
-    """A numeric or boolean Arrow Array or ChunkedArray without nulls, as a numpy array."""
+    """A numeric or boolean Arrow Array or ChunkedArray without nulls, as a numpy array (a
+    numpy array as it is)."""
+    if isinstance(arr, np.ndarray):
+        return arr
     if isinstance(arr, pa.ChunkedArray):
         if arr.num_chunks == 1:
             return _chunk(arr.chunk(0))
@@ -42,6 +45,11 @@ def as_numpy(arr) -> np.ndarray:
             return np.zeros(0, _NUMPY.get(arr.type, np.int64))
         return np.concatenate([_chunk(c) for c in arr.chunks])
     return _chunk(arr)
+
+
+def one_chunk(arr) -> pa.Array:
+    """An Array, or a ChunkedArray's chunks as one Array."""
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
 def arrow_indices(values: np.ndarray) -> pa.Array:

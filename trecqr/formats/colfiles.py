@@ -65,29 +65,36 @@ def _jsonl_first_line(head: bytes) -> bool:
 def file_kind(path, *, comments: bool = True) -> str:
     """``parquet``, ``feather``, ``jsonl``, ``3col`` or ``trec`` (everything else, including
     stdin, file objects and files that cannot be opened: the TREC readers report those)."""
+    return sniff(path, comments=comments)[0]
+
+
+def sniff(path, *, comments: bool = True) -> tuple[str, bytes | None]:
+    """(:func:`file_kind`, the first 64 KiB of the file as stored, or None when it is not a
+    regular file that could be read): the TREC readers take those bytes, so a small file is
+    opened once."""
     if hasattr(path, "read") or str(path) == "-":
-        return "trec"
+        return "trec", None
     name = os.fspath(path)
     try:
         if not os.path.isfile(name):
-            return "trec"
+            return "trec", None
     except (OSError, ValueError):
-        return "trec"
+        return "trec", None
     magic = raw_head(name)
     if magic is None:
-        return "trec"
+        return "trec", None
     if magic.startswith(b"PAR1"):
-        return "parquet"
+        return "parquet", magic
     if magic.startswith(b"ARROW1") or magic.startswith(b"\xff\xff\xff\xff") \
             or magic.startswith(b"FEA1"):
-        return "feather"
+        return "feather", magic
     head, _gz = sample_head(name, magic)
     if not head:
-        return "trec"
+        return "trec", magic
     stripped = head.lstrip()
     if stripped[:1] == b"{":
-        return "jsonl" if _jsonl_first_line(stripped) else "trec"
-    return "3col" if _three_fields(head, comments) else "trec"
+        return ("jsonl" if _jsonl_first_line(stripped) else "trec"), magic
+    return ("3col" if _three_fields(head, comments) else "trec"), magic
 
 
 def read_table(path, kind: str) -> pa.Table:

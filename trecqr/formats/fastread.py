@@ -57,27 +57,39 @@ def sample_head(name: str, raw: bytes | None = None) -> tuple[bytes | None, bool
 WHOLE_SAMPLE = _SAMPLE  # files below this size are split from their sample
 
 
-def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
-               comments: bool) -> pa.Table | None:
-    """Read a regular file straight into Arrow columns, without holding its bytes in Python.
+def fast_table(path, columns: dict, *, min_fields: int, exact: bool, comments: bool,
+               raw: bytes | None = None):
+    """Read a regular file straight into Arrow columns, without holding its bytes in Python:
+    ``{"f<i>": column}`` (Arrow arrays, chunked or not; integers of a small file as numpy).
 
     columns maps field index -> Arrow type (only those fields are materialised). Returns None
     whenever the file is not plainly regular (its first 64 KiB must use one delimiter, single
     and never at a line edge; every line must have the first line's field count; no empty
     field; no comment line), and the caller then takes the normalising path, which also
-    produces exact error messages. Arrow splits and converts the file on all cores.
+    produces exact error messages. Arrow splits and converts the file on all cores. raw: the
+    file's :func:`raw_head`, read by the caller from a regular file (a shorter one is the
+    whole file, which is then not opened again).
     """
     if hasattr(path, "read") or str(path) == "-":
         return None
     name = os.fspath(path)
+    if raw is not None and len(raw) < _SAMPLE and raw[:2] != b"\x1f\x8b":
+        size = len(raw)  # the whole file, plain: its sample
+    else:
+        try:
+            info = os.stat(name)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        size, raw = info.st_size, None
     try:
-        info = os.stat(name)
         name.encode("utf-8")  # Arrow takes UTF-8 paths; a name that is not: the Python path
-    except (OSError, ValueError):
+    except ValueError:
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+    if size == 0:
         return None
-    sample, gz = sample_head(name)
+    sample, gz = sample_head(name, raw)
     if not sample or not sample.strip():
         return None
     if len(sample) - len(sample.translate(None, CONTROL_BYTES)) > 0:
@@ -95,12 +107,12 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
         return None
     names = [f"f{i}" for i in range(nfields)]
     wanted = {f"f{i}": t for i, t in columns.items()}
-    if not gz and info.st_size < WHOLE_SAMPLE:  # the sample is the whole file
+    if not gz and size < WHOLE_SAMPLE:  # the sample is the whole file
         return _whole_sample(lines, delim.decode(), nfields, wanted)
     source = pa.CompressedInputStream(pa.OSFile(name), "gzip") if gz else name
     # a file of one block is parsed by one thread anyway: Arrow's pool only adds hand-offs,
     # which cost milliseconds when other threads (numba's, a DataLoader's) hold the cores
-    threads = gz or info.st_size > 1 << 20
+    threads = gz or size > 1 << 20
     try:
         table = pacsv.read_csv(
             source,
@@ -115,14 +127,17 @@ def fast_table(path, columns: dict, *, min_fields: int, exact: bool,
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, EOFError):
         return None
-    return _checked(table, wanted, comments)
+    if not _checked(table, wanted, comments):
+        return None
+    return {c: table[c] for c in wanted}
 
 
-def _whole_sample(data: bytes, delim: str, nfields: int, wanted: dict) -> pa.Table | None:
-    """A small file's table from its sample (the whole file, checked regular: no empty
+def _whole_sample(data: bytes, delim: str, nfields: int, wanted: dict) -> dict | None:
+    """A small file's columns from its sample (the whole file, checked regular: no empty
     field, no comment line), split by ``str.split`` (one C call; the CSV reader's set-up is
     most of a small file's time: 0.3 ms for three lines, and each Arrow kernel call costs
-    10 us). The same columns as the reader's; None where it would fail."""
+    10 us). The same values as the reader's (integers as numpy, no Arrow call); None where
+    it would fail."""
     body = data.strip(b"\n")
     if b"\n\n" in body:  # empty lines are skipped
         body = re.sub(b"\n+", b"\n", body)
@@ -138,7 +153,7 @@ def _whole_sample(data: bytes, delim: str, nfields: int, wanted: dict) -> pa.Tab
         values = fields[int(name[1:])::nfields]
         if typ == pa.int64() and _INTEGERS.fullmatch("\n".join(values)):
             try:  # what Arrow's cast accepts, read by int() (an Arrow call costs 10 us)
-                out[name] = pa.array(np.array(list(map(int, values)), dtype=np.int64))
+                out[name] = np.array(list(map(int, values)), dtype=np.int64)
                 continue
             except OverflowError:
                 return None
@@ -147,7 +162,7 @@ def _whole_sample(data: bytes, delim: str, nfields: int, wanted: dict) -> pa.Tab
             out[name] = col if typ == pa.string() else pc.cast(col, typ)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
-    return pa.table(out)
+    return out
 
 
 _INTEGERS = re.compile(r"-?[0-9]+(?:\n-?[0-9]+)*")
@@ -162,16 +177,14 @@ def _lines_of(delim: str, nfields: int) -> re.Pattern:
     return re.compile(f"{line}(?:\\n{line})*")
 
 
-def _checked(table: pa.Table, wanted: dict, comments: bool) -> pa.Table | None:
-    """The table, unless a value is missing or empty, or a line is a comment."""
+def _checked(table: pa.Table, wanted: dict, comments: bool) -> bool:
+    """Whether no value is missing or empty, and no line is a comment."""
     if table.num_rows == 0 or any(table[c].null_count for c in wanted):
-        return None
+        return False
     for col, typ in wanted.items():
         if pa.types.is_string(typ) and pc.min(pc.binary_length(table[col])).as_py() == 0:
-            return None
-    if comments and pc.any(pc.starts_with(table["f0"], "#")).as_py():
-        return None
-    return table
+            return False
+    return not (comments and pc.any(pc.starts_with(table["f0"], "#")).as_py())
 
 
 def last_line_fields(path, *, comments: bool) -> list[str] | None:

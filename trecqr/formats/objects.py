@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from .colfiles import (file_kind, read_three_column_qrels, read_three_column_run, table_qrels,
+from .colfiles import (file_kind, sniff, read_three_column_qrels, read_three_column_run, table_qrels,
                        table_run)
 from .irds_files import irds_qrels, irds_run
 from .qrels import Qrels, qrels_from_dict, read_qrels
@@ -94,12 +94,12 @@ def load_qrels_any(obj, *, comments: bool = True) -> Qrels:
     if isinstance(obj, str) and obj.startswith(IRDS):
         return irds_qrels(obj[len(IRDS):])
     if isinstance(obj, (str, os.PathLike)):
-        kind = file_kind(obj, comments=comments)
+        kind, raw = sniff(obj, comments=comments)
         if kind == "3col":
             return read_three_column_qrels(obj, comments=comments)
         if kind != "trec":
             return table_qrels(obj, kind)
-        return read_qrels(obj, comments=comments)
+        return read_qrels(obj, comments=comments, raw=raw)
     if is_frame(obj):
         return qrels_from_table(obj, "<qrels DataFrame>")
     if is_arrow_table(obj):

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .arrays import as_numpy
+from .arrays import as_numpy, one_chunk
 from .fastread import fast_table
 from .textio import LineLocator, Source, arrow_fields, json_document, python_lines, read_source
 from .writer import atomic_write_lines
@@ -98,13 +98,13 @@ def _python_qrels(src: Source, comments: bool) -> Qrels:
                  np.asarray(grades, dtype=np.int64), src.name, src, comments)
 
 
-def read_qrels(path, *, comments: bool = True) -> Qrels:
-    """Read a qrels file (path, ``-``, ``.gz``, or binary file object)."""
+def read_qrels(path, *, comments: bool = True, raw: bytes | None = None) -> Qrels:
+    """Read a qrels file (path, ``-``, ``.gz``, or binary file object). raw: the first 64 KiB
+    of the file, already read (:func:`~.colfiles.sniff`)."""
     fast = fast_table(path, {0: pa.string(), 2: pa.string(), 3: pa.int64()},
-                      min_fields=4, exact=True, comments=comments)
+                      min_fields=4, exact=True, comments=comments, raw=raw)
     if fast is not None:
-        grade = as_numpy(fast["f3"])
-        return Qrels(fast["f0"].combine_chunks(), fast["f2"].combine_chunks(), grade,
+        return Qrels(one_chunk(fast["f0"]), one_chunk(fast["f2"]), as_numpy(fast["f3"]),
                      os.fspath(path), None, comments)
     src = read_source(path)
     doc = json_document(src)

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .arrays import as_numpy
+from .arrays import as_numpy, one_chunk
 from .qrels import Qrels, parse_grade, warn_truncated
 from .run import Run, parse_score
 
@@ -82,17 +82,13 @@ def _text_or_none(value):
     return None if value is None or value != value else str(value)
 
 
-def _combined(arr) -> pa.Array:
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-
-
 def _first_null(arr: pa.Array) -> int:
     return int(np.flatnonzero(as_numpy(pc.is_null(arr)))[0])
 
 
 def id_column(arr, what: str, source: str) -> pa.Array:
     """A topic or document column as Arrow strings: text as is, integers as decimal text."""
-    arr = _combined(arr)
+    arr = one_chunk(arr)
     if arr.null_count:
         raise InputError(source, None, f"row {_first_null(arr)}: {what} is missing")
     typ = arr.type
@@ -135,7 +131,7 @@ def _narrow(arr: pa.Array) -> pa.Array:
 
 def score_column(arr, source: str) -> np.ndarray:
     """A run's scores as float64: numbers, or text that reads as a finite decimal number."""
-    arr = _combined(arr)
+    arr = one_chunk(arr)
     if arr.null_count:
         raise InputError(source, None, f"row {_first_null(arr)}: score is missing")
     typ = arr.type
@@ -159,7 +155,7 @@ def score_column(arr, source: str) -> np.ndarray:
 
 def grade_column(arr, source: str) -> np.ndarray:
     """Grades as int64; fractional ones truncated with one warning, as trec_eval's atol does."""
-    arr = _combined(arr)
+    arr = one_chunk(arr)
     if arr.null_count:
         raise InputError(source, None, f"row {_first_null(arr)}: relevance is missing")
     typ = arr.type
