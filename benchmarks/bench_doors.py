@@ -14,7 +14,8 @@ a call faster than 20 ms is repeated in a loop and the loop's mean is one sample
 * ``trecqr.RelevanceEvaluator``, the same two;
 * ``ir_measures.calc_aggregate`` on the dicts; ``ranx.evaluate`` on ``Qrels``/``Run`` built
   from the dicts (warmed up: numba compiled before the clock starts; building them is timed);
-* ``trecqr.evaluate`` on the dicts, on pandas DataFrames (ir_measures' columns), on TREC files;
+* ``trecqr.evaluate(...).aggregate()`` (the means, as ``calc_aggregate`` gives them) on the
+  dicts, on pandas DataFrames (ir_measures' columns), on TREC files;
 * ``ir_measures.calc_aggregate`` on the same DataFrames, and ``ranx.evaluate`` on
   ``Qrels.from_df``/``Run.from_df`` of them (their id columns as ``object``, which ranx
   requires; pandas 3 makes ``str`` columns): the peers of ``trecqr.evaluate`` on DataFrames;
@@ -145,8 +146,10 @@ def measure(size: str, args) -> dict:
         "trecqr RelevanceEvaluator reused": lambda: te.evaluate(run),
         "ir_measures": lambda: ir_measures.calc_aggregate(irm, qrels, run),
         "ranx": with_ranx,
-        "trecqr.evaluate dicts": lambda: trecqr.evaluate(qrels, run, IRM),
-        "trecqr.evaluate DataFrame": lambda: trecqr.evaluate(qf, rf, IRM),
+        # .aggregate(): the means, as calc_aggregate returns them (evaluate computes them;
+        # the per-topic Evaluation behind per_query() is built when first read)
+        "trecqr.evaluate dicts": lambda: trecqr.evaluate(qrels, run, IRM).aggregate(),
+        "trecqr.evaluate DataFrame": lambda: trecqr.evaluate(qf, rf, IRM).aggregate(),
         "ir_measures DataFrame": lambda: ir_measures.calc_aggregate(irm, qf, rf),
         "ranx DataFrame": lambda: ranx_frames(qf_obj, rf_obj),
     }
@@ -170,7 +173,7 @@ def measure(size: str, args) -> dict:
         qpath, rpath = write_files(tmp, qrels, run)
         vals["trecqr.evaluate files"] = list(trecqr.evaluate(qpath, rpath, IRM).aggregate()
                                              .values())
-        doors["trecqr.evaluate files"] = lambda: trecqr.evaluate(qpath, rpath, IRM)
+        doors["trecqr.evaluate files"] = lambda: trecqr.evaluate(qpath, rpath, IRM).aggregate()
 
         def irm_files():
             return ir_measures.calc_aggregate(irm, ir_measures.read_trec_qrels(qpath),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -106,21 +106,39 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
     return run_plan(plan, qrels, run, zscores=zscores, check=check).evaluation
 
 
-@dataclass(repr=False)  # api_views: a short repr, _repr_html_, to_dataframe(wide=...)
 class Results(ResultsViews):
-    """Per-topic and summary values of an evaluation, keyed by measure name."""
+    """Per-topic and summary values of an evaluation, keyed by measure name.
 
-    evaluation: Evaluation
-    names: dict  # output name -> name as the caller wrote it
-    defaults: dict = field(default_factory=dict)  # ir_measures: {qid: {name: DEFAULT}}
+    Made from the core's :class:`~trecqr.measures.core.Outcome`: when the core read the
+    summaries straight from its C pass (ir_measures names on small inputs), ``aggregate()``
+    returns them and the per-topic Evaluation is built on first use of ``evaluation`` (or
+    ``per_query()``, the views), once. api_views: a short repr, ``_repr_html_``,
+    ``to_dataframe(wide=...)``."""
+
+    def __init__(self, evaluation, defaults: dict | None = None):
+        self._outcome = evaluation if isinstance(evaluation, Outcome) else None
+        self._evaluation = None if self._outcome is not None else evaluation
+        self.defaults = defaults if defaults is not None else \
+            (self._outcome.defaults if self._outcome is not None else {})
+
+    @property
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            self._evaluation, self._outcome = self._outcome.evaluation, None
+        return self._evaluation
+
+    def __getstate__(self):  # a Results sent to another process carries its Evaluation
+        return {"_outcome": None, "_evaluation": self.evaluation, "defaults": self.defaults}
 
     def aggregate(self) -> dict:
         """{measure name: summary value} over the evaluated topics (``all`` in trec_eval)."""
+        if self._outcome is not None and self._outcome.summaries is not None:
+            return dict(self._outcome.summaries)
         out = {}
         for c in self.evaluation.columns:
             if c.measure.summary == "none":
                 continue
-            out[self.names.get(c.name, c.name)] = float(c.summary)
+            out[c.name] = float(c.summary)
         return out
 
     def per_query(self) -> dict:
@@ -129,7 +147,7 @@ class Results(ResultsViews):
                 or c.measure.per_query]
         result = {}
         for i, qid in enumerate(self.evaluation.qids):
-            result[qid] = {self.names.get(c.name, c.name): _py(c.values[i]) for c in cols
+            result[qid] = {c.name: _py(c.values[i]) for c in cols
                            if c.measure.name != "runid"
                            and not (getattr(c.measure, "sparse", False) and c.values[i] != c.values[i])}
         for qid, values in self.defaults.items():  # qrels topics the run lacks (ir_measures)
@@ -160,21 +178,26 @@ def evaluate(qrels, run, measures=None, *, relevance_level: int = 1, max_docs: i
     (next to other names, the qrels are read both ways); a qrels dict then has one subtopic
     per topic, as ir_measures gives pyndeval.
     """
-    options = Options(relevance_level=relevance_level,
-                      max_docs=sys.maxsize if max_docs is None else max_docs,
-                      judged_only=judged_only, complete=complete, compat=compat)
+    options = _options(relevance_level, sys.maxsize if max_docs is None else max_docs,
+                       judged_only, complete, compat)
     plan = make_plan(measures, options, irm_semantics=True, diversity=diversity)
     only_irm = bool(plan.irm) and not plan.trec
-    out = run_plan(plan, qrels, run, zscores=zscores, check=plan.diversity or not only_irm)
-    return Results(out.evaluation, {n.caller: n.caller for n in plan.irm}, out.defaults)
+    return Results(run_plan(plan, qrels, run, zscores=zscores,
+                            check=plan.diversity or not only_irm))
+
+
+@lru_cache(maxsize=64)
+def _options(relevance_level, max_docs, judged_only, complete, compat) -> Options:
+    """evaluate's Options (immutable: made once per set of arguments, not once per call)."""
+    return Options(relevance_level=relevance_level, max_docs=max_docs,
+                   judged_only=judged_only, complete=complete, compat=compat)
 
 
 def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Results:
     """trec_eval arguments and ir_measures names already split
     (:func:`trecqr.measures.names.split_measures`), scored as :func:`score_trec` scores them."""
     plan = plan_of(trec_args, irm, options)
-    out = run_plan(plan, qrels, run, zscores=zscores)
-    return Results(out.evaluation, {n.caller: n.caller for n in plan.irm}, out.defaults)
+    return Results(run_plan(plan, qrels, run, zscores=zscores))
 
 
 # what the ndeval program prints, in its order (-R diversity without -m)

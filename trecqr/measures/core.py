@@ -26,17 +26,28 @@ from ..scorer.evaluator import Column, EvalContext, Evaluation, compute_values, 
 from ..scorer.stream import Fallback, score_stream, wants_stream
 from .core_rankings import Ranked, dict_values, qrels_topics, rank, variant
 from .irm_rankings import judged_at_cutoff, ranking, rr_at_cutoff
-from .names import IrMeasuresColumn, aggregate
+from .names import IrMeasuresColumn, aggregate, aggregated
 from .pytrec_values import TopicValues, value_keys
 
 
 @dataclass
 class Outcome:
     """What a plan gives: the Evaluation (trec_eval's columns, then the ir_measures names'),
-    and the ir_measures defaults of qrels topics the run lacks, ``{qid: {name: DEFAULT}}``."""
+    and the ir_measures defaults of qrels topics the run lacks, ``{qid: {name: DEFAULT}}``.
 
-    evaluation: Evaluation
+    Of the C pass's values for ir_measures names only, the summaries are read from the
+    values at once and the Evaluation is built when first read (``built``: a function), so a
+    small call that wants the means pays for no rankings or columns."""
+
+    built: object  # the Evaluation, or a function that builds it
     defaults: dict = field(default_factory=dict)
+    summaries: dict | None = None  # {ir_measures name: summary}, when read from the values
+
+    @property
+    def evaluation(self) -> Evaluation:
+        if not isinstance(self.built, Evaluation):
+            self.built = self.built()
+        return self.built
 
 
 def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
@@ -62,6 +73,21 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
         except Fallback:  # the whole-file readers report its errors
             pass
     ranked = rank(plan, qrels, run)
+    if ranked.c_values is not None and plan.c_irm_keys is not None and not plan.trec \
+            and not check and zscores is None and not plan.diversity:
+        summaries, defaults = irm_summaries(plan, ranked, empty_topics)
+        return Outcome(lambda: _evaluation(plan, ranked, qrels, None, empty_topics,
+                                           warned=True)[0], defaults, summaries)
+    ev, defaults = _evaluation(plan, ranked, qrels, div, empty_topics, check, zscores,
+                               rel_info)
+    return ev if plan.keyed else Outcome(ev, {} if plan.diversity else defaults)
+
+
+def _evaluation(plan, ranked: Ranked, qrels, div, empty_topics, check=False, zscores=None,
+                rel_info=None, warned=False):
+    """(the Evaluation, or a keyed plan's pytrec_eval result; the ir_measures defaults).
+    warned: the summaries' warnings were given (:func:`irm_summaries`)."""
+    options = plan.options
     rk = ranked.rankings
     if check and not plan.keyed:
         rk.check_coverage(ranked.source, qrels.source)
@@ -69,10 +95,42 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     per_measure = c_values(plan.trec, ranked) if ranked.c_values is not None else \
         [(m, p, compute_values(m, p, ctx)) for m, p in plan.trec]
     if plan.keyed:
-        return pytrec_result(TopicValues(rk.qids, key_values(per_measure)))
+        return pytrec_result(TopicValues(rk.qids, key_values(per_measure))), {}
     ev = finish_evaluation(rk, options, per_measure, zscores)
-    defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx) if plan.irm else {}
-    return Outcome(ev, {} if plan.diversity else defaults)
+    defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx, warned) \
+        if plan.irm else {}
+    return ev, defaults
+
+
+def irm_summaries(plan, ranked: Ranked, empty_topics) -> tuple:
+    """({name: summary}, defaults) of ir_measures names read from the C pass's values: what
+    :func:`irm_columns` computes of them (the same left-to-right sums), without the columns."""
+    topics, judged = ranked.run_order, ranked.judged_topics
+    if empty_topics or len(topics) != len(judged):  # some qrels topic is not evaluated
+        all_topics = set(judged) | set(empty_topics)
+        missing = sorted(all_topics - set(topics))
+        n = len(all_topics)
+    else:
+        missing, n = [], len(judged)
+    if not topics:
+        warn_no_common(ranked.num_run_topics, n)
+    rows = [ranked.c_values[q] for q in topics]
+    summaries, defaults = {}, {}
+    for name, key in zip(plan.irm, plan.c_irm_keys):
+        total = 0.0
+        if key:
+            for row in rows:
+                total += row[key]
+        summaries[name.caller] = aggregated(name.agg, total, n)
+        for q in missing:
+            defaults.setdefault(q, {})[name.caller] = float(name.measure.DEFAULT)
+    return summaries, defaults
+
+
+def warn_no_common(num_run_topics: int, num_qrels_topics: int) -> None:
+    warnings.warn(f"no topic in common: none of the {num_run_topics} topics of the run has "
+                  f"judgments among the {num_qrels_topics} qrels topics; ir_measures names "
+                  "score every qrels topic with their default (0)")
 
 
 def pytrec_result(tv: TopicValues) -> dict:
@@ -105,7 +163,7 @@ def key_values(per_measure) -> dict:
 
 
 def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
-                ctx: EvalContext) -> dict:
+                ctx: EvalContext, warned: bool = False) -> dict:
     """Append one column per ir_measures name to ``ev`` (aligned with its topics); return the
     defaults of the qrels topics the run lacks.
 
@@ -118,10 +176,8 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
     judged = ranked.judged_topics if ranked.judged_topics is not None and not plan.diversity \
         else qrels_topics(div if plan.diversity else qrels)
     all_topics = set(judged) | set(empty_topics)
-    if not topics:
-        warnings.warn(f"no topic in common: none of the {ranked.num_run_topics} topics of "
-                      f"the run has judgments among the {len(all_topics)} qrels topics; "
-                      "ir_measures names score every qrels topic with their default (0)")
+    if not topics and not warned:
+        warn_no_common(ranked.num_run_topics, len(all_topics))
     group_values = []
     c_keys = plan.c_irm_keys if ranked.c_values is not None else None
     for i, group in enumerate(() if c_keys is not None else plan.groups):

@@ -32,7 +32,7 @@ except ImportError:  # the optional C module was not built: the columnar path
 class Ranked:
     """The rankings of one call, and the inputs behind them (columns made on demand)."""
 
-    rankings: Rankings
+    built: object          # the Rankings, or a function that builds them on first read
     run_order: list        # the evaluated topics in the run's order
     source: str            # the run's name in messages
     num_run_topics: int
@@ -43,6 +43,14 @@ class Ranked:
     # rankings hold the topics only (the C pass ranked each topic once, for every value)
     c_values: dict | None = None
     judged_topics: list | None = None  # the qrels' topics with judgments, when known
+
+    @property
+    def rankings(self) -> Rankings:
+        """trec_eval's rankings (of the C pass's values: its topics, built when first read,
+        so a call that needs only the values never builds them)."""
+        if not isinstance(self.built, Rankings):
+            self.built = self.built()
+        return self.built
 
     def run_columns(self) -> Run:
         if isinstance(self.run, dict):
@@ -173,15 +181,16 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
     if plan.c_specs is not None and dict_values is not None and not plan.keyed:
         values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs, True)
         in_run = [q for q in values if run[q]]
-        topics = sorted(in_run)
         with_docs = [q for q, d in run.items() if d]
-        listed = set(in_run)
-        rk = _dict_rankings(qrels, topics, np.zeros(len(topics) + 1, np.int64),
-                            np.zeros(0, np.int64), options, runid,
-                            qrels_only=sorted(q for q in qrels.topics if q not in listed),
-                            run_only=sorted(q for q in with_docs if q not in qrels.index))
-        return Ranked(rk, in_run, "<run dict>", len(with_docs), None, run, qrels, values,
-                      qrels.topics)
+
+        def topics_only() -> Rankings:
+            topics, listed = sorted(in_run), set(in_run)
+            return _dict_rankings(qrels, topics, np.zeros(len(topics) + 1, np.int64),
+                                  np.zeros(0, np.int64), options, runid,
+                                  qrels_only=sorted(q for q in qrels.topics if q not in listed),
+                                  run_only=sorted(q for q in with_docs if q not in qrels.index))
+        return Ranked(topics_only, in_run, "<run dict>", len(with_docs), None, run, qrels,
+                      values, qrels.topics)
     topics, offsets, rel = rank_run(run, qrels.dicts, options.float32_scores,
                                     options.judged_only, min(options.max_docs, 2 ** 62),
                                     qrels.wide, not plan.keyed)

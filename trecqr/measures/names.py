@@ -201,6 +201,12 @@ def aggregate(kind: str, values: np.ndarray, n_qrels_topics: int):
             total += v
     else:
         total = float(np.cumsum(values)[-1])
+    return aggregated(kind, total, n_qrels_topics), kind == "sum"
+
+
+def aggregated(kind: str, total: float, n_qrels_topics: int) -> float:
+    """The summary of values whose left-to-right sum is ``total``: the sum, or the mean
+    over the qrels topics (NaN over none)."""
     if kind == "sum":
-        return total, True
-    return (total / n_qrels_topics if n_qrels_topics else float("nan")), False
+        return total
+    return total / n_qrels_topics if n_qrels_topics else float("nan")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ..errors import UsageError
 from ..scorer.options import Options
@@ -72,11 +72,11 @@ class Plan:
     # C pass's ("0:P_5"; None: pytrec_eval leaves it at 0), read with no array per group
     c_irm_keys: tuple | None = None
 
-    @property
+    @cached_property  # a plan is immutable: read once (frozen: cached in its __dict__)
     def intent_aware(self) -> bool:
         return any(n.row is not None and n.row.qrels_kind == "diversity" for n in self.irm)
 
-    @property
+    @cached_property
     def needs_run_columns(self) -> bool:
         """Whether some name reads the run itself (not only trec_eval's rankings)."""
         return any(n.kind != "pytrec" for n in self.irm)

@@ -50,6 +50,7 @@ RUNID = "my_little_test_run"  # what pytrec_eval names every run
 
 
 SMALL_COUNT = 256  # judgments up to this many are counted by Python (DictQrels._count_small)
+_COUNTED = frozenset({"grade", "levels", "level_counts", "wide", "num_rel_all"})
 
 
 def value_keys(selection) -> dict:
@@ -149,12 +150,11 @@ class TopicValues:
 
 
 # --------------------------------------------------------------------------- dict inputs
-def _is(kind):
-    return lambda x: isinstance(x, kind)
-
-
-def _exactly(kind):
-    return lambda x: type(x) is kind
+def _all_of(kind: type, values, strict: bool) -> bool:
+    """Whether every value is a ``kind`` (strict: exactly, no bool for int), by the set of
+    their types: one C-level pass, not a Python call per value."""
+    types = set(map(type, values))
+    return types <= {kind} or (not strict and all(issubclass(t, kind) for t in types))
 
 
 class DictQrels:
@@ -164,29 +164,19 @@ class DictQrels:
     takes them (TypeError otherwise: the general reader then converts or refuses them)."""
 
     def __init__(self, query_relevance: dict, strict: bool = False):
-        is_str, is_int = (_exactly(str), _exactly(int)) if strict else (_is(str), _is(int))
-        qids, docnos, grades, topic_sizes = [], [], [], []
         for qid, docs in query_relevance.items():
             if not isinstance(qid, str):
                 raise TypeError("Expected string as key.")
             if not isinstance(docs, dict):
                 raise TypeError("Expected dictionary as value.")
-            keys = list(docs)
-            values = list(docs.values())
-            if not all(map(is_str, keys)):
+            if not _all_of(str, docs, strict):
                 raise TypeError("Expected mapping of document id to query relevance or "
                                 "matching score.")
-            if not all(map(is_int, values)):
+            if not _all_of(int, docs.values(), strict):
                 raise TypeError("Expected relevance to be integer.")
-            qids.append(qid)
-            docnos.extend(keys)
-            grades.extend(values)
-            topic_sizes.append(len(keys))
         # the C ranker reads plain dicts (a dict subclass, e.g. defaultdict, is copied)
         self._dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
-        self._count_topics(qids, grades, topic_sizes)
-        self._docnos = docnos
-        self._sizes = np.array(topic_sizes, dtype=np.int64)
+        self._sizes = self._count_topics(self._dicts)
         self.source = "<qrels dict>"
         self._columns = None
 
@@ -196,10 +186,7 @@ class DictQrels:
         (:func:`~trecqr.formats.arrays.grouped_dicts` of ``qrels``): their types are the
         columns', so nothing is checked again."""
         self = cls.__new__(cls)
-        qids = list(grouped)
-        sizes = [len(docs) for docs in grouped.values()]
-        self._count_topics(qids, list(chain.from_iterable(docs.values()
-                                                          for docs in grouped.values())), sizes)
+        self._count_topics(grouped)
         self._dicts = grouped
         self.source = qrels.source
         self._columns = qrels
@@ -233,14 +220,34 @@ class DictQrels:
         self.wide = not levels_fit(grade)
         self.num_rel_all = int(np.count_nonzero(grade > 0))
 
-    def _count_topics(self, qids: list, grades: list, sizes: list) -> None:
-        """:meth:`_count` of grades listed topic after topic (``sizes`` each): by Python's
-        ints when they are few, else by numpy."""
-        if len(grades) <= SMALL_COUNT:
-            self._count_small(qids, grades, sizes)
+    def _count_topics(self, dicts: dict) -> list:
+        """:meth:`_count` of ``{qid: {docno: grade}}``: by Python's ints when the judgments
+        are few, and then only when first read (the C pass computes its values from the dicts
+        alone, so a small call that gets them never counts); else by numpy. The topics'
+        sizes."""
+        qids = list(dicts)
+        sizes = [len(d) for d in dicts.values()]
+        if sum(sizes) <= SMALL_COUNT:
+            self.topics = qids
+            self.index = {q: i for i, q in enumerate(qids)}
+            self._pending = (qids, dicts, sizes)
         else:
             self._count(qids, np.repeat(np.arange(len(qids)), sizes),
-                        np.array(grades, dtype=np.int64))
+                        np.fromiter(chain.from_iterable(d.values() for d in dicts.values()),
+                                    dtype=np.int64, count=sum(sizes)))
+        return sizes
+
+    def __getattr__(self, name):
+        """The counts of a few judgments (:meth:`_count_topics`), made on first read."""
+        pending = self.__dict__.pop("_pending", None)
+        if pending is None or name not in _COUNTED:
+            if pending is not None:
+                self._pending = pending
+            raise AttributeError(name)
+        qids, dicts, sizes = pending
+        self._count_small(qids, list(chain.from_iterable(d.values() for d in dicts.values())),
+                          sizes)
+        return getattr(self, name)
 
     def _count_small(self, qids: list, grades: list, sizes: list) -> None:
         """:meth:`_count` of a few judgments, by Python's ints: numpy's per-call costs would
@@ -278,9 +285,11 @@ class DictQrels:
     def columns(self) -> Qrels:
         """The same judgments as trecqr columns (for the columnar path)."""
         if self._columns is None:
-            qid = pa.array(np.repeat(np.array(self.topics, dtype=object), self._sizes)
+            qid = pa.array(np.repeat(np.array(self.topics, dtype=object),
+                                     np.array(self._sizes, dtype=np.int64))
                            if len(self.topics) else [], pa.string())
-            self._columns = Qrels(qid, pa.array(self._docnos, pa.string()), self.grade,
+            docnos = list(chain.from_iterable(self._dicts.values()))
+            self._columns = Qrels(qid, pa.array(docnos, pa.string()), self.grade,
                                   "<qrels dict>")
         return self._columns
 

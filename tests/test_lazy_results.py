@@ -1,0 +1,171 @@
+"""What a small call pays for (issue 20, latency at the smallest sizes): the means of
+ir_measures names are read straight from the C pass's values, and the per-topic Evaluation
+(rankings, columns) is built only when something reads it, once, with the same numbers.
+
+Before: every ``trecqr.evaluate`` built rankings, columns and the Results a notebook reads,
+3.8x the time of ``RelevanceEvaluator`` on one topic of ten documents; a small qrels
+dict counted its grades per level even when nothing read the counts; a small qrels file was
+opened twice (sniffed, then read).
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import trecqr
+from conftest import data_path
+from trecqr.formats import read_qrels, read_run
+from trecqr.measures import core_rankings
+from trecqr.measures import pytrec_values as pv
+
+QRELS = data_path("cast2021", "qrels-docs.2021.qrel")
+RUN = data_path("cast2021", "docrun_org_convdr.run")
+NAMES = ["RR", "nDCG@3", "R@100", "P(rel=2)@5", "AP"]
+
+
+def _dicts():
+    q, r = read_qrels(QRELS), read_run(RUN)
+    qrels, run = {}, {}
+    for t, d, g in zip(q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist()):
+        qrels.setdefault(t, {})[d] = g
+    for t, d, s in zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist()):
+        run.setdefault(t, {})[d] = s
+    return qrels, run
+
+
+@pytest.fixture
+def built(monkeypatch):
+    """How many times rankings were built from the C pass's values."""
+    calls = []
+    real = core_rankings._dict_rankings
+    monkeypatch.setattr(core_rankings, "_dict_rankings",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_means_need_no_rankings_and_equal_the_evaluation(built):
+    """aggregate() before anything else builds nothing; per_query() builds the Evaluation
+    once, whose summaries are the same doubles, and they are ir_measures' on the real CAsT
+    2021 run (missing and empty qrels topics counted with their defaults)."""
+    import ir_measures
+
+    qrels, run = _dicts()
+    dropped = sorted(run)[:5]
+    for qid in dropped:  # qrels topics the run lacks: ir_measures' defaults
+        del run[qid]
+    qrels["unjudged-topic"] = {}
+    res = trecqr.evaluate(qrels, run, NAMES)
+    means = res.aggregate()
+    assert built == []
+    per_query = res.per_query()
+    assert built == [1]
+    res.per_query()
+    res.evaluation
+    assert built == [1]
+    columns = {c.name: c.summary for c in res.evaluation.columns}
+    assert means == {name: columns[name] for name in NAMES}
+    assert per_query[dropped[0]] == dict.fromkeys(NAMES, 0.0)
+    expect = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in NAMES],
+                                        qrels, run)
+    for name in NAMES:
+        assert means[name] == pytest.approx(expect[ir_measures.parse_measure(name)],
+                                            abs=1e-12)
+
+
+@pytest.mark.parametrize("door", ["dicts", "frames", "files"])
+def test_every_small_door_gives_the_columnar_path_bit_for_bit(door, monkeypatch, tmp_path):
+    """Small inputs of every kind go through the C pass and its read summaries: the same
+    means and per-topic values as the columnar path (no C pass), on 20 real topics."""
+    qrels, run = _dicts()
+    topics = sorted(set(qrels) & set(run))[:20]
+    qrels = {t: qrels[t] for t in topics}
+    run = {t: run[t] for t in topics[:18]}  # two qrels topics missing from the run
+    if door == "frames":
+        import pandas as pd
+
+        args = (pd.DataFrame([(t, d, g) for t, ds in qrels.items() for d, g in ds.items()],
+                             columns=["query_id", "doc_id", "relevance"]),
+                pd.DataFrame([(t, d, s) for t, ds in run.items() for d, s in ds.items()],
+                             columns=["query_id", "doc_id", "score"]))
+    elif door == "files":
+        q, r = tmp_path / "qrels", tmp_path / "run"
+        q.write_text("".join(f"{t} 0 {d} {g}\n" for t, ds in qrels.items() for d, g in ds.items()))
+        r.write_text("".join(f"{t} Q0 {d} 0 {s!r} x\n" for t, ds in run.items()
+                             for d, s in ds.items()))
+        args = (str(q), str(r))
+    else:
+        args = (qrels, run)
+    passes = []
+    real = core_rankings.dict_values
+    monkeypatch.setattr(core_rankings, "dict_values", lambda *a: passes.append(1) or real(*a))
+    fast = trecqr.evaluate(*args, NAMES)
+    means = fast.aggregate()
+    assert passes == [1]
+    monkeypatch.setattr(core_rankings, "rank_run", None)
+    monkeypatch.setattr(core_rankings, "dict_values", None)
+    slow = trecqr.evaluate(*args, NAMES)
+    assert means == slow.aggregate()
+    assert fast.per_query() == slow.per_query()
+    assert len(fast.per_query()) == 20
+
+
+def test_no_topic_in_common_warns_once():
+    """The warning of a run and qrels with no topic in common is given when the means are
+    read, not a second time when the Evaluation is built."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        res = trecqr.evaluate({"a": {"d": 1}}, {"b": {"d": 1.0}}, ["RR", "nDCG@3"])
+        assert res.aggregate() == {"RR": 0.0, "nDCG@3": 0.0}
+        assert res.per_query() == {"a": {"RR": 0.0, "nDCG@3": 0.0}}
+    assert [str(w.message)[:19] for w in seen] == ["no topic in common:"]
+
+
+def test_results_not_yet_built_pickle_with_their_evaluation():
+    """A Results sent to another process (evaluate_many's workers) carries its Evaluation:
+    the function that would build it does not pickle."""
+    qrels, run = _dicts()
+    res = trecqr.evaluate(qrels, run, NAMES)
+    again = pickle.loads(pickle.dumps(res))
+    assert again.aggregate() == res.aggregate()
+    assert again.per_query() == res.per_query()
+    assert again.evaluation.qids == res.evaluation.qids
+
+
+def test_small_qrels_dict_counts_when_read_as_numpy_counts(monkeypatch):
+    """A few judgments are counted by Python when first read: the same arrays as numpy's
+    count of the same dict (levels, counts per topic and level, grades, totals)."""
+    qrels, _ = _dicts()
+    few = {t: dict(list(qrels[t].items())[:6]) for t in sorted(qrels)[:30]}
+    few[sorted(qrels)[0]]["negative"] = -2
+    lazy = pv.DictQrels(few)
+    assert "_pending" in vars(lazy)
+    monkeypatch.setattr(pv, "SMALL_COUNT", 0)
+    eager = pv.DictQrels(few)
+    assert "_pending" not in vars(eager)
+    for name in ("levels", "level_counts", "grade"):
+        assert np.array_equal(getattr(lazy, name), getattr(eager, name)), name
+        assert getattr(lazy, name).dtype == getattr(eager, name).dtype
+    assert (lazy.wide, lazy.num_rel_all) == (eager.wide, eager.num_rel_all)
+    assert lazy.topics == eager.topics and lazy.index == eager.index
+    with pytest.raises(AttributeError):
+        lazy.no_such_attribute
+
+
+def test_small_qrels_file_is_opened_once(monkeypatch, tmp_path):
+    """A small qrels file is read from the bytes its format sniffer read: one open."""
+    from trecqr.formats import fastread
+
+    path = tmp_path / "qrels"
+    path.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+    opened = []
+    real = fastread.raw_head
+    monkeypatch.setattr(fastread, "raw_head", lambda name: opened.append(name) or real(name))
+    from trecqr.formats import colfiles
+    monkeypatch.setattr(colfiles, "raw_head", fastread.raw_head)
+    q = trecqr.load_qrels(str(path))
+    assert opened == [str(path)]
+    assert q.qid.to_pylist() == ["q1", "q1", "q2"] and q.grade.tolist() == [1, 0, 2]
