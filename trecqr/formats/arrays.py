@@ -47,16 +47,68 @@ def as_numpy(arr) -> np.ndarray:
     return _chunk(arr)
 
 
+def string_array(values: list) -> pa.Array:
+    """A list of str as an Arrow string array, made from its two buffers: ``pa.array``
+    imports pandas on first use (0.2 s, most of a small command's time)."""
+    try:
+        encoded = [v.encode("utf-8") for v in values]
+    except (AttributeError, UnicodeEncodeError):  # not all str: Arrow's own conversion
+        return pa.array(values, pa.string())
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)),
+              out=offsets[1:])
+    if offsets[-1] >= 2 ** 31:
+        return pa.array(values, pa.string())
+    return pa.Array.from_buffers(pa.string(), len(values),
+                                 [None, pa.py_buffer(offsets.astype(np.int32)),
+                                  pa.py_buffer(b"".join(encoded))])
+
+
 def one_chunk(arr) -> pa.Array:
     """An Array, or a ChunkedArray's chunks as one Array."""
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
+def filled(arr, fill) -> np.ndarray:
+    """A numeric Arrow Array or ChunkedArray as numpy, its nulls replaced by ``fill``
+    (``fill_null`` converts its scalar through pandas, imported on first use)."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = []
+    for chunk in chunks:
+        if not chunk.null_count:
+            parts.append(_chunk(chunk))
+            continue
+        dtype = _NUMPY[chunk.type]
+        values = np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk),
+                               offset=chunk.offset * np.dtype(dtype).itemsize)
+        bits = np.unpackbits(np.frombuffer(chunk.buffers()[0], dtype=np.uint8),
+                             bitorder="little")
+        valid = bits[chunk.offset:chunk.offset + len(chunk)].astype(bool)
+        parts.append(np.where(valid, values, fill).astype(dtype))
+    if not parts:
+        return np.zeros(0, _NUMPY.get(arr.type, np.int64))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def arrow_indices(values: np.ndarray) -> pa.Array:
     """A numpy integer array as an Arrow int64 array (for ``take``), without ``pa.array``,
     which imports pandas on first use."""
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+    return arrow_numbers(np.asarray(values, dtype=np.int64))
+
+
+def arrow_numbers(values: np.ndarray) -> pa.Array:
+    """A numpy numeric array as the Arrow array of its dtype, from its buffer (zero-copy
+    when contiguous; no pandas)."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                 [None, pa.py_buffer(values)])
+
+
+def arrow_mask(keep: np.ndarray) -> pa.Array:
+    """A numpy boolean array as an Arrow boolean array (for ``filter``; no pandas)."""
+    keep = np.asarray(keep, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(keep),
+                                 [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
 
 
 def grouped_dicts(qid, docno, values) -> dict | None:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .arrays import arrow_indices, as_numpy
+from .arrays import arrow_indices, as_numpy, string_array
 from .order import trec_order
 from .fastread import fast_table, last_line_fields
 from .textio import LineLocator, Source, arrow_fields, json_document, python_lines, read_source
@@ -107,7 +107,7 @@ class ScannedRun(Run):
     @property
     def qid(self):
         if self._qid is None:
-            self._qid = pc.take(pa.array(self.codes.topics, pa.string()),
+            self._qid = pc.take(string_array(self.codes.topics),
                                 arrow_indices(self.codes.line_codes(len(self))))
         return self._qid
 

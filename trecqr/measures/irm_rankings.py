@@ -22,11 +22,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..formats.arrays import (arrow_indices, arrow_mask, arrow_numbers, as_numpy, filled,
+                              string_array)
+
 
 def topic_codes(qid: pa.Array, topics: list) -> np.ndarray:
     """Index of each row's topic in ``topics`` (-1 when absent)."""
-    return pc.index_in(qid, value_set=pa.array(topics, pa.string())).fill_null(-1) \
-        .to_numpy(zero_copy_only=False).astype(np.int64)
+    return filled(pc.index_in(qid, value_set=string_array(topics)), -1).astype(np.int64)
 
 
 def _stable_lexsort(keys) -> np.ndarray:
@@ -52,10 +54,12 @@ def ranking(run, topics: list, ties: str = "input"):
         order = _stable_lexsort((neg, t))
     elif ties in ("docno_asc", "docno_desc"):
         # one stable multi-key sort (Arrow compares strings byte-wise)
-        table = pa.table({"t": t, "s": neg, "d": run.docno.take(pa.array(rows))})
+        table = pa.table({"t": arrow_numbers(t), "s": arrow_numbers(neg),
+                          "d": run.docno.take(arrow_indices(rows))})
         way = "ascending" if ties == "docno_asc" else "descending"
         order = pc.sort_indices(table, sort_keys=[("t", "ascending"), ("s", "ascending"),
-                                                  ("d", way)]).to_numpy()
+                                                  ("d", way)])
+        order = as_numpy(order)
     else:  # pragma: no cover - internal
         raise ValueError(ties)
     rows, t = rows[order], t[order]
@@ -79,10 +83,10 @@ def lookup(run, rows: np.ndarray, qrels, qrels_rows: np.ndarray | None = None,
         qrows = qrows[::-1]
     if not len(qrows) or not len(rows):
         return np.full(len(rows), -1, np.int64)
-    qkeys = _keys(qrels.qid.take(pa.array(qrows)), qrels.docno.take(pa.array(qrows)))
-    rkeys = _keys(run.qid.take(pa.array(rows)), run.docno.take(pa.array(rows)))
-    where = pc.index_in(rkeys, value_set=qkeys).fill_null(-1).to_numpy(zero_copy_only=False)
-    where = where.astype(np.int64)
+    qtake, rtake = arrow_indices(qrows), arrow_indices(rows)
+    qkeys = _keys(qrels.qid.take(qtake), qrels.docno.take(qtake))
+    rkeys = _keys(run.qid.take(rtake), run.docno.take(rtake))
+    where = filled(pc.index_in(rkeys, value_set=qkeys), -1).astype(np.int64)
     return np.where(where >= 0, qrows[np.maximum(where, 0)], -1)
 
 
@@ -96,13 +100,13 @@ def _in_qrels(run, rows, topic, qrels, topics, qrels_mask) -> np.ndarray:
     """Whether each ranked row's (topic, docno) is among the qrels rows selected by mask."""
     qcode = topic_codes(qrels.qid, topics)
     keep = (qcode >= 0) & qrels_mask
-    kept = qrels.docno.filter(pa.array(keep))
+    kept = qrels.docno.filter(arrow_mask(keep))
     docs = pc.unique(kept)
     ndocs = max(len(docs), 1)
-    qkey = qcode[keep] * ndocs + pc.index_in(kept, value_set=docs).to_numpy().astype(np.int64)
-    where = pc.index_in(run.docno.take(pa.array(rows)), value_set=docs)
-    found = where.is_valid().to_numpy(zero_copy_only=False)
-    rkey = topic * ndocs + where.fill_null(0).to_numpy().astype(np.int64)
+    qkey = qcode[keep] * ndocs + as_numpy(pc.index_in(kept, value_set=docs)).astype(np.int64)
+    where = pc.index_in(run.docno.take(arrow_indices(rows)), value_set=docs)
+    found = as_numpy(where.is_valid())
+    rkey = topic * ndocs + filled(where, 0).astype(np.int64)
     return found & np.isin(rkey, qkey)
 
 
