@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pyarrow.compute as pc
+
+from ..formats.arrays import as_numpy, string_array
 
 
 class IdSpaceWarning(UserWarning):
@@ -31,12 +34,21 @@ SMALL = 1024  # rows: up to this size Python sets beat Arrow's per-call costs (1
 
 
 def id_space_problem(qrels, run) -> str | None:
-    """The warning text for QRELS and RUN (parsed, with ``qid``/``docno`` columns), or None."""
+    """The warning text for QRELS and RUN (parsed, with ``qid``/``docno`` columns), or None.
+
+    A run file the C scanner read with the qrels' docnos (its ``codes`` know which lines are
+    judged) is checked on those codes: its docno column, which a file read in topic blocks
+    does not hold, is read again only to quote an id in a warning."""
     if len(run) == 0 or len(qrels) == 0:
         return None
-    found = _small_counts(qrels, run) if len(run) <= SMALL and len(qrels) <= SMALL else \
-        _counts(qrels, run)
-    return _text(found, run.source, qrels.source)
+    if len(run) <= SMALL and len(qrels) <= SMALL:
+        return _text(_small_counts(qrels, run), run.source, qrels.source)
+    codes = getattr(run, "codes", None)
+    if codes is not None and codes.hit_row is not None and codes.judged is not None:
+        found = _scanned_counts(qrels, codes, len(run))
+        if found is None or not _suspicious(*found):
+            return None
+    return _text(_counts(qrels, run), run.source, qrels.source)
 
 
 def dict_id_space_problem(qrels: dict, run: dict, qrels_source: str, run_source: str):
@@ -60,11 +72,36 @@ def _text(found, run_source: str, qrels_source: str) -> str | None:
     if found is None:
         return None  # nothing shared: trec_eval refuses these, ir_measures warns on its own
     judged, n, shared, qdocs, sample_run, sample_qrels = found
-    if judged and not (judged < 0.01 * n and qdocs >= 0.1 * n):
+    if not _suspicious(judged, n, shared, qdocs):
         return None
     return (f"{run_source} and {qrels_source} seem to use different document id spaces: "
             f"{judged} of {n} retrieved documents of the {shared} topics they share are "
             f"judged; run ids look like {sample_run!r}, qrels ids like {sample_qrels!r}")
+
+
+def _suspicious(judged: int, n: int, shared: int, qdocs: int) -> bool:
+    """The rule of the module docstring: no judged document retrieved, or under 1% where the
+    qrels judge at least 10% as many as the run retrieves."""
+    return not judged or (judged < 0.01 * n and qdocs >= 0.1 * n)
+
+
+def _scanned_counts(qrels, codes, n_lines: int):
+    """(judged, retrieved, shared topics, judgments) of :func:`_counts`, from the scanner's
+    codes: each line's topic, and the lines whose docno is among ``codes.judged`` (the qrels'
+    docnos) with which one. None when no topic is shared."""
+    qrels_topics = set(pc.unique(qrels.qid).to_pylist())
+    is_shared = np.fromiter((t in qrels_topics for t in codes.topics), dtype=bool,
+                            count=len(codes.topics))
+    if not is_shared.any():
+        return None
+    line_topic = codes.line_codes(n_lines)
+    retrieved = int(np.bincount(line_topic, minlength=len(is_shared))[is_shared].sum())
+    shared = [t for t, s in zip(codes.topics, is_shared) if s]
+    qdoc = pc.filter(qrels.docno, pc.is_in(qrels.qid, value_set=string_array(shared)))
+    judged_here = as_numpy(pc.is_in(codes.judged, value_set=pc.unique(qdoc)))
+    judged = np.count_nonzero(is_shared[line_topic[codes.hit_row]]
+                              & judged_here[codes.hit_index])
+    return int(judged), retrieved, len(shared), len(qdoc)
 
 
 def _counts(qrels, run):
