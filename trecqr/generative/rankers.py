@@ -24,7 +24,7 @@ import os
 import warnings
 
 from ..errors import UsageError
-from ..retrieval import backends, lucene
+from ..retrieval import backends, lucene_search
 from ..retrieval.analysis import Analyzer
 from ..retrieval.collections import iter_collection
 from . import rm3 as R
@@ -136,9 +136,9 @@ class Ranker:
                 done[q] = R.bm25s_expand(self.index.handle, q, feedback[q], texts, **rm3,
                                          analyzer=analyzer)
         elif todo and self.backend == "lucene":
-            lucene.check_rm3(self.index.handle[0], self.label)
+            lucene_search.check_rm3(self.index.handle[0], self.label)
             for q in todo:
-                done[q] = lucene.feedback_terms(self.index.handle, q, **rm3)
+                done[q] = lucene_search.feedback_terms(self.index.handle, q, **rm3)
         elif todo:
             raise UsageError(f"sim_ret+ expands the target with RM3, which needs a term index "
                              f"(bm25s or lucene); {self.label} is a {self.backend} index")
