@@ -58,6 +58,21 @@ def data_path(*parts) -> Path:
     return path
 
 
+def cast2021_dicts():
+    """The CAsT 2021 document qrels and the organisers' ConvDR document run as pytrec_eval
+    dicts ({qid: {docno: grade}}, {qid: {docno: score}}), read by trecqr's file readers."""
+    from trecqr.formats import read_qrels, read_run
+
+    q = read_qrels(data_path("cast2021", "qrels-docs.2021.qrel"))
+    r = read_run(data_path("cast2021", "docrun_org_convdr.run"))
+    qrels, run = {}, {}
+    for t, d, g in zip(q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist()):
+        qrels.setdefault(t, {})[d] = g
+    for t, d, s in zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist()):
+        run.setdefault(t, {})[d] = s
+    return qrels, run
+
+
 def run_cli(args, cwd=None, input=None):
     """Run ``trecqr`` in-process; returns click's Result (exit_code, stdout, stderr)."""
     from trecqr.cli import main

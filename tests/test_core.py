@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import trecqr
-from conftest import data_path, run_cli
+from conftest import cast2021_dicts, data_path, run_cli
 from trecqr.formats import Run, read_qrels, read_run
 from trecqr.measures import core, core_rankings, plan as plan_module
 from trecqr.scorer import ordering
@@ -24,14 +24,7 @@ QRELS = data_path("cast2021", "qrels-docs.2021.qrel")
 RUN = data_path("cast2021", "docrun_org_convdr.run")
 
 
-def _dicts():
-    q, r = read_qrels(QRELS), read_run(RUN)
-    qrels, run = {}, {}
-    for t, d, g in zip(q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist()):
-        qrels.setdefault(t, {})[d] = g
-    for t, d, s in zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist()):
-        run.setdefault(t, {})[d] = s
-    return qrels, run
+_dicts = cast2021_dicts
 
 
 def _callers(depth: int = 4) -> set:

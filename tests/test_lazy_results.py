@@ -17,24 +17,14 @@ import numpy as np
 import pytest
 
 import trecqr
-from conftest import data_path
-from trecqr.formats import read_qrels, read_run
+from conftest import cast2021_dicts
 from trecqr.measures import core_rankings
 from trecqr.measures import pytrec_values as pv
 
-QRELS = data_path("cast2021", "qrels-docs.2021.qrel")
-RUN = data_path("cast2021", "docrun_org_convdr.run")
 NAMES = ["RR", "nDCG@3", "R@100", "P(rel=2)@5", "AP"]
 
 
-def _dicts():
-    q, r = read_qrels(QRELS), read_run(RUN)
-    qrels, run = {}, {}
-    for t, d, g in zip(q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist()):
-        qrels.setdefault(t, {})[d] = g
-    for t, d, s in zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist()):
-        run.setdefault(t, {})[d] = s
-    return qrels, run
+_dicts = cast2021_dicts
 
 
 @pytest.fixture
