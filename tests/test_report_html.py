@@ -458,6 +458,38 @@ def test_cqr_html_writes_the_page_of_its_rows(tmp_path):
     assert list(tmp_path.iterdir()) == [page]  # the runs were not kept
 
 
+def test_cqr_html_takes_the_manual_rewrites_and_the_groups(tmp_path):
+    """cqr --html --manual --groups: the page shows the manual rewrite of each turn and
+    filters by the groups, as trecqr report's page does (before: cqr had no --manual and
+    kept its --groups for the text breakdown only); --manual without --html, and --html with
+    one row, are refused before any search."""
+    page, groups = tmp_path / "cqr.html", tmp_path / "groups.json"
+    groups.write_text(json.dumps({"first turns": ["106_1", "107_1"], "topic 106": ["106_1",
+                                                                                   "106_2"]}))
+    args = ["cqr", "--qrels", DEMO / "qrels.txt", "--collection", DEMO / "collection.jsonl",
+            "--topics", DEMO / "topics-raw.tsv", "--raw", DEMO / "topics-raw.tsv", "--quiet"]
+    one = run_cli(args + ["--html", page])  # before: searched, then "compare needs two runs"
+    assert one.exit_code == 2 and one.stderr.startswith("trecqr: --html compares the rows")
+    assert not page.exists()
+    args += ["--topics", DEMO / "topics-automatic.tsv"]
+    res = run_cli(args + ["--html", page, "--manual", DEMO / "topics-manual.tsv",
+                          "--groups", groups])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    data = json.loads(text.split('type="application/json">')[1].split("</script>")[0])
+    ids = data["ids"]
+    assert data["manual"][ids.index("106_2")] == \
+        "Once it breaks out, how likely is lobular carcinoma breast cancer to spread?"
+    names = data["group_names"]
+    assert sorted(names) == ["first turns", "topic 106"]
+    assert sorted(names[g] for g in data["groups"][ids.index("106_1")]) == \
+        ["first turns", "topic 106"]
+    assert data["groups"][ids.index("107_2")] == []
+    refused = run_cli(args + ["--manual", DEMO / "topics-manual.tsv"])
+    assert refused.exit_code == 2 and refused.stderr == \
+        "trecqr: --manual goes with --html\n"
+
+
 def test_page_is_self_contained_and_escaped(cast_demo):
     _, page = cast_demo
     text = page.read_text()

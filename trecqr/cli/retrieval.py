@@ -261,11 +261,15 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
               help="Also break MRR and NDCG@3 down by overlapping groups {group: [turn ids]} "
                    "(e.g. QReCC's test_question_types.json), with an 'all' row.")
 @click.option("--html", "html_page", default=None, metavar="FILE",
-              help="Also write the rows' HTML report (as trecqr report) here (atomically).")
+              help="Also write the rows' HTML report (as trecqr report) here (atomically); "
+                   "--groups filters its turns.")
+@click.option("--manual", default=None, metavar="FILE",
+              help="--html: the manual rewrites (topics) the page shows beside each row's.")
 def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
                 query_fields, topics, rewrites, rewrite_fields, policies, with_response,
                 response_field, raw_path, missing, min_results, preset, k,
-                runs_dir, names, fmt, output, threads, quiet, protocol, groups, html_page):
+                runs_dir, names, fmt, output, threads, quiet, protocol, groups, html_page,
+                manual):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
 
     The report goes to stdout in --format; with -o it is also written to OUTPUT in the same
@@ -274,7 +278,13 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
     def job():
         if quiet:  # trecqr/scorer/idspace.py
             ignore_id_space()
-        for path in (qrels, *topics, *rewrites, *((raw_path,) if raw_path else ())):
+        if manual is not None and html_page is None:
+            raise UsageError("--manual goes with --html")
+        rows = len(query_fields) + len(topics) + len(rewrites) * max(1, len(policies))
+        if html_page is not None and rows < 2:  # the page compares the rows
+            raise UsageError("--html compares the rows: give at least two topics or rewrites "
+                             "inputs (or two --candidates policies)")
+        for path in (qrels, *topics, *rewrites, *(p for p in (raw_path, manual, groups) if p)):
             if not os.path.isfile(path):  # before any index is built
                 raise InputError(path, None, "no such file")
         if index_dir is None and collection is None:
@@ -310,7 +320,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
             run_paths = [(r.name, r.run) for r in report.rows]
             if html_page is not None:
                 atomic_write_text(html_page, report.to_html(
-                    raw=raw_path, collection=collection,
+                    raw=raw_path, manual=manual, groups=groups, collection=collection,
                     index=None if collection is not None else index_dir))
             if protocol_dir is not None:  # runs kept only for the page and the groups
                 report.runs_dir = None
