@@ -327,3 +327,62 @@ def test_irds_qrels_and_scoreddocs(irds_entry, files, expected):
         trecqr.evaluate("irds:trecqr-test/missing", files[1], ["map"])
     bad = run_cli(["eval", "irds:no-such/dataset", str(files[1])])
     assert bad.exit_code == 2 and "has no dataset 'no-such/dataset'" in bad.stderr
+
+
+def test_small_frames_are_read_as_lists_with_the_arrow_readers_values(files, tmp_path,
+                                                                      monkeypatch):
+    """A DataFrame of up to 8,192 rows with text ids and float64 scores / int64 grades is read
+    straight into Python lists (the C pass's dicts are made from them; before: into Arrow and
+    back, most of a small call's time); its Arrow columns, made when read, and its values are
+    the Arrow reader's, on 40 real CAsT 2021 topics, in both conventions and both pandas text
+    dtypes. Anything else still goes through the Arrow reader and its messages."""
+    from trecqr.formats import listed, tables
+
+    run, qrels = trecqr.load_run(files[1]), trecqr.load_qrels(files[0])
+    topics = sorted(set(run.qid.to_pylist()) & set(qrels.qid.to_pylist()))[:40]
+    keep_r = np.isin(np.array(run.qid.to_pylist()), topics)
+    keep_q = np.isin(np.array(qrels.qid.to_pylist()), topics)
+    r_cols = (np.array(run.qid.to_pylist())[keep_r].tolist(),
+              np.array(run.docno.to_pylist())[keep_r].tolist(), run.score[keep_r])
+    q_cols = (np.array(qrels.qid.to_pylist())[keep_q].tolist(),
+              np.array(qrels.docno.to_pylist())[keep_q].tolist(), qrels.grade[keep_q])
+    assert 2000 < len(r_cols[2]) <= listed.SMALL_FRAME
+    rpath, qpath = tmp_path / "run", tmp_path / "qrels"
+    rpath.write_text("".join(f"{q} Q0 {d} 0 {s!r} x\n"
+                             for q, d, s in zip(*r_cols[:2], r_cols[2].tolist())))
+    qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in zip(*q_cols)))
+    from_files = _values(trecqr.evaluate(qpath, rpath, MEASURES))
+    for names, dtype in ((("qid", "docno", "score", "label"), None),
+                         (("query_id", "doc_id", "score", "relevance"), object)):
+        rf = pd.DataFrame(dict(zip(names[:3], r_cols)))
+        qf = pd.DataFrame(dict(zip((*names[:2], names[3]), q_cols)))
+        if dtype is not None:
+            rf = rf.astype({names[0]: dtype, names[1]: dtype})
+            qf = qf.astype({names[0]: dtype, names[1]: dtype})
+        fast_r, fast_q = trecqr.load_run(rf), trecqr.load_qrels(qf)
+        assert isinstance(fast_r, listed.ListedRun) and isinstance(fast_q, listed.ListedQrels)
+        assert _values(trecqr.evaluate(qf, rf, MEASURES)) == from_files
+        with monkeypatch.context() as m:
+            m.setattr(tables, "SMALL_FRAME", 0)  # the Arrow reader
+            slow_r, slow_q = trecqr.load_run(rf), trecqr.load_qrels(qf)
+            assert not isinstance(slow_r, listed.ListedRun)
+            assert _values(trecqr.evaluate(qf, rf, MEASURES)) == from_files
+        assert fast_r.qid.equals(slow_r.qid) and fast_r.docno.equals(slow_r.docno)
+        assert fast_q.qid.equals(slow_q.qid) and fast_q.docno.equals(slow_q.docno)
+        assert np.array_equal(fast_r.score, slow_r.score) and fast_r.source == slow_r.source
+        assert np.array_equal(fast_q.grade, slow_q.grade) and fast_q.grade.dtype == np.int64
+        rf.loc[0, "score"] = -1.0  # the frame changes after it was read: the run does not
+        assert fast_r.score[0] == r_cols[2][0]
+    # not plain: the Arrow reader converts or refuses, as before
+    small = pd.DataFrame({"qid": [1, 1], "docno": ["a", "b"], "score": [1.0, 2.0]})
+    assert not isinstance(trecqr.load_run(small), listed.ListedRun)
+    assert trecqr.load_run(small).qid.to_pylist() == ["1", "1"]  # decimal text
+    for bad, message in (
+            (pd.DataFrame({"qid": ["1", None], "docno": ["a", "b"], "score": [1.0, 2.0]}),
+             "row 1: query id is missing"),
+            (pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, np.nan]}),
+             "row 1: score is missing")):
+        with pytest.raises(InputError, match=f"^<run DataFrame>: {message}$"):
+            trecqr.load_run(bad)
+    f32 = pd.DataFrame({"qid": ["1"], "docno": ["a"], "score": np.float32([0.1])})
+    assert trecqr.load_run(f32).score.tolist() == [float(np.float32(0.1))]

@@ -114,13 +114,14 @@ def arrow_mask(keep: np.ndarray) -> pa.Array:
 def grouped_dicts(qid, docno, values) -> dict | None:
     """{qid: {docno: value}} of small columns, topics in first-seen order and each topic's
     documents in row order; None when a (qid, docno) repeats (the columnar path names the
-    line). qid: an Arrow array or a list. Each topic's dict is made by one ``dict(zip(...))``
+    line). qid, docno: Arrow arrays or lists. Each topic's dict is made by one ``dict(zip(...))``
     over its consecutive rows (``itertools.groupby``): a statement per topic, none per row;
     rows of interleaved topics are first grouped by numpy."""
     if len(values) == 0:
         return {}
     qids = qid if isinstance(qid, list) else qid.to_pylist()
-    docnos, vals = docno.to_pylist(), values.tolist()
+    docnos = docno if isinstance(docno, list) else docno.to_pylist()
+    vals = values.tolist()
     out: dict = {}
     start = 0
     for topic, rows in groupby(qids):
@@ -135,7 +136,7 @@ def grouped_dicts(qid, docno, values) -> dict | None:
 def _interleaved(qid, docnos: list, values) -> dict | None:
     """:func:`grouped_dicts` of rows whose topics interleave: grouped by a stable sort of
     the topics' first-seen codes."""
-    qid = pa.array(qid, pa.string()) if isinstance(qid, list) else qid
+    qid = string_array(qid) if isinstance(qid, list) else qid
     encoded = pc.dictionary_encode(qid)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()

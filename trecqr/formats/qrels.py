@@ -49,6 +49,13 @@ class Qrels(LineLocator):
     def __len__(self) -> int:
         return len(self.grade)
 
+    def qid_list(self) -> list:
+        """The qid of every judgment, as Python strings (the small-input path's dicts)."""
+        return self.qid.to_pylist()
+
+    def docno_list(self) -> list:
+        return self.docno.to_pylist()
+
 
 def parse_grade(text: str, source: str, line: int | None) -> tuple[int, bool]:
     """(grade, truncated): an integer, or a decimal number cut to its integer prefix.

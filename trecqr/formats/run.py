@@ -62,6 +62,9 @@ class Run(LineLocator):
         """The qid of every line, as Python strings (the small-input path's dicts)."""
         return self.qid.to_pylist()
 
+    def docno_list(self) -> list:
+        return self.docno.to_pylist()
+
 
 @dataclass
 class RunCodes:

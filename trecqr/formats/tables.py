@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from .arrays import as_numpy, one_chunk
+from .listed import SMALL_FRAME, listed_frame
 from .qrels import Qrels, parse_grade, warn_truncated
 from .run import Run, parse_score
 
@@ -210,10 +211,28 @@ def _empty(n: int, source: str) -> None:
         raise InputError(source, None, "no rows")
 
 
+RUN_ROLES = [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"), ("s", SCORE, "score")]
+QRELS_ROLES = [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"), ("g", GRADE, "relevance")]
+
+
+def _listed(obj, roles: list, kind: str, source: str, runid: str = "trecqr"):
+    """A small DataFrame of text ids and plain numbers as lists (:mod:`.listed`), or None."""
+    if not is_frame(obj) or len(obj) > SMALL_FRAME:
+        return None
+    names = obj.columns
+    q, d, v = (_pick(names, cands, what, source) for _, cands, what in roles)
+    if len({q, d, v}) < 3:
+        return None
+    return listed_frame(_frame_values(obj, q), _frame_values(obj, d), _frame_values(obj, v),
+                        kind, source, runid)
+
+
 def run_from_table(obj, source: str = "<run table>", runid: str = "trecqr") -> Run:
     """A Run from a DataFrame or an Arrow Table / RecordBatch (see the module docstring)."""
-    cols = _columns(obj, [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"),
-                          ("s", SCORE, "score")], source)
+    listed = _listed(obj, RUN_ROLES, "run", source, runid)
+    if listed is not None:
+        return listed
+    cols = _columns(obj, RUN_ROLES, source)
     _empty(len(cols["s"]), source)
     return Run(id_column(cols["q"], "query id", source), id_column(cols["d"], "doc id", source),
                score_column(cols["s"], source), runid, source)
@@ -221,8 +240,10 @@ def run_from_table(obj, source: str = "<run table>", runid: str = "trecqr") -> R
 
 def qrels_from_table(obj, source: str = "<qrels table>") -> Qrels:
     """Qrels from a DataFrame or an Arrow Table / RecordBatch (see the module docstring)."""
-    cols = _columns(obj, [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"),
-                          ("g", GRADE, "relevance")], source)
+    listed = _listed(obj, QRELS_ROLES, "qrels", source)
+    if listed is not None:
+        return listed
+    cols = _columns(obj, QRELS_ROLES, source)
     _empty(len(cols["g"]), source)
     return Qrels(id_column(cols["q"], "query id", source),
                  id_column(cols["d"], "doc id", source), grade_column(cols["g"], source),

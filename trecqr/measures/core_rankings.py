@@ -151,7 +151,8 @@ def _small_columns(plan, q: Qrels, run: Run, given) -> tuple | None:
     id-space problem of the dicts, or None); None: the columnar path."""
     if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
         return None
-    qd, rd = grouped_dicts(q.qid, q.docno, q.grade), grouped_dicts(run.qid_list(), run.docno, run.score)
+    qd = grouped_dicts(q.qid_list(), q.docno_list(), q.grade)
+    rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
     if qd is None or rd is None:
         return None
     try:

@@ -121,12 +121,12 @@ def _counts(qrels, run):
 
 def _small_counts(qrels, run):
     """:func:`_counts` of small columns, by Python sets."""
-    rq, qq = run.qid.to_pylist(), qrels.qid.to_pylist()
+    rq, qq = run.qid_list(), qrels.qid_list()
     shared = set(rq) & set(qq)
     if not shared:
         return None
-    rdoc = [d for t, d in zip(rq, run.docno.to_pylist()) if t in shared]
-    qdoc = [d for t, d in zip(qq, qrels.docno.to_pylist()) if t in shared]
+    rdoc = [d for t, d in zip(rq, run.docno_list()) if t in shared]
+    qdoc = [d for t, d in zip(qq, qrels.docno_list()) if t in shared]
     judged_docs = set(qdoc)
     judged = sum(d in judged_docs for d in rdoc)
     return judged, len(rdoc), len(shared), len(qdoc), _first(rdoc), _first(qdoc)
