@@ -159,3 +159,25 @@ def test_small_qrels_file_is_opened_once(monkeypatch, tmp_path):
     q = trecqr.load_qrels(str(path))
     assert opened == [str(path)]
     assert q.qid.to_pylist() == ["q1", "q1", "q2"] and q.grade.tolist() == [1, 0, 2]
+
+
+def test_results_not_yet_built_do_not_hold_the_run():
+    """A Results kept for later (a training loop's, one per epoch) does not keep the run it
+    scored alive until its Evaluation is built: the run dict is freed when the caller drops
+    it, and the Evaluation built later has the same numbers."""
+    import gc
+    import weakref
+
+    class RunDict(dict):  # a dict that a weak reference can follow
+        pass
+
+    qrels, run = cast2021_dicts()
+    held = RunDict(run)
+    res = trecqr.evaluate(qrels, held, NAMES)
+    means = res.aggregate()
+    alive = weakref.ref(held)
+    del held
+    gc.collect()
+    assert alive() is None
+    assert res.per_query() == trecqr.evaluate(qrels, run, NAMES).per_query()
+    assert {c.name: c.summary for c in res.evaluation.columns} == means

@@ -76,6 +76,9 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     if ranked.c_values is not None and plan.c_irm_keys is not None and not plan.trec \
             and not check and zscores is None and not plan.diversity:
         summaries, defaults = irm_summaries(plan, ranked, empty_topics)
+        # the Evaluation of these names reads the C pass's values only: the caller's run is
+        # not kept, so a Results held for later does not hold the run (a training loop's)
+        ranked.run = ranked.given_run = None
         return Outcome(lambda: _evaluation(plan, ranked, qrels, None, empty_topics,
                                            warned=True)[0], defaults, summaries)
     ev, defaults = _evaluation(plan, ranked, qrels, div, empty_topics, check, zscores,
