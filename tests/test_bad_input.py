@@ -302,3 +302,23 @@ def test_output_into_missing_directory(tmp_path, qrels, run):
     assert _error(["-o", target, qrels, run]) == (
         f"{target}: cannot write: No such file or directory")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_integers_past_64_bits_in_options_and_cutoffs():
+    """Fuzz case (seed 76): `compare -l 99999999999999999999` and `eval -m
+    P.99999999999999999999` were internal errors (the C pass's 64-bit integers overflowed).
+    -l is range-checked as eval's is; a cutoff is read as trec_eval's atol reads it (glibc's
+    strtol saturates: P_9223372036854775807), and the C pass leaves what it cannot hold to
+    the numpy path; the API takes any relevance level."""
+    import trecqr
+
+    qrels, run, trunc = TE / "qrels.test", TE / "results.test", TE / "results.trunc"
+    res = run_cli(["compare", "-l", "99999999999999999999", "-m", "P.10", qrels, run, trunc])
+    assert res.exit_code == 2 and "Traceback" not in res.stderr  # click's usage error
+    assert "Error: Invalid value for '-l': 99999999999999999999 is not in the range" in res.stderr
+    res = run_cli(["eval", "-m", "P.99999999999999999999", "-m", "map", qrels, run])
+    assert res.exit_code == 0, res.stderr
+    assert "P_9223372036854775807 \tall\t0.0000\n" in res.stdout  # trec_eval 9.0.8's line
+    assert "map                   \tall\t0.1785\n" in res.stdout
+    got = trecqr.evaluate(str(qrels), str(run), ["P.10", "map"], relevance_level=2 ** 70)
+    assert got.aggregate() == {"P_10": 0.0, "map": 0.0}

@@ -15,8 +15,9 @@ def topic_options(f):
     """-c, -l and --compat, with trec_eval's meaning."""
     f = click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
                      show_default=True, help="trec_eval version to reproduce.")(f)
-    f = click.option("-l", "level", type=int, default=1, show_default=True, metavar="N",
-                     help="Minimum grade counted relevant.")(f)
+    f = click.option("-l", "level", type=click.IntRange(-2**63, 2**63 - 1), default=1,
+                     show_default=True, metavar="N",
+                     help="Minimum grade counted relevant (trec_eval's long, as eval's -l).")(f)
     f = click.option("-c", "complete", is_flag=True,
                      help="Use every qrels topic; a topic missing from a run counts 0.")(f)
     return f

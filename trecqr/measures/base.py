@@ -52,11 +52,13 @@ _ATOF = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def atol(text: str, measure: str) -> int:
-    """C atol on a cutoff: the leading integer (``23.4`` -> 23); no digits at all is an error."""
+    """C atol on a cutoff: the leading integer (``23.4`` -> 23), saturated at the limits of a
+    C long as glibc's strtol saturates (``P.99999999999999999999`` is trec_eval's
+    ``P_9223372036854775807``); no digits at all is an error."""
     m = _ATOL.match(text)
     if not m:
         raise UsageError(f"measure {measure!r}: parameter {text!r} is not a number")
-    return int(m.group())
+    return min(max(int(m.group()), -2 ** 63), 2 ** 63 - 1)
 
 
 def atof(text: str, measure: str) -> float:

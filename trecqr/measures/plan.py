@@ -98,13 +98,14 @@ def _pytrec_plan(normalized: frozenset, relevance_level: int, judged_only: bool)
 
 # the measures formats/_dicts.c's dict_values computes (its codes), with trec_eval's loops
 _C_CODES = {"P": 0, "recall": 1, "recip_rank": 2, "ndcg_cut": 3, "map": 4, "map_cut": 5}
+_C_LONG = 2 ** 63  # its cutoffs and levels are C long longs
 
 
 def _c_specs(selection, options: Options, prefix: str = "") -> tuple | None:
     """(key, C code, cutoff, relevance level, -J) per value, in the keys' order (``prefix``
     + pytrec_eval's key); None when some measure is not among those the C module computes,
     or the options are not its (-M, -l below 1, 10.0's -c)."""
-    if options.max_docs != sys.maxsize or options.relevance_level < 1 or \
+    if options.max_docs != sys.maxsize or not 1 <= options.relevance_level < _C_LONG or \
             (options.complete and options.v10):
         return None
     specs = []
@@ -113,6 +114,8 @@ def _c_specs(selection, options: Options, prefix: str = "") -> tuple | None:
         if code is None:
             return None
         cutoffs = params.values or (0,)
+        if any(int(k) >= _C_LONG for k in cutoffs):  # past the C module's 64-bit integers
+            return None
         specs += [(prefix + key, code, int(k), options.relevance_level, options.judged_only)
                   for key, k in zip(measure.value_names(params), cutoffs)]
     return tuple(specs) if specs else None
