@@ -314,6 +314,9 @@ def irds_entry(files, tmp_path):
         del ir_datasets.registry._registered[name]
 
 
+BARE = "msmarco-passage"  # in ir_datasets' registry: documents and queries only at this id
+
+
 def test_irds_qrels_and_scoreddocs(irds_entry, files, expected):
     """irds:<id> for qrels and runs, as index, search and cqr take it (it was "no such
     file"); the same values as the files, from the API and the command line."""
@@ -327,6 +330,12 @@ def test_irds_qrels_and_scoreddocs(irds_entry, files, expected):
         trecqr.evaluate("irds:trecqr-test/missing", files[1], ["map"])
     bad = run_cli(["eval", "irds:no-such/dataset", str(files[1])])
     assert bad.exit_code == 2 and "has no dataset 'no-such/dataset'" in bad.stderr
+    # a dataset with neither qrels nor their handler (fuzz seed 79: was an internal
+    # AttributeError): one line, as for one without qrels
+    for args, what in (([f"irds:{BARE}", str(files[1])], "qrels"),
+                       ([str(files[0]), f"irds:{BARE}"], "scoreddocs")):
+        res = run_cli(["eval", "-m", "map", *args])
+        assert res.exit_code == 2 and res.stderr == f"trecqr: ir_datasets '{BARE}' has no {what}\n"
 
 
 def test_small_frames_are_read_as_lists_with_the_arrow_readers_values(files, tmp_path,

@@ -200,13 +200,15 @@ def _rows(dataset_id: str, what: str, has, handler, rows):
 def irds_qrels(dataset_id: str) -> Qrels:
     """``irds:<dataset id>`` as qrels: its ``qrels_iter()``, local files only."""
     ds = load(dataset_id)
-    table = _rows(dataset_id, "qrels", ds.has_qrels, ds.qrels_handler, ds.qrels_iter)
+    # getattr: a dataset without qrels may have no handler either (has_qrels() says so first)
+    table = _rows(dataset_id, "qrels", ds.has_qrels, getattr(ds, "qrels_handler", None),
+                  getattr(ds, "qrels_iter", None))
     return qrels_from_table(table, f"irds:{dataset_id}")
 
 
 def irds_run(dataset_id: str) -> Run:
     """``irds:<dataset id>`` as a run: its ``scoreddocs_iter()``, local files only."""
     ds = load(dataset_id)
-    table = _rows(dataset_id, "scoreddocs", ds.has_scoreddocs, ds.scoreddocs_handler,
-                  ds.scoreddocs_iter)
+    table = _rows(dataset_id, "scoreddocs", ds.has_scoreddocs,
+                  getattr(ds, "scoreddocs_handler", None), getattr(ds, "scoreddocs_iter", None))
     return run_from_table(table, f"irds:{dataset_id}", dataset_id)
