@@ -137,7 +137,7 @@ def score_with_pytrec_eval(qrels, run, measures, options: Options, zscores=None)
             for i, qid in enumerate(rankings.qids):
                 per_topic = result[qid]
                 gone = [k for k in keys if k not in per_topic]
-                if gone:  # e.g. P.99999999999999999999: pytrec_eval names its cutoff otherwise
+                if gone:  # a pytrec_eval that names a value otherwise than trec_eval does
                     raise UsageError(f"--engine pytrec_eval gives no value for {gone[0]} "
                                      "(use the native engine)")
                 values[i] = [per_topic[k] for k in keys]
