@@ -355,7 +355,7 @@ def test_small_frames_are_read_as_lists_with_the_arrow_readers_values(files, tmp
               np.array(run.docno.to_pylist())[keep_r].tolist(), run.score[keep_r])
     q_cols = (np.array(qrels.qid.to_pylist())[keep_q].tolist(),
               np.array(qrels.docno.to_pylist())[keep_q].tolist(), qrels.grade[keep_q])
-    assert 2000 < len(r_cols[2]) <= listed.SMALL_FRAME
+    assert 2000 < len(r_cols[2]) <= tables.SMALL_ROWS
     rpath, qpath = tmp_path / "run", tmp_path / "qrels"
     rpath.write_text("".join(f"{q} Q0 {d} 0 {s!r} x\n"
                              for q, d, s in zip(*r_cols[:2], r_cols[2].tolist())))
@@ -372,7 +372,7 @@ def test_small_frames_are_read_as_lists_with_the_arrow_readers_values(files, tmp
         assert isinstance(fast_r, listed.ListedRun) and isinstance(fast_q, listed.ListedQrels)
         assert _values(trecqr.evaluate(qf, rf, MEASURES)) == from_files
         with monkeypatch.context() as m:
-            m.setattr(tables, "SMALL_FRAME", 0)  # the Arrow reader
+            m.setattr(tables, "SMALL_ROWS", 0)  # the Arrow reader
             slow_r, slow_q = trecqr.load_run(rf), trecqr.load_qrels(qf)
             assert not isinstance(slow_r, listed.ListedRun)
             assert _values(trecqr.evaluate(qf, rf, MEASURES)) == from_files

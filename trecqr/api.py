@@ -115,11 +115,9 @@ class Results(ResultsViews):
     ``per_query()``, the views), once. api_views: a short repr, ``_repr_html_``,
     ``to_dataframe(wide=...)``."""
 
-    def __init__(self, evaluation, defaults: dict | None = None):
-        self._outcome = evaluation if isinstance(evaluation, Outcome) else None
-        self._evaluation = None if self._outcome is not None else evaluation
-        self.defaults = defaults if defaults is not None else \
-            (self._outcome.defaults if self._outcome is not None else {})
+    def __init__(self, outcome: Outcome):
+        self._outcome, self._evaluation = outcome, None
+        self.defaults = outcome.defaults  # ir_measures: {qid: {name: DEFAULT}}
 
     @property
     def evaluation(self) -> Evaluation:

@@ -111,6 +111,11 @@ def arrow_mask(keep: np.ndarray) -> pa.Array:
                                  [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
 
 
+SMALL_ROWS = 8192  # inputs up to this many rows are scored in the C pass as dicts made from
+# their Python values (numpy wins from about 12,000: its per-call costs, 3 ms a call, against
+# Python objects per row); a small DataFrame is read straight into those values (.listed)
+
+
 def grouped_dicts(qid, docno, values) -> dict | None:
     """{qid: {docno: value}} of small columns, topics in first-seen order and each topic's
     documents in row order; None when a (qid, docno) repeats (the columnar path names the

@@ -1,7 +1,7 @@
 """Runs and qrels of a small DataFrame held as Python lists, their Arrow columns made when
 first read.
 
-The scorer takes small inputs (up to 8,192 rows) through the C pass over dicts, which it
+The scorer takes small inputs (up to :data:`~.arrays.SMALL_ROWS` rows) through the C pass over dicts, which it
 builds from each column's Python values. A small DataFrame whose ids are text and whose scores
 or grades are plain numpy numbers is read straight into those lists (:func:`listed_frame`):
 making its Arrow columns and reading them back would be most of a small call's time. Anything
@@ -19,9 +19,6 @@ import pyarrow as pa
 from .arrays import string_array
 from .qrels import Qrels
 from .run import Run
-
-SMALL_FRAME = 8192  # rows: the scorer's small-input limit (measures.core_rankings.SMALL_ROWS)
-
 
 def _column(name: str) -> property:
     """``qid`` or ``docno``: Arrow from the list ``_<name>s`` on first read; set, it replaces
@@ -86,9 +83,8 @@ def _text(values) -> list | None:
 def listed_frame(topic, docno, value, kind: str, source: str, runid: str = "trecqr"):
     """A ListedRun (kind "run": ``value`` the scores) or ListedQrels ("qrels": the grades)
     of a DataFrame's column values, or None when they are not plainly text ids and float64
-    scores (finite) or int64 grades, or are too many or none."""
-    n = len(value)
-    if not 0 < n <= SMALL_FRAME or not isinstance(value, np.ndarray):
+    scores (finite) or int64 grades, or are none (the caller keeps to small frames)."""
+    if not len(value) or not isinstance(value, np.ndarray):
         return None
     if kind == "run":
         if value.dtype != np.float64 or not np.isfinite(value).all():

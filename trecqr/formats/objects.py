@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from .colfiles import (file_kind, sniff, read_three_column_qrels, read_three_column_run, table_qrels,
-                       table_run)
+from .colfiles import (file_kind, read_three_column_qrels, read_three_column_run, sniff,
+                       table_qrels, table_run)
 from .irds_files import irds_qrels, irds_run
 from .qrels import Qrels, qrels_from_dict, read_qrels
 from .run import Run, read_run, run_from_dict

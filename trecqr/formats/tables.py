@@ -32,8 +32,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .arrays import as_numpy, one_chunk
-from .listed import SMALL_FRAME, listed_frame
+from .arrays import SMALL_ROWS, as_numpy, one_chunk
+from .listed import listed_frame
 from .qrels import Qrels, parse_grade, warn_truncated
 from .run import Run, parse_score
 
@@ -217,7 +217,7 @@ QRELS_ROLES = [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"), ("g", GRADE, 
 
 def _listed(obj, roles: list, kind: str, source: str, runid: str = "trecqr"):
     """A small DataFrame of text ids and plain numbers as lists (:mod:`.listed`), or None."""
-    if not is_frame(obj) or len(obj) > SMALL_FRAME:
+    if not is_frame(obj) or len(obj) > SMALL_ROWS:
         return None
     names = obj.columns
     q, d, v = (_pick(names, cands, what, source) for _, cands, what in roles)

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from ..formats import Qrels, Run, read_run, run_from_dict
-from ..formats.arrays import grouped_dicts
+from ..formats.arrays import SMALL_ROWS, grouped_dicts
 from ..scorer.idspace import dict_id_space_problem, id_space_problem, warn_id_space
 from ..scorer.rankings import Rankings, build_rankings
 from ..scorer.ragged import IDX, padded_ranges
@@ -139,10 +139,6 @@ def _first_seen(run: Run) -> list:
     """The run's topics in first-seen order (the scanner's codes have them)."""
     codes = getattr(run, "codes", None)
     return codes.topics if codes is not None else pc.unique(run.qid).to_pylist()
-
-
-SMALL_ROWS = 8192  # columns up to this many rows go through the C pass as dicts (numpy
-# wins from about 12,000: its per-call costs, 3 ms a call, against Python objects per row)
 
 
 def _small_columns(plan, q: Qrels, run: Run, given) -> tuple | None:

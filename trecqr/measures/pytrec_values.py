@@ -227,14 +227,15 @@ class DictQrels:
         sizes."""
         qids = list(dicts)
         sizes = [len(d) for d in dicts.values()]
-        if sum(sizes) <= SMALL_COUNT:
+        total = sum(sizes)
+        if total <= SMALL_COUNT:
             self.topics = qids
             self.index = {q: i for i, q in enumerate(qids)}
             self._pending = (qids, dicts, sizes)
         else:
             self._count(qids, np.repeat(np.arange(len(qids)), sizes),
                         np.fromiter(chain.from_iterable(d.values() for d in dicts.values()),
-                                    dtype=np.int64, count=sum(sizes)))
+                                    dtype=np.int64, count=total))
         return sizes
 
     def __getattr__(self, name):
