@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError, UsageError
+from ..formats.arrays import as_numpy
 
 WEIGHTS = (None, "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval")
@@ -69,7 +70,7 @@ def shared_judgments(qrels_a, qrels_b) -> SharedJudgments:
     joined = joined.sort_by([("qid", "ascending"), ("docno", "ascending")])
     n = len(joined)
     return SharedJudgments(joined["qid"].combine_chunks(), joined["docno"].combine_chunks(),
-                           joined["a"].to_numpy(), joined["b"].to_numpy(),
+                           as_numpy(joined["a"]), as_numpy(joined["b"]),
                            len(ta) - n, len(tb) - n)
 
 
