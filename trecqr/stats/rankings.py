@@ -46,8 +46,8 @@ def _no_ties(v: np.ndarray, which: str) -> None:
     if np.any(counts > 1):
         tied = np.flatnonzero(v == values[np.argmax(counts > 1)])
         raise UsageError(f"systems {', '.join(str(int(i)) for i in tied)} tie at "
-                         f"{v[tied[0]]!r} in {which}; this measure needs a ranking without "
-                         "ties")
+                         f"{float(v[tied[0]])!r} in {which}; this measure needs a ranking "
+                         "without ties")
 
 
 def kendall_tau(x, y) -> float:
