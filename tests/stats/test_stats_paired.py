@@ -51,7 +51,7 @@ def test_t_test_is_scipy_and_trecqr_compare():
 @pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
 def test_wilcoxon_is_scipy(zero_method):
     """Equal (==) to scipy.stats.wilcoxon with the same zero rule, on every pair and measure;
-    "auto" picks the normal approximation here (ties and zeros, 158 topics), as
+    "auto" picks the normal approximation here (158 topics, over scipy's 50), as
     method="asymptotic" does."""
     s = cast_scores()
     for m in MEASURES:
@@ -64,14 +64,17 @@ def test_wilcoxon_is_scipy(zero_method):
 
 
 def test_wilcoxon_small_samples_and_edges():
-    """Exact distribution without ties or zeros, exhaustive permutations with them (n <= 13):
-    still scipy's numbers; no difference at all gives p = 1."""
+    """Up to 50 topics: the exact distribution without ties or zeros, exhaustive sign flips
+    with them (n <= 13), still scipy's numbers; 20 topics with ties take the normal
+    approximation; no difference at all gives p = 1."""
     a = np.array([0.9, 0.1, 0.5, 0.7, 0.3, 0.8, 0.45])
     b = np.array([0.2, 0.15, 0.1, 0.75, 0.0, 0.35, 0.2])
     assert paired.wilcoxon(a, b) == tuple(float(v) for v in stats.wilcoxon(a, b))
     b[0] = a[0]  # a zero difference
     assert paired.wilcoxon(a, b) == tuple(float(v) for v in stats.wilcoxon(a, b))
     assert paired.wilcoxon(a, a) == (0.0, 1.0)
+    c = cast_scores()["ndcg_cut_3"][:, :20]
+    assert paired.wilcoxon(c[1], c[0]) == tuple(float(v) for v in stats.wilcoxon(c[1], c[0]))
     with pytest.raises(UsageError, match="zero_method"):
         paired.wilcoxon(a, b, zero_method="drop")
 

@@ -15,8 +15,9 @@ pair at once against the distribution of the largest difference between m means.
   ranx's ``compare(stat_test="tukey")`` compute: topics are ignored, the error variance is
   the within-system variance with m(n-1) degrees of freedom. ``design="two-way"`` (default)
   blocks on topics, as the scores are paired: the error variance is the two-way ANOVA's
-  residual V_E with (m-1)(n-1) degrees of freedom (Sakai, *Laboratory Experiments in
-  Information Retrieval*, 2018; elinor's ``TukeyHsdTest``).
+  residual V_E with (m-1)(n-1) degrees of freedom, the paired form Sakai describes
+  (*Laboratory Experiments in Information Retrieval*, 2018). elinor's ``TukeyHsdTest`` uses
+  the same V_E but takes its p-values from Student's t, unadjusted for the m means.
 * :func:`randomized_tukey_hsd` - Carterette's randomised Tukey HSD (TOIS 2012): on every
   permutation, each topic's scores are shuffled among the systems; the statistic is the
   largest minus the smallest permuted system mean; pair (i, j)'s p is the share of

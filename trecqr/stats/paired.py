@@ -58,11 +58,11 @@ def wilcoxon(a, b, zero_method: str = "wilcox", method: str = "auto") -> tuple[f
       them before ranking; ``"pratt"`` ranks them and drops their ranks; ``"zsplit"`` splits
       their ranks between the two sums;
     * ties among the |differences| get their average rank (mid-ranks);
-    * the p-value (scipy >= 1.13's ``"auto"``): the exact null distribution when there are
-      neither ties nor zeros; with ties or zeros, an exhaustive sign-flip permutation when at
-      most 13 differences remain, else the normal approximation with the tie-corrected
-      variance and no continuity correction. ``method="asymptotic"`` always takes the normal
-      approximation, whatever the scipy version.
+    * the p-value (scipy >= 1.13's ``"auto"``): over 50 topics, the normal approximation with
+      the tie-corrected variance and no continuity correction; up to 50, the exact null
+      distribution when there are neither ties nor zeros, else an exhaustive sign-flip
+      permutation up to 13 topics and the normal approximation above. ``method="asymptotic"``
+      always takes the normal approximation, whatever the scipy version.
 
     Returns (0.0, 1.0) when every difference is 0 (no topic separates the systems) and
     (nan, nan) for no topics."""
