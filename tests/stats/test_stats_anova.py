@@ -143,9 +143,13 @@ def test_randomised_tukey_hsd_within_monte_carlo_error_of_the_exact_permutation_
     assert np.all(np.abs(got - exact) < 4 * np.sqrt(exact * (1 - exact) / 20000))
 
 
-def test_randomised_tukey_hsd_is_seeded_and_repeatable():
+def test_randomised_tukey_hsd_is_seeded_and_repeatable(monkeypatch):
+    """Same seed, same p-values, whatever the block size (memory bound) of the draws."""
     x = cast_scores()["map"][:, :60]
     a = anova.randomized_tukey_hsd(x, 3000, seed=5)
+    assert np.array_equal(a.pvalues, anova.randomized_tukey_hsd(x, 3000, seed=5).pvalues,
+                          equal_nan=True)
+    monkeypatch.setattr(anova, "BLOCK_CELLS", 7 * x.size + 1)  # blocks of 7 draws
     assert np.array_equal(a.pvalues, anova.randomized_tukey_hsd(x, 3000, seed=5).pvalues,
                           equal_nan=True)
     b = anova.randomized_tukey_hsd(x, 3000, seed=6)

@@ -34,7 +34,7 @@ from scipy import stats
 from ..errors import UsageError
 
 DESIGNS = ("two-way", "one-way")
-CHUNK = 1000  # permutations per block: part of the seeded stream (same seed, same p-values)
+BLOCK_CELLS = 4_000_000  # permuted scores held at once (32 MB): the draws per block follow
 
 
 def _matrix(scores) -> np.ndarray:
@@ -175,8 +175,9 @@ def randomized_tukey_hsd(scores, permutations: int = 10000, seed=0) -> PairwiseT
     """Carterette's randomised Tukey HSD for every pair of systems (rows of ``scores``).
 
     Each of the ``permutations`` draws shuffles every topic's column independently among the
-    systems (``Generator.permuted`` of ``numpy.random.default_rng(seed)``, :data:`CHUNK`
-    draws at a time: the same seed gives the same p-values) and records the range
+    systems (``Generator.permuted`` of ``numpy.random.default_rng(seed)``, in blocks of at
+    most :data:`BLOCK_CELLS` scores; the shuffles consume the stream in order, so the same
+    seed gives the same p-values whatever the block size) and records the range
     max_i mean_i - min_i mean_i of the permuted system means. p_ij = (count + 1) /
     (permutations + 1), count = the number of draws whose range is at least
     |mean_i - mean_j| (within a relative 1e-12, so that float noise does not decide a tie);
@@ -192,9 +193,10 @@ def randomized_tukey_hsd(scores, permutations: int = 10000, seed=0) -> PairwiseT
     topics = np.ascontiguousarray(x.T)  # n x m: a row per topic, shuffled within the row
     rng = np.random.default_rng(seed)
     ranges = np.empty(permutations)
+    per_block = max(1, BLOCK_CELLS // (n * m))
     done = 0
     while done < permutations:
-        k = min(CHUNK, permutations - done)
+        k = min(per_block, permutations - done)
         block = np.broadcast_to(topics, (k, n, m)).copy()
         rng.permuted(block, axis=2, out=block)
         sums = block.sum(axis=1) / n
