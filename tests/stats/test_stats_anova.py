@@ -18,7 +18,7 @@ from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 from cast_inputs import MEASURES, cast_scores
 from trecqr.errors import UsageError
-from trecqr.stats import anova
+from trecqr.stats import anova, paired
 
 # Sakai, "情報アクセス評価方法論" (2015), Table 5.1: three systems x 20 topics, as elinor's
 # documentation quotes it (kampersanda/elinor, src/statistical_tests/
@@ -202,3 +202,14 @@ def test_identical_systems_are_not_different():
     x = np.tile(cast_scores()["map"][0], (3, 1))
     assert np.all(_upper(anova.tukey_hsd(x, design="one-way").pvalues) == 1.0)
     assert np.all(_upper(anova.randomized_tukey_hsd(x, 100, seed=0).pvalues) == 1.0)
+
+
+def test_randomised_tukey_hsd_of_two_systems_is_the_randomization_test():
+    """Shuffling a topic's two scores is flipping the sign of their difference, and the range
+    of two means is |their difference|: the same test as paired.randomization_test, so the
+    two estimates agree within Monte Carlo error (different draws, 20,000 each)."""
+    x = cast_scores()["map"][[0, 4]]
+    got = anova.randomized_tukey_hsd(x, 20000, seed=4).pvalues[0, 1]
+    ref = paired.randomization_test(x[1] - x[0], 20000, rng=4)
+    assert 0.01 < ref < 0.99
+    assert abs(got - ref) < 4 * math.sqrt(2 * ref * (1 - ref) / 20000)
