@@ -10,8 +10,9 @@ Two levels, as in the paper:
   the reproduced scores, and, for an experiment that compares an advanced run with a
   baseline, :func:`effect_ratio` (ER) and :func:`delta_ri` (DeltaRI).
 
-Each equals repro_eval's function of the same name to 1e-9 (tests/stats/test_reproduction.py);
-where repro_eval's definition has a rule of its own, the docstring names it.
+Each equals repro_eval's function of the same name to 1e-9
+(tests/stats/test_stats_reproduction.py); where repro_eval's definition has a rule of its own,
+the docstring names it.
 """
 
 from __future__ import annotations
