@@ -4,11 +4,21 @@ For each input (a topics file, or a rewrites file read with :func:`read_rewrites
 topics), search a BM25 index (built first from a collection when asked), keep the run as a TREC
 file, and score that file exactly as ``trecqr eval`` would, reporting:
 
-``RR@3``      true reciprocal rank cut at 3 (ir_measures ``RR@3``): 0 when nothing relevant is in
-              the top 3;
-``MRR``       what the CQR papers print as "MRR" / "MRR@3": trec_eval's full ``recip_rank`` over
-              the whole (``-k`` deep) run;
-``NDCG@3``    trec_eval ``ndcg_cut.3``;  ``R@10``, ``R@100``: ``recall.10``, ``recall.100``.
+Every column averages over the same turns, the row's ``evaluated`` ones: the qrels turns its
+run answered (trec_eval's rule, which leaves out a turn without a topic, ``--missing drop``'s
+dropped turns included, or without results), plus turns ``--missing empty`` kept with an empty
+query, counting 0. Each column is labelled with the name whose per-turn value it averages:
+
+``RR@3``        ir_measures ``RR@3`` per turn (0 when nothing relevant is in the top 3),
+                averaged over those turns (``trecqr eval -m RR@3`` averages over every qrels
+                turn, those left out counting 0: equal when none is left out);
+``recip_rank``  trec_eval ``recip_rank`` over the whole (``-k`` deep) run: what the CQR papers
+                print as "MRR" / "MRR@3";
+``ndcg_cut_3``  trec_eval ``ndcg_cut.3``;  ``recall_10``, ``recall_100``: ``recall.10``,
+                ``recall.100``.
+
+The JSON keeps the report keys (``RR@3``, ``MRR``, ``NDCG@3``, ``R@10``, ``R@100``) with
+``measures`` naming the trecqr measure behind each and ``columns`` what it averages over.
 
 Coverage per row: turns evaluated (run topics with qrels, trec_eval's default averaging set),
 qrels turns without a topic, qrels turns whose topic retrieved nothing, topics without gold (not in
@@ -28,6 +38,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow.compute as pc
 
 from ..adapters.dataset_topics import dataset_topics
@@ -43,6 +54,7 @@ from ..errors import UsageError
 from ..formats.run import write_run
 from ..report.html import report_page
 from ..report.text_table import aligned_table
+from ..reporting import info as say
 from ..transactions import new_output_dir
 from .backends import build_index, load_index
 from .bm25 import DEFAULT_B, DEFAULT_K1
@@ -50,15 +62,19 @@ from .candidate_vectors import search_candidates
 from .cqr_candidates import candidate_rows, check_policies, dense_lists
 from .indexdir import read_manifest
 
-# report key -> (column header, what it is)
+# report key -> (column header: the name whose value it shows, what it is); every column is
+# averaged over the row's evaluated turns (POPULATION)
 COLUMNS = {
-    "RR@3": ("RR@3 (true cut)", "ir_measures RR@3: reciprocal rank, 0 below rank 3"),
-    "MRR": ("MRR (papers: recip_rank)", "trec_eval recip_rank over the full run, what the CQR "
-                                        "papers print as MRR / MRR@3"),
-    "NDCG@3": ("NDCG@3", "trec_eval ndcg_cut.3"),
-    "R@10": ("R@10", "trec_eval recall.10"),
-    "R@100": ("R@100", "trec_eval recall.100"),
+    "RR@3": ("RR@3", "ir_measures RR@3 per turn: reciprocal rank, 0 below rank 3"),
+    "MRR": ("recip_rank", "trec_eval recip_rank over the full run, what the CQR papers print "
+                          "as MRR / MRR@3"),
+    "NDCG@3": ("ndcg_cut_3", "trec_eval ndcg_cut.3"),
+    "R@10": ("recall_10", "trec_eval recall.10"),
+    "R@100": ("recall_100", "trec_eval recall.100"),
 }
+POPULATION = ("every column: the mean over the row's evaluated turns (the qrels turns its run "
+              "answered, trec_eval's rule, and --missing empty's turns counting 0); turns "
+              "without a topic (--missing drop's too) or without results leave every column")
 COVERAGE = {
     "evaluated": "evaluated",
     "qrels_without_topic": "no topic",
@@ -106,6 +122,7 @@ class CqrReport:
         del out["protocol"], out["protocol_rows"]  # a table of their own (protocol_table)
         del out["candidate_queries"]
         out["columns"] = {k: COLUMNS[k][1] for k in COLUMNS}
+        out["population"] = POPULATION
         return out
 
     def to_json(self) -> str:
@@ -116,8 +133,16 @@ class CqrReport:
         collection or index, groups, k...); the rows' runs must have been kept."""
         if any(r.run is None for r in self.rows):
             raise UsageError("the runs were not kept: give cqr a runs folder for the report")
-        return report_page(self.qrels, [r.run for r in self.rows],
-                           [self.measures["RR@3"], "recip_rank", "ndcg_cut.3", "recall.10,100"],
+        measures = ["recip_rank", "ndcg_cut.3", "recall.10,100"]
+        left = [r.name for r in self.rows
+                if r.coverage["qrels_without_topic"] or r.coverage["qrels_without_result"]]
+        if left:  # the page's means are trecqr eval's: RR@3's would be over every qrels turn
+            say(f"--html: {self.measures['RR@3']} is left off the page: {left[0]}'s run lacks "
+                "qrels turns, over which trecqr eval (and the page) would average "
+                f"{self.measures['RR@3']} as 0 but the other columns not")
+        else:
+            measures.insert(0, self.measures["RR@3"])
+        return report_page(self.qrels, [r.run for r in self.rows], measures,
                            names=[r.name for r in self.rows],
                            rewrites=[None if r.kind == "field" else
                                      self.candidate_queries.get(r.name, r.source)
@@ -136,9 +161,13 @@ class CqrReport:
         out.append("")
         out.append(f"{self.retriever}, depth {self.depth}, index {self.index}{built}"
                    + (f", preset {self.preset}" if self.preset else ""))
-        out.append("RR@3 is a true cutoff at 3; MRR is trec_eval's recip_rank over the whole run "
-                   "(the papers' \"MRR\")" + (f"; relevant = grade >= {self.rel_threshold}"
-                                              if self.rel_threshold != 1 else ""))
+        rr3 = self.measures.get("RR@3", "RR@3")
+        out.append(f"every column averages over the row's evaluated turns (trec_eval's rule; "
+                   f"no topic, no result: left out of every column); {rr3} is a true cutoff at "
+                   f"3, per turn (trecqr eval -m {rr3} averages over every qrels turn); "
+                   "recip_rank over the whole run is the papers' \"MRR\""
+                   + (f"; relevant = grade >= {self.rel_threshold}"
+                      if self.rel_threshold != 1 else ""))
         out.append(f"runs kept in {self.runs_dir}" if self.runs_dir else
                    "runs not kept (give a runs folder to keep them)")
         for r in self.rows:
@@ -150,6 +179,17 @@ class CqrReport:
     def protocol_table(self) -> str:
         """Every row's run under the protocol, scored with the row's other measures."""
         return protocol_table(self.protocol, self.protocol_rows)
+
+
+def turns_mean(results, name: str, n_zero: int) -> float:
+    """name's mean over the evaluated turns and n_zero more turns counting 0, summed left to
+    right as trec_eval sums: how the table averages every column (an ir_measures name's own
+    summary is over every qrels turn)."""
+    values = np.asarray(results.evaluation.column(name).values, dtype=np.float64)
+    if not len(values) + n_zero:
+        return 0.0
+    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
+    return total / (len(values) + n_zero)
 
 
 def _name(path) -> str:
@@ -279,6 +319,10 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                 protocol_rows.append((name, protocol_scores(protocol, q, written)))
             zero = zero_turns(t, qrels_qids, set(pc.unique(run.qid).to_pylist()))
             agg = with_zero_turns(res, len(zero))
+            if len(res.evaluation.qids) + len(zero) < len(qrels_qids):  # the others' turns
+                agg[rr3] = turns_mean(res, rr3, len(zero))
+            else:  # every qrels turn: ir_measures' own mean, bit for bit
+                agg[rr3] = res.aggregate()[rr3]
             notes = [min_results_note(short, min_results)] if min_results else []
             notes += [f"BM25 queries cut at {p.bm25_query_tokens} tokens (preset {p.name}): "
                       f"{n_cut} cut"] if p and p.bm25_query_tokens and n_cut is not None else []
