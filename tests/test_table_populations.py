@@ -285,3 +285,20 @@ def test_protocol_docs_name_what_eval_prints():
     row = next(ln for ln in (ROOT / "docs" / "protocols.md").read_text().splitlines()
                if ln.startswith("| `convsearch-r1-qrecc` |"))
     assert 'printed as "MRR@3"' not in row and "printed as `recip_rank`" in row
+
+
+def test_protocol_table_counts_the_topics_its_means_are_over(short):
+    """A -c protocol's table (cqr --protocol) averages over every qrels turn: its evaluated
+    column says 34, not the 25 the run has (before: 25 beside means over 34)."""
+    from trecqr.adapters.presets import protocol_scores, protocol_table
+
+    q = str(FIX / "qrels.txt")
+    scores = protocol_scores("chatty-goose-cast2019", q, str(short))
+    assert scores["evaluated"] == 34
+    assert scores["map"] == trecqr.evaluate(q, str(short), ["map"], complete=True,
+                                            max_docs=1000).aggregate()["map"]
+    plain = protocol_scores("cast2019", q, str(short))
+    assert plain["evaluated"] == 25
+    text = protocol_table("chatty-goose-cast2019", [("short", scores)])
+    assert text.splitlines()[-1] == ("every column averages over the evaluated turns: every "
+                                     "qrels turn, one the run lacks counting 0 (-c)")

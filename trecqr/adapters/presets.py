@@ -347,7 +347,8 @@ def protocol_scores(name: str, qrels, run, compat: str = "9.0.8") -> dict:
                          "ground truth and each kept run (--runs-dir)")
     ev, _ = protocol_evaluation(name, qrels, run, compat=compat)
     out = {c.name: float(c.summary) for c in ev.columns if c.name != "runid"}
-    out["evaluated"] = len(ev.qids)
+    # the topics every column's mean is over: with -c every qrels topic, not only the run's
+    out["evaluated"] = ev.rankings.num_qrels_topics if p.complete else len(ev.qids)
     return out
 
 
@@ -359,5 +360,8 @@ def protocol_table(name: str, rows: list) -> str:
         ["evaluated"]
     body = [[row] + [f"{v:.4f}" for k, v in scores.items() if k != "evaluated"]
             + [str(scores["evaluated"])] for row, scores in rows]
+    over = ("every qrels turn, one the run lacks counting 0 (-c)" if p.complete else
+            "the qrels turns the run has (trec_eval's rule)")
     return "\n".join([f"protocol {p.name} ({p.flags()}; de-duplication: {p.dedup})",
-                      *aligned_table(body, header, rule=False)]) + "\n"
+                      *aligned_table(body, header, rule=False),
+                      f"every column averages over the evaluated turns: {over}"]) + "\n"
