@@ -377,7 +377,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                                     rewrite_field=rewrite_field, responses=with_response,
                                     response_field=response_field)
             rows += candidate_rows(name, cands, policies, search_topics, score, per_query,
-                                   list(COLUMNS), dense=dense)
+                                   [COLUMNS[key][0] for key in COLUMNS], dense=dense)
         names_out = [r.name for r in rows]
         dup = {n for n in names_out if names_out.count(n) > 1}
         if dup:
