@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .comparison import Comparison, PairResult, plural, topics_line
-from .populations import score_table, trec_mean  # noqa: F401 (trec_mean: breakdown's too)
+from .populations import score_table
 from .tables import render_latex, render_markdown
 from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
@@ -142,26 +142,6 @@ def adjust(pvalues, method: str) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------
 # comparison
-
-
-def run_names(runs, names):
-    if names is not None:
-        names = list(names)
-        if len(names) != len(runs):
-            raise UsageError("names must match the runs one for one")
-        return names
-    out = []
-    for r in runs:
-        out.append(os.path.basename(str(r)) if isinstance(r, (str, os.PathLike)) else None)
-    for i, n in enumerate(out):
-        if n is None:
-            out[i] = f"run{i + 1}"
-    if len(set(out)) != len(out):  # same basename in two folders: use the paths as given
-        out = [str(r) if isinstance(r, (str, os.PathLike)) else f"run{i + 1}"
-               for i, r in enumerate(runs)]
-    if len(set(out)) != len(out):
-        raise UsageError("the same run is given twice")
-    return out
 
 
 def _find_run(name, runs, names, runids):

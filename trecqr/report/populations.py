@@ -26,6 +26,7 @@ of means: refused too.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from dataclasses import dataclass
 
@@ -112,6 +113,26 @@ class ScoreTable:
                 "topics": {n: len(self.topics(i)) for i, n in enumerate(self.names)}}
 
 
+def run_names(runs, names):
+    if names is not None:
+        names = list(names)
+        if len(names) != len(runs):
+            raise UsageError("names must match the runs one for one")
+        return names
+    out = []
+    for r in runs:
+        out.append(os.path.basename(str(r)) if isinstance(r, (str, os.PathLike)) else None)
+    for i, n in enumerate(out):
+        if n is None:
+            out[i] = f"run{i + 1}"
+    if len(set(out)) != len(out):  # same basename in two folders: use the paths as given
+        out = [str(r) if isinstance(r, (str, os.PathLike)) else f"run{i + 1}"
+               for i, r in enumerate(runs)]
+    if len(set(out)) != len(out):
+        raise UsageError("the same run is given twice")
+    return out
+
+
 def _options(relevance_level, max_docs, judged_only, complete, compat) -> Options:
     return Options(relevance_level=relevance_level,
                    max_docs=sys.maxsize if max_docs is None else max_docs,
@@ -123,8 +144,6 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
                 command: str = "compare") -> ScoreTable:
     """Score every run (in parallel when the runs are large); per-topic values of every
     numeric measure, each run's ``eval`` values, and the table's population (module doc)."""
-    from .compare import run_names
-
     runs = list(runs)
     if not runs:
         raise UsageError("give at least one run")
