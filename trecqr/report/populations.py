@@ -193,8 +193,8 @@ def _check_means(cols, irm: dict, command: str) -> None:
         if kind != "mean":
             what = {"sum": "summed over the topics", "gm": "a geometric mean",
                     "count": "a count of topics"}.get(kind, f"a {kind}")
-            raise UsageError(f"{c.name}'s summary is {what}, not a mean of per-topic values: "
-                             f"{command} tabulates means; leave it out (-m)")
+            raise UsageError(f"{c.name}'s summary is {what}, not a mean of per-topic values, "
+                             f"which {command} shows: choose other measures (-m)")
 
 
 def _population(names, qids, qrels_topics, complete, irm, trec, command) -> tuple:
