@@ -302,3 +302,21 @@ def test_protocol_table_counts_the_topics_its_means_are_over(short):
     text = protocol_table("chatty-goose-cast2019", [("short", scores)])
     assert text.splitlines()[-1] == ("every column averages over the evaluated turns: every "
                                      "qrels turn, one the run lacks counting 0 (-c)")
+
+
+def test_cqr_page_leaves_rr3_off_when_a_run_lacks_turns(demo_index, tmp_path, capsys):
+    """cqr's HTML page shows trecqr eval's means; with a row over 20 of the 239 turns its
+    RR@3 would be averaged over every qrels turn beside columns over the row's turns, so
+    the page leaves RR@3 off and says so (before: RR@3 over 239 turns, the rest over 20)."""
+    from trecqr.retrieval.cqr import cqr
+
+    topics = tmp_path / "t20.tsv"
+    topics.write_text("".join((DEMO / "topics-manual.tsv").read_text().splitlines(True)[:20]))
+    rep = cqr(DEMO / "qrels.txt", [DEMO / "topics-raw.tsv", topics], index=demo_index,
+              runs_dir=tmp_path / "runs")
+    capsys.readouterr()
+    page = rep.to_html()
+    assert "RR@3 is left off the page: t20's run lacks qrels turns" in capsys.readouterr().err
+    data = json.loads(page.split('type="application/json">')[1].split("</script>")[0])
+    assert data["measures"] == ["recip_rank", "recall_10", "recall_100", "ndcg_cut_3"]
+    assert data["comparison"]["means"]["t20"]["recip_rank"] == rep.rows[1].scores["MRR"]
