@@ -320,3 +320,28 @@ def test_cqr_page_leaves_rr3_off_when_a_run_lacks_turns(demo_index, tmp_path, ca
     data = json.loads(page.split('type="application/json">')[1].split("</script>")[0])
     assert data["measures"] == ["recip_rank", "recall_10", "recall_100", "ndcg_cut_3"]
     assert data["comparison"]["means"]["t20"]["recip_rank"] == rep.rows[1].scores["MRR"]
+
+
+def test_cqr_complete_preset_averages_every_qrels_turn(demo_index, tmp_path):
+    """A preset with -c (chatty-goose-cast2019) names the population: every qrels turn, one
+    without a topic counting 0, in every column, as trecqr eval -c (and ir_measures for
+    RR@3) give (before: the columns averaged over the 20 turns searched)."""
+    from trecqr.errors import UsageError
+    from trecqr.retrieval.cqr import cqr
+
+    topics = tmp_path / "t20.tsv"
+    topics.write_text("".join((DEMO / "topics-manual.tsv").read_text().splitlines(True)[:20]))
+    with pytest.warns(UserWarning, match="preset chatty-goose-cast2019 says k1=0.82"):
+        rep = cqr(DEMO / "qrels.txt", [topics], index=demo_index, runs_dir=tmp_path / "runs",
+                  preset="chatty-goose-cast2019")  # the demo index's k1, b: the same turns
+    row = rep.rows[0]
+    c = trecqr.evaluate(DEMO / "qrels.txt", row.run, ["recip_rank", "ndcg_cut.3"],
+                        complete=True).aggregate()
+    assert row.scores["MRR"] == c["recip_rank"] and row.scores["NDCG@3"] == c["ndcg_cut_3"]
+    rr3 = trecqr.evaluate(DEMO / "qrels.txt", row.run, ["RR@3"]).aggregate()["RR@3"]
+    assert row.scores["RR@3"] == rr3 and row.coverage["evaluated"] == 239
+    assert "every column averages over every qrels turn (preset chatty-goose-cast2019's -c" \
+        in rep.table()
+    with pytest.raises(UsageError, match="--missing drop takes turns out of the average"):
+        cqr(DEMO / "qrels.txt", [topics], index=demo_index, preset="chatty-goose-cast2019",
+            missing="drop")

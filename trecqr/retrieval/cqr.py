@@ -75,6 +75,8 @@ COLUMNS = {
 POPULATION = ("every column: the mean over the row's evaluated turns (the qrels turns its run "
               "answered, trec_eval's rule, and --missing empty's turns counting 0); turns "
               "without a topic (--missing drop's too) or without results leave every column")
+POPULATION_C = ("every column: the mean over every qrels turn (the preset's -c): a turn without "
+                "a topic or without results counts 0 in every column")
 COVERAGE = {
     "evaluated": "evaluated",
     "qrels_without_topic": "no topic",
@@ -116,13 +118,14 @@ class CqrReport:
     protocol_rows: list = field(default_factory=list)  # (row name, protocol_scores)
     # {row name: Topics searched} of candidate rows: the HTML report's queries (not in JSON)
     candidate_queries: dict = field(default_factory=dict, repr=False)
+    complete: bool = False  # the preset's -c: every column over every qrels turn
 
     def to_dict(self) -> dict:
         out = asdict(self)
         del out["protocol"], out["protocol_rows"]  # a table of their own (protocol_table)
         del out["candidate_queries"]
         out["columns"] = {k: COLUMNS[k][1] for k in COLUMNS}
-        out["population"] = POPULATION
+        out["population"] = POPULATION_C if self.complete else POPULATION
         return out
 
     def to_json(self) -> str:
@@ -134,8 +137,9 @@ class CqrReport:
         if any(r.run is None for r in self.rows):
             raise UsageError("the runs were not kept: give cqr a runs folder for the report")
         measures = ["recip_rank", "ndcg_cut.3", "recall.10,100"]
-        left = [r.name for r in self.rows
-                if r.coverage["qrels_without_topic"] or r.coverage["qrels_without_result"]]
+        left = [] if self.complete else [  # -c: every name over every qrels turn
+            r.name for r in self.rows
+            if r.coverage["qrels_without_topic"] or r.coverage["qrels_without_result"]]
         if left:  # the page's means are trecqr eval's: RR@3's would be over every qrels turn
             say(f"--html: {self.measures['RR@3']} is left off the page: {left[0]}'s run lacks "
                 "qrels turns, over which trecqr eval (and the page) would average "
@@ -147,7 +151,8 @@ class CqrReport:
                            rewrites=[None if r.kind == "field" else
                                      self.candidate_queries.get(r.name, r.source)
                                      for r in self.rows],
-                           relevance_level=self.rel_threshold, **options)
+                           relevance_level=self.rel_threshold, complete=self.complete,
+                           **options)
 
     def table(self, places: int = 4) -> str:
         heads = ["run"] + [COLUMNS[k][0] for k in COLUMNS] + list(COVERAGE.values())
@@ -162,9 +167,12 @@ class CqrReport:
         out.append(f"{self.retriever}, depth {self.depth}, index {self.index}{built}"
                    + (f", preset {self.preset}" if self.preset else ""))
         rr3 = self.measures.get("RR@3", "RR@3")
-        out.append(f"every column averages over the row's evaluated turns (trec_eval's rule; "
-                   f"no topic, no result: left out of every column); {rr3} is a true cutoff at "
-                   f"3, per turn (trecqr eval -m {rr3} averages over every qrels turn); "
+        over = (f"every qrels turn (preset {self.preset}'s -c; no topic, no result: 0 in every "
+                "column)" if self.complete else "the row's evaluated turns (trec_eval's rule; no "
+                "topic, no result: left out of every column)")
+        own = "" if self.complete else f" (trecqr eval -m {rr3} averages over every qrels turn)"
+        out.append(f"every column averages over {over}; {rr3} is a true cutoff at 3, per turn"
+                   f"{own}; "
                    "recip_rank over the whole run is the papers' \"MRR\""
                    + (f"; relevant = grade >= {self.rel_threshold}"
                       if self.rel_threshold != 1 else ""))
@@ -246,6 +254,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     if k is None:
         k = p.depth if p else 100
     threshold = p.rel_threshold if p else 1
+    complete = bool(p and p.complete)
+    if complete and missing == "drop":
+        raise UsageError(f"--missing drop takes turns out of the average, which preset {p.name} "
+                         "keeps (-c: every qrels turn, a missing one counting 0): use --missing "
+                         "raw, human or empty")
     names = list(names or [])
     if len(names) > len(inputs):
         raise UsageError(f"{len(names)} names for {len(inputs)} inputs")
@@ -319,7 +332,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                 protocol_rows.append((name, protocol_scores(protocol, q, written)))
             zero = zero_turns(t, qrels_qids, set(pc.unique(run.qid).to_pylist()))
             agg = with_zero_turns(res, len(zero))
-            if len(res.evaluation.qids) + len(zero) < len(qrels_qids):  # the others' turns
+            if complete:  # the preset's -c: every qrels turn, RR@3's own population too
+                agg = dict(evaluate(q, written, ["recip_rank", "ndcg_cut.3", "recall.10,100"],
+                                    relevance_level=threshold, complete=True).aggregate(),
+                           **{rr3: res.aggregate()[rr3]})
+            elif len(res.evaluation.qids) + len(zero) < len(qrels_qids):  # the others' turns
                 agg[rr3] = turns_mean(res, rr3, len(zero))
             else:  # every qrels turn: ir_measures' own mean, bit for bit
                 agg[rr3] = res.aggregate()[rr3]
@@ -335,7 +352,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             topic_qids = set(t.qids)
             run_qids = set(pc.unique(run.qid).to_pylist())
             coverage = {
-                "evaluated": len(res.evaluation.qids) + len(zero),
+                "evaluated": len(qrels_qids) if complete else
+                len(res.evaluation.qids) + len(zero),
                 "qrels_without_topic": len(qrels_qids - topic_qids),
                 "qrels_without_result": len((qrels_qids & topic_qids) - run_qids),
                 "topics_without_gold": len(topic_qids - qrels_qids),
@@ -387,7 +405,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                          built, manifest.get("k1"), manifest.get("b"), k,
                          None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
                          manifest["backend"], loaded.describe(manifest), protocol,
-                         protocol_rows, candidate_queries)
+                         protocol_rows, candidate_queries, complete)
     finally:
         for tmp in (tmp_index, tmp_runs):
             if tmp is not None:
