@@ -2,25 +2,17 @@
 
 For each input (a topics file, or a rewrites file read with :func:`read_rewrites` against the raw
 topics), search a BM25 index (built first from a collection when asked), keep the run as a TREC
-file, and score that file exactly as ``trecqr eval`` would, reporting:
+file, and score that file exactly as ``trecqr eval`` would. Every column averages over the same
+turns, the row's ``evaluated`` ones: the qrels turns its run answered (trec_eval's rule: a turn
+without a topic, ``--missing drop``'s included, or without results leaves every column), plus
+``--missing empty``'s turns counting 0; a preset with ``-c``: every qrels turn. Each column is
+labelled with the name whose per-turn value it averages: ``RR@3`` (ir_measures' true cutoff;
+``trecqr eval -m RR@3`` averages it over every qrels turn, equal when none is left out),
+``recip_rank`` (the CQR papers' "MRR" / "MRR@3"), ``ndcg_cut_3``, ``recall_10``, ``recall_100``.
+The JSON keeps its keys (``RR@3``, ``MRR``, ``NDCG@3``, ``R@10``, ``R@100``); ``measures`` names
+the trecqr measure behind each, ``population`` the turns.
 
-Every column averages over the same turns, the row's ``evaluated`` ones: the qrels turns its
-run answered (trec_eval's rule, which leaves out a turn without a topic, ``--missing drop``'s
-dropped turns included, or without results), plus turns ``--missing empty`` kept with an empty
-query, counting 0. Each column is labelled with the name whose per-turn value it averages:
-
-``RR@3``        ir_measures ``RR@3`` per turn (0 when nothing relevant is in the top 3),
-                averaged over those turns (``trecqr eval -m RR@3`` averages over every qrels
-                turn, those left out counting 0: equal when none is left out);
-``recip_rank``  trec_eval ``recip_rank`` over the whole (``-k`` deep) run: what the CQR papers
-                print as "MRR" / "MRR@3";
-``ndcg_cut_3``  trec_eval ``ndcg_cut.3``;  ``recall_10``, ``recall_100``: ``recall.10``,
-                ``recall.100``.
-
-The JSON keeps the report keys (``RR@3``, ``MRR``, ``NDCG@3``, ``R@10``, ``R@100``) with
-``measures`` naming the trecqr measure behind each and ``columns`` what it averages over.
-
-Coverage per row: turns evaluated (run topics with qrels, trec_eval's default averaging set),
+Coverage per row: turns evaluated (the turns every column averages over),
 qrels turns without a topic, qrels turns whose topic retrieved nothing, topics without gold (not in
 the qrels), and turns without a rewrite (rewrites inputs: empty or absent, from the
 :class:`RewriteReport`; they were handled by the ``missing`` policy).
