@@ -150,6 +150,20 @@ def test_compare_refuses_a_summary_that_is_not_a_mean(measure):
     assert res.stderr.startswith(f"trecqr: {measure}'s summary is ")
 
 
+def test_compare_leaves_a_set_s_sums_out_and_says_so():
+    """-m official brings num_q, num_ret, num_rel, num_rel_ret (sums) and gm_map (a geometric
+    mean): left out of the table of means and named in the header; the means kept are eval's
+    (before: their arithmetic means under eval's names)."""
+    q, full, convdr = FIX / "qrels.txt", FIX / "manual_bm25.run", FIX / "convdr.run"
+    got = _json(["compare", q, full, convdr, "-m", "official", "--format", "json", *FAST])
+    assert got["topics_note"].endswith("; left out, their summaries not being means: num_q, "
+                                       "num_ret, num_rel, num_rel_ret, gm_map")
+    assert not {"num_ret", "gm_map"} & set(got["measures"])
+    ref = trecqr.evaluate(str(q), str(convdr), ["map", "P.10"]).aggregate()
+    assert got["means"]["convdr.run"]["map"] == ref["map"]
+    assert got["means"]["convdr.run"]["P_10"] == ref["P_10"]
+
+
 # ---------------------------------------------------------------------------------------------
 # breakdown
 

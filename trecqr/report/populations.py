@@ -63,6 +63,7 @@ class ScoreTable:
     why: str = ""        # why the population is what it is (the header's words)
     irm: tuple = ()      # the ir_measures names among the measures
     runids: list = dataclasses.field(default_factory=list)  # per run: its run tag
+    left_out: list = dataclasses.field(default_factory=list)  # a set's measures that are not means
 
     @property
     def rule(self) -> str:
@@ -92,7 +93,14 @@ class ScoreTable:
         return trec_mean(self.vector(i, measure, topics))
 
     def population_line(self, tested=None) -> str:
-        """The header's topics line. tested: the topic counts of the paired tests, if any."""
+        """The header's topics line (and the measures left out). tested: the topic counts of
+        the paired tests, if any."""
+        line = self._topics_line(tested)
+        if self.left_out:
+            line += (f"; left out, their summaries not being means: {', '.join(self.left_out)}")
+        return line
+
+    def _topics_line(self, tested) -> str:
         n_qrels = len(self.qrels_topics)
         if self.complete:
             return (f"topics: all {n_qrels} qrels topics ({self.why}), for every run, "
@@ -170,7 +178,7 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
             if c.measure.summary != "none" and np.asarray(c.values).dtype.kind in "fiub"]
     if not cols:
         raise UsageError("no numeric per-topic measure selected")
-    _check_means(cols, dict(irm), command)
+    cols, left_out = _means_only(cols, trec_args, dict(irm), command)
     irm_cols = tuple(c.name for c in cols if isinstance(c.measure, IrMeasuresColumn))
     values, summaries = [], []
     for ev in evals:
@@ -183,18 +191,30 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     whole, why = _population(names, qids, qrels_topics, complete, irm_cols,
                              [c.name for c in cols if c.name not in irm_cols], command)
     return ScoreTable(names, [c.name for c in cols], values, qids, qrels_topics, whole,
-                      summaries, why, irm_cols, [ev.runid for ev in evals])
+                      summaries, why, irm_cols, [ev.runid for ev in evals], left_out)
 
 
-def _check_means(cols, irm: dict, command: str) -> None:
-    """Refuse a measure whose summary is not the mean of its per-topic values."""
+def _means_only(cols, trec_args, irm: dict, command: str) -> tuple:
+    """(the columns whose summary is the mean of their per-topic values, the others' names).
+    One named on its own is refused; one a set brings (``official``, ``all_trec``) is left
+    out, and the header says so."""
+    named = {a.partition(".")[0] for a in trec_args}
+    kept, left_out = [], []
     for c in cols:
         kind = aggregator(irm[c.name]) if c.name in irm else c.measure.summary
-        if kind != "mean":
+        if kind == "mean":
+            kept.append(c)
+        elif c.name in irm or c.measure.name in named:
             what = {"sum": "summed over the topics", "gm": "a geometric mean",
                     "count": "a count of topics"}.get(kind, f"a {kind}")
             raise UsageError(f"{c.name}'s summary is {what}, not a mean of per-topic values, "
                              f"which {command} shows: choose other measures (-m)")
+        else:
+            left_out.append(c.name)
+    if not kept:
+        raise UsageError(f"no measure whose summary is a mean of per-topic values ({command} "
+                         f"shows means): {', '.join(left_out)} are not")
+    return kept, left_out
 
 
 def _population(names, qids, qrels_topics, complete, irm, trec, command) -> tuple:
