@@ -15,8 +15,12 @@ Two readings of "MRR":
 
 :meth:`Preset.measures` gives trecqr measure names for either reading, with the relevance
 threshold written into the names when it is not 1 (``RR(rel=2)@3``, ``R(rel=2)@10``), so
-``trecqr.evaluate(qrels, run, preset(name).measures())`` applies the protocol without options.
-nDCG uses the graded judgments and takes no threshold.
+``trecqr.evaluate(qrels, run, preset(name).measures())`` applies the threshold without options.
+nDCG uses the graded judgments and takes no threshold. The names are ir_measures', averaged over
+every qrels turn (a turn the run lacks counting 0), except the paper reading's ``recip_rank``
+(threshold 1), a trec_eval name averaged over the turns the run has: they agree when the run has
+every qrels turn. The preset's own turns (``evaluated_turns``, ``complete``) are its protocol's:
+``trecqr eval --protocol`` (:func:`protocol_evaluation`) and ``trecqr cqr --preset``.
 """
 
 from __future__ import annotations
@@ -83,7 +87,8 @@ class Preset:
         return f"{measure}(rel={self.rel_threshold})@{cutoff}"
 
     def measures(self, mrr: str = "paper") -> list[str]:
-        """trecqr names of the standard measures: MRR (reading mrr), nDCG@3, R@10, R@100."""
+        """trecqr names of the standard measures: MRR (reading mrr), nDCG@3, R@10, R@100 (which
+        topics each averages over: the module's docstring)."""
         return [self.mrr(mrr), "nDCG@3", self._thresholded("R", 10), self._thresholded("R", 100)]
 
     def labels(self, mrr: str = "paper") -> dict:
