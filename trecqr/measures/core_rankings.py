@@ -127,8 +127,8 @@ def rank(plan, qrels, run) -> Ranked:
         topics = run if isinstance(run, dict) else _first_seen(r)
         rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
-    elif plan.irm:
-        run_topics = _first_seen(r)
+    elif plan.irm:  # a dict's order holds its empty rankings too
+        run_topics = list(run) if isinstance(run, dict) else _first_seen(r)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
@@ -177,7 +177,7 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
     options = plan.options
     if plan.c_specs is not None and dict_values is not None and not plan.keyed:
         values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs, True)
-        in_run = [q for q in values if run[q]]
+        in_run = list(values)  # an empty ranking is scored, as pytrec_eval scores it
         with_docs = [q for q, d in run.items() if d]
 
         def topics_only() -> Rankings:
@@ -199,8 +199,9 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
                             qrels_only=[q for q in qrels.topics if q not in ranked],
                             run_only=[q for q in run if q not in qrels.index])
         return Ranked(rk, rk.qids, "<run dict>", len(run), None, run, qrels)
-    # trec_eval: topics with documents only, in strcmp (code point) order
-    kept = [i for i, q in enumerate(topics) if run[q]]
+    # trec_eval's topics, in strcmp (code point) order; an empty ranking ({"q2": {}}) is
+    # scored, as pytrec_eval scores it
+    kept = list(range(len(topics)))
     order = sorted(kept, key=topics.__getitem__)
     if order != list(range(len(topics))):
         starts, lengths = offsets[:-1][order], np.diff(offsets)[order]
