@@ -102,6 +102,7 @@ def _evaluation(plan, ranked: Ranked, qrels, div, empty_topics, check=False, zsc
     ev = finish_evaluation(rk, options, per_measure, zscores)
     defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx, warned) \
         if plan.irm else {}
+    ev.defaults = defaults
     return ev, defaults
 
 
