@@ -127,12 +127,23 @@ def rank(plan, qrels, run) -> Ranked:
         topics = run if isinstance(run, dict) else _first_seen(r)
         rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
-    elif plan.irm:  # a dict's order holds its empty rankings too
-        run_topics = list(run) if isinstance(run, dict) else _first_seen(r)
+    elif plan.irm:
+        run_topics = _run_topics(run, r)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
+
+
+def _run_topics(given, run: Run) -> list:
+    """The run's topics in its order, empty rankings of a dict (``{"q2": {}}``) included."""
+    if isinstance(given, dict):
+        return list(given)
+    topics = _first_seen(run)
+    if run.empty_topics:
+        listed = set(topics)
+        topics += [q for q in run.empty_topics if q not in listed]
+    return topics
 
 
 def _first_seen(run: Run) -> list:
@@ -151,6 +162,8 @@ def _small_columns(plan, q: Qrels, run: Run, given) -> tuple | None:
     rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
     if qd is None or rd is None:
         return None
+    for q in run.empty_topics:  # a run dict's empty rankings, read back from its columns
+        rd.setdefault(q, {})
     try:
         ranked = _from_dicts(plan, DictQrels.from_grouped(qd, q), rd, run.runid)
     except (TypeError, ValueError):
