@@ -210,3 +210,27 @@ def test_provider_order_does_not_depend_on_the_hash_seed(tmp_path):
     assert own["columns"] == ["name", "AP", "RR", "P@5", "R@100", "nDCG@3", "RR@3"]
     assert {json.dumps(o, sort_keys=True) for o in outputs.values()} == \
         {json.dumps(own, sort_keys=True)}
+
+
+def test_duplicated_judgments_refused_in_ir_measures_terms():
+    """With the provider, qrels that judge (q1, d1) twice (1, then 0) are refused where
+    ir_measures alone gives RR@3 = 1.0 above RR = 0.5: the message says what is duplicated,
+    why a value would be wrong and what to do, in ir_measures' terms."""
+    import ir_measures
+    from ir_measures import RR, Qrel, ScoredDoc
+
+    qrels = [Qrel("q1", "d1", 1), Qrel("q1", "d2", 1), Qrel("q1", "d1", 0)]
+    run = [ScoredDoc("q1", "d1", 2.0), ScoredDoc("q1", "d2", 1.0)]
+    own = ir_measures.providers.FallbackProvider(
+        [p for p in ir_measures.DefaultPipeline.providers if p.NAME not in ("trecqr", "ranx")])
+    assert own.calc_aggregate([RR@3, RR], qrels, run) == {RR@3: 1.0, RR: 0.5}
+    provider = trecqr.register_ir_measures()
+    try:
+        with pytest.raises(ValueError) as caught:
+            ir_measures.calc_aggregate([RR@3, RR], qrels, run)
+    finally:
+        ir_measures.DefaultPipeline.providers.remove(provider)
+    message = str(caught.value)
+    assert "duplicate judgment for topic 'q1' and docno 'd1'" in message
+    assert "RR@3 = 1.0 beside RR = 0.5" in message
+    assert "drop_duplicates(['query_id', 'doc_id']" in message

@@ -34,6 +34,12 @@ from ..measures.plan import make_plan
 from ..measures.pytrec_values import value_keys
 
 _FAMILIES = ("pytrec_eval", "judged", "msmarco")
+# why the provider refuses qrels that judge a document twice, in ir_measures' terms
+DUPLICATES = ("; ir_measures' own providers would each read a different judgment (pytrec_eval "
+              "the last one, msmarco's RR@k any with rel or more), so one run could get "
+              "RR@3 = 1.0 beside RR = 0.5. Keep one judgment per (query_id, doc_id) and "
+              "evaluate again, e.g. qrels.drop_duplicates(['query_id', 'doc_id'], keep='last') "
+              "on a DataFrame")
 _PROBE_QRELS = {"q1": {"a": 2, "b": 0, "c": 1}}
 _PROBE_RUN = {"q1": {"a": 0.5, "b": 0.9, "d": 0.1}}
 
@@ -186,7 +192,12 @@ class TrecqrEvaluator(Evaluator):
             return
         with warnings.catch_warnings():  # ir_measures gives the defaults without a warning
             warnings.simplefilter("ignore")
-            per_query = evaluate(self._qrels, r, list(self.measures)).per_query()
+            try:
+                per_query = evaluate(self._qrels, r, list(self.measures)).per_query()
+            except InputError as exc:
+                if exc.message.startswith("duplicate judgment"):
+                    raise InputError(exc.source, exc.line, exc.message + DUPLICATES) from None
+                raise
         topics = list(run) if isinstance(run, dict) else pc.unique(r.qid).to_pylist()
         for qid in topics:
             for name, value in per_query.get(qid, {}).items():
