@@ -98,6 +98,9 @@ def test_coverage_line_names_both_rules(tmp_path):
     assert doc["averaged_over"] == {
         "recip_rank": {"n": 25, "rule": "trec_eval", "without_results": 0},
         "RR@3": {"n": 34, "rule": "ir_measures", "without_results": 9}}
+    lines = _eval("--format", "jsonl", "-m", "recip_rank", "-m", "RR@3", FIX / "qrels.txt",
+                  run).stdout.splitlines()
+    assert [json.loads(line)["n"] for line in lines] == [25, 34]
 
 
 def test_results_state_each_population(tmp_path):

@@ -62,14 +62,7 @@ class TrecqrProvider(Provider):
 
     def _evaluator(self, measures, qrels):
         measures = list(measures)
-        return TrecqrEvaluator(measures, qrels, _providers_without_trecqr(measures) > 1)
-
-
-def _providers_without_trecqr(measures) -> int:
-    """How many providers ir_measures' own pipeline would split these measures among. With
-    more than one, its FallbackEvaluator gives every measure a DEFAULT for the topics left
-    without a value, Accuracy included; with one, Accuracy's topics without a value stay so."""
-    return sum(1 for name, _ in _own_split(measures) if name is not None)
+        return TrecqrEvaluator(measures, qrels, _blocks(measures))
 
 
 def _own_split(measures) -> list:
@@ -130,7 +123,7 @@ def _claims(measure) -> bool:
 class TrecqrEvaluator(Evaluator):
     """The qrels read once (through the input layer); each run scored by trecqr.evaluate."""
 
-    def __init__(self, measures, qrels, all_defaults: bool = False):
+    def __init__(self, measures, qrels, blocks=None):
         empty = [q for q, docs in qrels.items() if not docs] if isinstance(qrels, dict) else []
         judged = {q: d for q, d in qrels.items() if d} if empty else qrels
         self._qrels = _loaded(load_qrels_any, judged)
@@ -138,8 +131,11 @@ class TrecqrEvaluator(Evaluator):
             else set()
         super().__init__(measures, topics | set(empty))
         self._by_name = {str(m): m for m in measures}
-        self._all_defaults = all_defaults
-        self._blocks = _blocks(self.measures)
+        self._blocks = _blocks(self.measures) if blocks is None else blocks
+        # how many providers ir_measures' own pipeline would split these measures among: with
+        # more than one, its FallbackEvaluator gives every measure a DEFAULT for the topics
+        # left without a value, Accuracy included; with one, Accuracy's topics stay without
+        self._all_defaults = sum(1 for name, _ in self._blocks if name is not None) > 1
         # calc_aggregate's keys in the same order (ir_measures hands over a set)
         self.measures = [m for _, block in self._blocks for m in block]
 
@@ -148,8 +144,8 @@ class TrecqrEvaluator(Evaluator):
         seed: per provider it would use (pipeline order), its values (pytrec_eval: topic by
         topic in the run's order; msmarco: measure by measure), then that provider's DEFAULT
         for every other qrels topic; last, for the measures whose provider yields no default
-        (Accuracy), a DEFAULT where several providers share the measures (see
-        _providers_without_trecqr). The values of the run's topics are sums in that order."""
+        (Accuracy), a DEFAULT where several providers share the measures. Each measure's
+        values come in the run's topic order, then its defaults: its mean is the same sum."""
         per_query: dict = {}  # {qid: {name: value}}, topics in the run's order
         for metric in self._iter_calc(run):
             per_query.setdefault(metric.query_id, {})[str(metric.measure)] = metric.value
@@ -169,7 +165,8 @@ class TrecqrEvaluator(Evaluator):
 
     @staticmethod
     def _defaults(expected, measures):
-        mine = sorted(((m, q) for m, q in expected if m in set(measures)),
+        wanted = set(measures)
+        mine = sorted(((m, q) for m, q in expected if m in wanted),
                       key=lambda x: (str(x[0]), x[1]))
         for measure, query_id in mine:
             expected.discard((measure, query_id))
@@ -178,6 +175,8 @@ class TrecqrEvaluator(Evaluator):
     def _msmarco_rows(self, block, per_query, topics):
         """msmarco's order: measure by measure, the run's topics with a document of grade
         rel or more (the others get their DEFAULT after)."""
+        if not topics:
+            return
         for measure in block:
             grades = self._qrels.grade >= measure["rel"]
             rel_topics = set(pc.unique(self._qrels.qid.filter(grades)).to_pylist())

@@ -67,8 +67,11 @@ def render(ev, fmt: str, *, query: bool = False, summary: bool = True,
         return format_trec(ev, query=query, summary=summary,
                            places=4 if places is None else places)
     data = list(rows(ev, query=query, summary=summary))
-    if fmt == "jsonl":
-        return "".join(json.dumps({"measure": m, "qid": q, "value": _rounded(v, places)},
+    if fmt == "jsonl":  # a summary row says how many topics it averages, by which rule
+        pops = populations(ev) if summary else {}
+        return "".join(json.dumps({"measure": m, "qid": q, "value": _rounded(v, places),
+                                   **({"n": pops[m].n, "rule": pops[m].rule}
+                                      if q == "all" and m in pops else {})},
                                   allow_nan=False) + "\n" for m, q, v in data)
     if fmt == "json":
         return json.dumps(_document(ev, data, query, places), indent=2, allow_nan=False) + "\n"
