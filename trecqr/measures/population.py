@@ -24,7 +24,7 @@ import numpy as np
 from .names import IrMeasuresColumn
 
 IR_MEASURES, TREC_EVAL, COMPLETE = "ir_measures", "trec_eval", "trec_eval -c"
-NO_DEFAULT = "ir_measures, no default"  # Accuracy@k: only the topics with a value
+NO_DEFAULT = "ir_measures, no default"  # Accuracy@k: the topics with a value only
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,9 @@ class Population:
     """The topics one summary value averages (sums, for counts).
 
     rule: ``"ir_measures"`` (every qrels topic, a topic without results counting the
-    default), ``"ir_measures, no default"`` (the topics with a value), ``"trec_eval"`` (the topics in both run and qrels) or ``"trec_eval -c"`` (every
-    qrels topic, a topic without results counting 0). topics: those topics, sorted as
+    default), ``"ir_measures, no default"`` (the topics with a value), ``"trec_eval"`` (the
+    topics in both run and qrels) or ``"trec_eval -c"`` (every qrels topic, a topic without
+    results counting 0). topics: those topics, sorted as
     trec_eval sorts them. without_results: the qrels topics among them that the run has no
     ranking for. left_out: qrels topics without results this value does not count (a
     trec_eval name without -c)."""
@@ -61,10 +62,10 @@ class Population:
         return f"{self.n} evaluated{more}"
 
 
-def populations(ev) -> dict:
-    """{output name: Population} of every summary value of an Evaluation (runid and values
-    without a summary left out). ``ev.defaults``: the ir_measures defaults of the qrels topics
-    without results."""
+def populations(ev, prefix: str = "") -> dict:
+    """{prefix + measure name: Population} of every summary value of an Evaluation (runid
+    and values without a summary left out; prefix: ``"Z"`` for the outputs of -Z).
+    ``ev.defaults``: the ir_measures defaults of the qrels topics without results."""
     rk = getattr(ev, "rankings", None)
     qrels_only = tuple(getattr(rk, "qrels_only", ()) or ())
     evaluated = tuple(ev.qids)
@@ -75,7 +76,7 @@ def populations(ev) -> dict:
         m = c.measure
         if m.name == "runid" or m.summary == "none":
             continue
-        name = ("Z" if ev.zscored else "") + c.name
+        name = prefix + c.name
         if isinstance(m, IrMeasuresColumn):
             if m.sparse:
                 has = ~np.isnan(np.asarray(c.values, dtype=np.float64))

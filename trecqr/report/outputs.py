@@ -68,7 +68,7 @@ def render(ev, fmt: str, *, query: bool = False, summary: bool = True,
                            places=4 if places is None else places)
     data = list(rows(ev, query=query, summary=summary))
     if fmt == "jsonl":  # a summary row says how many topics it averages, by which rule
-        pops = populations(ev) if summary else {}
+        pops = populations(ev, "Z" if ev.zscored else "") if summary else {}
         return "".join(json.dumps({"measure": m, "qid": q, "value": _rounded(v, places),
                                    **({"n": pops[m].n, "rule": pops[m].rule}
                                       if q == "all" and m in pops else {})},
@@ -90,9 +90,10 @@ def _document(ev, data, query: bool, places):
     if cover is not None:
         doc["topics"] = cover
     # which topics each summary value averages (measures.population)
+    pops = populations(ev, "Z" if ev.zscored else "")
     doc["averaged_over"] = {m: {"n": p.n, "rule": p.rule,
                                 "without_results": len(p.without_results)}
-                            for m, p in populations(ev).items()}
+                            for m, p in pops.items()}
     doc["summary"] = {}
     if query:
         doc["per_query"] = {}
@@ -120,7 +121,7 @@ def coverage_line(ev) -> str:
     evaluated (-c counts the 1 as 0); 1 only in qrels (302); 0 only in run``, or with one
     population, ``trecqr: 50 qrels topics (-c: ...), 49 with results; ...``."""
     cover = coverage(ev)
-    pops = populations(ev)
+    pops = populations(ev, "Z" if ev.zscored else "")
     if cover is None:
         if uniform(pops, ev.qids):
             return f"trecqr: {len(ev.qids)} topics evaluated"
