@@ -31,7 +31,8 @@ class ResultsViews:
         agg = self.aggregate()
         rows = "".join(f"<tr><th>{html.escape(str(m))}</th><td>{_short(v)}</td></tr>"
                        for m, v in agg.items())
-        over = html.escape(self._mixed()[2:-1]) if self._mixed() else "mean over topics"
+        mixed = self._mixed()
+        over = html.escape(mixed[2:-1]) if mixed else "mean over topics"
         return (f"<table><caption>trecqr Results: {len(self.per_query())} topics "
                 f"({over})</caption><thead><tr><th>measure</th><th>value</th></tr>"
                 f"</thead><tbody>{rows}</tbody></table>")
