@@ -54,6 +54,9 @@ class Run(LineLocator):
     _raw: Source | None = field(default=None, repr=False)
     comments: bool = True  # '#' lines were skipped (10.0): locate() must count them the same
     codes: "RunCodes | None" = field(default=None, repr=False)
+    # a run dict's topics with an empty ranking ({"q2": {}}): no line, but pytrec_eval ranks
+    # them (an empty ranking, scored), so every door does
+    empty_topics: tuple = ()
 
     def __len__(self) -> int:
         return len(self.score)
@@ -268,10 +271,12 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
 
 def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") -> Run:
     """pytrec_eval's ``{qid: {docno: score}}``."""
-    qids, docnos, scores = [], [], []
+    qids, docnos, scores, empty = [], [], [], []
     for qid, docs in run.items():
         if not isinstance(docs, dict):
             raise InputError(source, None, f"query {qid!r}: expected a dict of docno -> score")
+        if not docs:
+            empty.append(str(qid))
         qids.extend([str(qid)] * len(docs))
         docnos.extend(str(d) for d in docs)
         scores.extend(docs.values())
@@ -283,7 +288,8 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InputError(source, None,
                          f"query {qids[bad]!r} doc {docnos[bad]!r}: score is NaN or infinite")
-    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), arr, runid, source)
+    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), arr, runid, source,
+               empty_topics=tuple(empty))
 
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:
