@@ -161,12 +161,13 @@ def door_breakdown(case: Case, paths: dict) -> Out | None:
     text = _cli(out, common + ["--format", "json"] + files)
     if text is None:
         return out
-    for row in json.loads(text)["rows"]:
+    for row in json.loads(text.replace('.run"', '"'))["rows"]:   # runs named by file name
         if row["mean"] is not None or row["n"]:
             out.groups[(row["group"], row["run"], row["measure"])] = (row["n"], row["mean"])
     table = _cli(out, common + ["--places", "17"] + files)
     if table is not None:
-        out.text_n = stated.breakdown_text_n(table, list(RUNS))
+        out.text_n = stated.breakdown_text_n(re.sub(r"\b(run[AB])\.run\b", r"\1", table),
+                                             list(RUNS))
     return out
 
 

@@ -35,7 +35,7 @@ REFUSE = "refuse"
 @dataclass
 class Ref:
     """One (run, name)'s reference: per-topic values of the averaged population, the mean, and
-    the topics a per-topic listing shows (trec_eval -q -c lists only the run's topics)."""
+    the topics a per-topic listing shows (9.0.8's -q -c lists only the run's topics)."""
 
     topics: dict
     mean: float
@@ -141,6 +141,8 @@ def _trec(case: Case, qrels: dict, run: dict) -> dict:
     if o.get("complete"):
         for q in qrels:
             per_topic.setdefault(q, {k: 0.0 for k in keys})
+        if o.get("compat") == "10.0":       # 10.0's -q -c lists the qrels-only topics too
+            listed = frozenset(per_topic)
     out = {}
     for key in keys:
         topics = {q: float(v[key]) for q, v in per_topic.items()}
