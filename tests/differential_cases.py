@@ -207,7 +207,8 @@ def make_case(seed: int) -> Case:
     options = _options(rng)
     trec = [TREC_NAMES[i] for i in rng.choice(len(TREC_NAMES), size=int(rng.integers(1, 4)),
                                               replace=False)]
-    irm = [(str(n), str(n)) for n in rng.choice(IRM_NAMES, size=int(rng.integers(1, 4)), replace=False)]
+    irm = [(str(n), str(n))
+           for n in rng.choice(IRM_NAMES, size=int(rng.integers(1, 4)), replace=False)]
     if rng.random() < 0.08:
         irm.append((str(rng.choice(BARE_NAMES)),) * 2)
     if options and rng.random() < 0.7:
