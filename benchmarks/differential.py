@@ -13,7 +13,8 @@ rankings (dict doors), exact ties, grades 0-4 and negative, duplicated judgments
 (tests/differential_doors.py, differential_irm.py): eval, eval -q, eval --format json,
 compare --format json, breakdown (JSON and its text table's n), report's embedded data,
 trecqr.evaluate on files, dicts and DataFrames, RelevanceEvaluator, trecqr.compare(), the
-ir_measures provider (calc_aggregate, iter_calc) and pt.Experiment (every --pt-every-th case).
+ir_measures provider (calc_aggregate, iter_calc), pt.Experiment (every --pt-every-th case) and
+cqr (a case of the CAsT 2021 demo beside every --cqr-every-th, tests/differential_cqr.py).
 The references (tests/differential_refs.py): pytrec_eval, ir_measures' own pipeline, and the
 trec_eval binaries when given. It prints the checks by kind (a: door vs reference, b: door vs
 door, c: stated population vs used), the failing classes by family with their counts, and a
@@ -45,6 +46,8 @@ def main(argv=None) -> int:
     ap.add_argument("--te10", help="trec_eval 10.0 binary (for --compat 10.0 cases)")
     ap.add_argument("--pt-every", type=int, default=10,
                     help="pt.Experiment on every Nth case (0: never)")
+    ap.add_argument("--cqr-every", type=int, default=10,
+                    help="a cqr case (CAsT 2021 demo, retrieval) beside every Nth (0: never)")
     ap.add_argument("--no-reduce", action="store_true", help="no minimal reproducers")
     ap.add_argument("--report", help="write every failing check (class, seed, detail) as JSON")
     args = ap.parse_args(argv)
@@ -55,7 +58,8 @@ def main(argv=None) -> int:
             print(f"  {i + 1} cases, {time.time() - start:.0f} s", file=sys.stderr)
 
     seeds = range(args.seed, args.seed + args.cases)
-    tally, cases = run_seeds(seeds, args.te908, args.te10, args.pt_every, progress)
+    tally, cases = run_seeds(seeds, args.te908, args.te10, args.pt_every, progress,
+                             args.cqr_every)
     elapsed = time.time() - start
     failing_cases = {c.seed for fails in tally.failures.values() for c, _ in fails}
     print(f"\ndifferential campaign: {cases} cases (seeds {seeds.start}-{seeds.stop - 1}), "
@@ -83,6 +87,10 @@ def main(argv=None) -> int:
         for fid, classes in by_family.items():
             cls = max(classes, key=lambda c: c[2])[0]          # the class seen in most cases
             case = min((c for c, _ in tally.failures[cls]), key=lambda c: c.size())
+            if fid == "cqr":                                   # replayed by its seed
+                print(f"\nreproducer, cqr ({cls}): {case.describe()}\n  -> "
+                      f"{tally.failures[cls][0][1]}")
+                continue
             kw = dict(te908=args.te908, te10=args.te10, with_pt="pt.Experiment" in cls)
             small = reduce_case(case, cls, **kw)
             detail = case_failures(small, **kw).failures[cls][0][1]

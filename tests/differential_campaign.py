@@ -14,6 +14,7 @@ from pathlib import Path
 
 from differential_cases import Case, make_case
 from differential_checks import Tally, check_case
+from differential_cqr import check_cqr
 
 # (id, family, pattern on the class): the first that matches names a failing class's family
 FAMILIES = [
@@ -37,6 +38,7 @@ FAMILIES = [
     ("wide", "DataFrame (wide) and per_query() list other topics", r"to_dataframe"),
     ("order", "provider / pt.Experiment column order", r"column order"),
     ("refusal", "doors refuse different calls", r"^b \| refusal"),
+    ("cqr", "cqr's columns average different populations, or not the stated one", r"\| cqr"),
     ("one-line", "a refusal of more than one line, or a traceback", r"refusal in one line"),
 ]
 
@@ -49,15 +51,18 @@ def family(cls: str) -> tuple:
     return "other", cls
 
 
-def run_seeds(seeds, te908=None, te10=None, pt_every=0, progress=None):
-    """(Tally, cases) over these seeds; pt.Experiment every pt_every-th case (0: never)."""
+def run_seeds(seeds, te908=None, te10=None, pt_every=0, progress=None, cqr_every=0):
+    """(Tally, cases) over these seeds; pt.Experiment every pt_every-th case, a cqr case
+    (differential_cqr) beside every cqr_every-th (0: never)."""
     tally, cases = Tally(), 0
     with tempfile.TemporaryDirectory(prefix="trecqr-diff-") as tmp:
         for i, seed in enumerate(seeds):
             before = tally.checks
             check_case(make_case(seed), Path(tmp) / str(seed), tally, te908, te10,
                        with_pt=bool(pt_every) and i % pt_every == 0)
-            cases += 1
+            if cqr_every and i % cqr_every == 0:
+                check_cqr(seed, Path(tmp) / f"cqr-{seed}", tally)
+                cases += 1
             if progress:
                 progress(i, seed, tally.checks - before)
     return tally, cases

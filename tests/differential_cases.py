@@ -98,7 +98,7 @@ class Case:
 
 
 def is_irm(key: str) -> bool:
-    return key in IRM_NAMES or key in BARE_NAMES
+    return "@" in key or key in BARE_NAMES
 
 
 def qrels_dict(case: Case) -> dict:
@@ -207,6 +207,10 @@ def make_case(seed: int) -> Case:
     options = _options(rng)
     trec = [TREC_NAMES[i] for i in rng.choice(len(TREC_NAMES), size=int(rng.integers(1, 4)),
                                               replace=False)]
+    # one parameter list per trec_eval measure: given twice (-m ndcg_cut.10 -m ndcg_cut.3),
+    # trec_eval keeps the first and trecqr does too, where pytrec_eval computes both
+    trec = [m for i, m in enumerate(trec)
+            if m[0].split(".")[0] not in {t[0].split(".")[0] for t in trec[:i]}]
     irm = [(str(n), str(n))
            for n in rng.choice(IRM_NAMES, size=int(rng.integers(1, 4)), replace=False)]
     if rng.random() < 0.08:
