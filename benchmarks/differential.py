@@ -4,7 +4,7 @@ against each other, and the population each output states against the one it ave
 Usage (from the project root; ../shared/data must be present):
 
     nice python benchmarks/differential.py --cases 1000 [--seed 0] \\
-        [--te908 /work/te/te908 --te10 /work/te/te10] [--pt-every 10] [--report diff.json]
+        [--te908 /work/te/te908 --te10 /work/te/te10] [--pt-every 1] [--report diff.json]
 
 Each case (tests/differential_cases.py) is a seeded mutation of the real CAsT 2021, QReCC or
 TopiOCQA files: a few topics, two runs, topic subsets (qrels-only and run-only topics), empty
@@ -44,8 +44,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="first seed (cases use seed, seed+1...)")
     ap.add_argument("--te908", help="trec_eval 9.0.8 binary (pytrec_eval is checked against it)")
     ap.add_argument("--te10", help="trec_eval 10.0 binary (for --compat 10.0 cases)")
-    ap.add_argument("--pt-every", type=int, default=10,
-                    help="pt.Experiment on every Nth case (0: never)")
+    ap.add_argument("--pt-every", type=int, default=1,
+                    help="pt.Experiment on every Nth case (0: never; it runs only on the "
+                         "cases with ir_measures names and no trec_eval option)")
     ap.add_argument("--cqr-every", type=int, default=10,
                     help="a cqr case (CAsT 2021 demo, retrieval) beside every Nth (0: never)")
     ap.add_argument("--no-reduce", action="store_true", help="no minimal reproducers")
@@ -58,12 +59,13 @@ def main(argv=None) -> int:
             print(f"  {i + 1} cases, {time.time() - start:.0f} s", file=sys.stderr)
 
     seeds = range(args.seed, args.seed + args.cases)
-    tally, cases = run_seeds(seeds, args.te908, args.te10, args.pt_every, progress,
+    tally, cases, cqr_cases = run_seeds(seeds, args.te908, args.te10, args.pt_every, progress,
                              args.cqr_every)
     elapsed = time.time() - start
     failing_cases = {c.seed for fails in tally.failures.values() for c, _ in fails}
-    print(f"\ndifferential campaign: {cases} cases (seeds {seeds.start}-{seeds.stop - 1}), "
-          f"{tally.checks} checks ({tally.checks / max(cases, 1):.0f} per case), "
+    print(f"\ndifferential campaign: {cases} cases (seeds {seeds.start}-{seeds.stop - 1}) "
+          f"and {cqr_cases} cqr cases, {tally.checks} checks "
+          f"({tally.checks / max(cases, 1):.0f} per case), "
           f"{len(failing_cases)} cases with a failure, {elapsed:.0f} s\n")
     print(f"| {'check':<34} | {'checks':>8} | {'failed':>7} |")
     print(f"|{'-' * 36}|{'-' * 10}|{'-' * 9}|")

@@ -52,20 +52,21 @@ def family(cls: str) -> tuple:
 
 
 def run_seeds(seeds, te908=None, te10=None, pt_every=0, progress=None, cqr_every=0):
-    """(Tally, cases) over these seeds; pt.Experiment every pt_every-th case, a cqr case
+    """(Tally, cases, cqr cases) over these seeds; pt.Experiment every pt_every-th case, a cqr case
     (differential_cqr) beside every cqr_every-th (0: never)."""
-    tally, cases = Tally(), 0
+    tally, cases, cqr_cases = Tally(), 0, 0
     with tempfile.TemporaryDirectory(prefix="trecqr-diff-") as tmp:
         for i, seed in enumerate(seeds):
             before = tally.checks
             check_case(make_case(seed), Path(tmp) / str(seed), tally, te908, te10,
                        with_pt=bool(pt_every) and i % pt_every == 0)
+            cases += 1
             if cqr_every and i % cqr_every == 0:
                 check_cqr(seed, Path(tmp) / f"cqr-{seed}", tally)
-                cases += 1
+                cqr_cases += 1
             if progress:
                 progress(i, seed, tally.checks - before)
-    return tally, cases
+    return tally, cases, cqr_cases
 
 
 def case_failures(case: Case, te908=None, te10=None, with_pt=False) -> Tally:

@@ -1,8 +1,8 @@
 """The differential harness's seeded slice: each case (a seeded mutation of the real CAsT 2021,
 QReCC or TopiOCQA files, tests/differential_cases.py) goes through every door of trecqr (eval,
 eval -q, eval --format json, compare, breakdown, report's data, evaluate on files, dicts and
-DataFrames, RelevanceEvaluator, compare(), the ir_measures provider, and pt.Experiment on every
-eighth seed), and each door must equal its reference (pytrec_eval, ir_measures' own pipeline),
+DataFrames, RelevanceEvaluator, compare(), the ir_measures provider, and pt.Experiment where
+the case has ir_measures names only and no option), and each door must equal its reference (pytrec_eval, ir_measures' own pipeline),
 the other doors, and state the population its reference averages. The full campaign is
 benchmarks/differential.py.
 
@@ -26,7 +26,6 @@ from differential_refs import references
 import differential_stated as stated
 
 SEEDS = range(40)
-PT_EVERY = 8
 
 # the families (differential_campaign.FAMILIES) each case of the slice found on the code the
 # harness was written against (main at c22d948), the classes of issue 29's "Why"; seeds not
@@ -49,6 +48,10 @@ KNOWN_TODAY = {
     'issue': ('empty-dict', 'irm-mean', 'irm-n', 'irm-topics', 'mixed-n'),
 }
 
+# on that code, the provider's column order in pt.Experiment follows PYTHONHASHSEED: found in
+# some runs, not in others (a fixed order makes the check deterministic)
+HASH_DEPENDENT = {"order"}
+
 ISSUE_CASE = Case(  # issue 29's minimal case: q1 judges d1=1, d2=0; q2 judges d3=1
     seed=-1, source="issue 29", measures=[("recip_rank", "recip_rank"), ("RR@3", "RR@3")],
     qrels=[("1_1", "d1", 1), ("1_1", "d2", 0), ("1_2", "d3", 1)],
@@ -64,7 +67,7 @@ def _verdict(name, tally: Tally, known):
     lines = [f"{len(fails)} x {cls} [{family(cls)[0]}]: {fails[0][1]}"
              for cls, fails in sorted(tally.failures.items())]
     report = f"{name}: {len(lines)} failing classes\n" + "\n".join(lines[:25])
-    if os.environ.get("TRECQR_DIFF_KNOWN") == "1" and families <= set(known):
+    if os.environ.get("TRECQR_DIFF_KNOWN") == "1" and families <= set(known) | HASH_DEPENDENT:
         warnings.warn(f"known disagreements ({', '.join(sorted(families))}): {report}")
         return
     pytest.fail(report, pytrace=False)
@@ -75,7 +78,7 @@ def test_every_door_agrees(seed):
     """One seeded case: every door equals its reference and the other doors, and states the
     population it averages."""
     case = make_case(seed)
-    _verdict(case.describe(), case_failures(case, with_pt=seed % PT_EVERY == 0),
+    _verdict(case.describe(), case_failures(case, with_pt=True),
              KNOWN_TODAY.get(seed, ()))
 
 
