@@ -76,9 +76,9 @@ def case_failures(case: Case, te908=None, te10=None, with_pt=False) -> Tally:
     return tally
 
 
-def reduce_case(case: Case, cls: str, budget: int = 60, **kw) -> Case:
-    """A smaller case on which cls still fails: topics dropped one by one, then each side's
-    lines halved, then single lines (within budget attempts)."""
+def reduce_case(case: Case, cls: str, budget: int = 80, **kw) -> Case:
+    """A smaller case on which cls still fails: names dropped one by one, then topics, then
+    each side's lines in halves, quarters... down to single lines (within budget attempts)."""
     fails = (lambda c: cls in case_failures(c, **kw).failures)
     tries = 0
 
@@ -89,6 +89,10 @@ def reduce_case(case: Case, cls: str, budget: int = 60, **kw) -> Case:
         return (tries <= budget and all(candidate.runs.values()) and candidate.qrels
                 and fails(candidate))
 
+    for m in list(case.measures):
+        smaller = dataclasses.replace(case, measures=[x for x in case.measures if x != m])
+        if smaller.measures and attempt(smaller):
+            case = smaller
     for q in sorted({q for q, _, _ in case.qrels} | {q for r in case.runs.values()
                                                      for q, _, _ in r}):
         smaller = _without(case, lambda row: row[0] == q, drop_empty=q)
