@@ -2,8 +2,9 @@
 QReCC or TopiOCQA files, tests/differential_cases.py) goes through every door of trecqr (eval,
 eval -q, eval --format json, compare, breakdown, report's data, evaluate on files, dicts and
 DataFrames, RelevanceEvaluator, compare(), the ir_measures provider, and pt.Experiment where
-the case has ir_measures names only and no option), and each door must equal its reference (pytrec_eval, ir_measures' own pipeline),
-the other doors, and state the population its reference averages. The full campaign is
+the case has ir_measures names and no trec_eval option), and each door must equal its
+reference (pytrec_eval, ir_measures' own pipeline), the other doors, and state the population
+its reference averages. The full campaign (with cqr and the trec_eval binaries) is
 benchmarks/differential.py.
 
 TRECQR_DIFF_KNOWN=1 reports, as a warning, a failure whose families are all in KNOWN_TODAY
