@@ -40,16 +40,32 @@ class Tally:
             self.failures.setdefault(cls, []).append((case, detail))
 
 
-def all_doors(case: Case, paths: dict, folder: Path, with_pt: bool):
-    outs = [doors.door_eval(case, paths, False), doors.door_eval(case, paths, True),
-            doors.door_eval_json(case, paths), doors.door_compare(case, paths),
-            doors.door_compare_api(case, paths), doors.door_breakdown(case, paths),
-            doors.door_report(case, paths, folder),
-            doors.door_evaluate(case, paths, "files"), doors.door_evaluate(case, paths, "dicts"),
-            doors.door_evaluate(case, paths, "frames"), doors.door_relevance_evaluator(case),
-            door_provider(case)]
-    pt_pair = door_pt_experiment(case) if with_pt else None
-    return [o for o in outs if o is not None], pt_pair
+def all_doors(case: Case, paths: dict, folder: Path, with_pt: bool, tally: Tally):
+    """Every door's Out (None where a door does not take the case's names or options). An
+    output the harness cannot read (a changed format) is a failing check, not a crash."""
+    calls = [("eval", lambda: doors.door_eval(case, paths, False)),
+             ("eval -q", lambda: doors.door_eval(case, paths, True)),
+             ("eval --format json", lambda: doors.door_eval_json(case, paths)),
+             ("compare --format json", lambda: doors.door_compare(case, paths)),
+             ("trecqr.compare()", lambda: doors.door_compare_api(case, paths)),
+             ("breakdown", lambda: doors.door_breakdown(case, paths)),
+             ("report data", lambda: doors.door_report(case, paths, folder)),
+             ("evaluate(files)", lambda: doors.door_evaluate(case, paths, "files")),
+             ("evaluate(dicts)", lambda: doors.door_evaluate(case, paths, "dicts")),
+             ("evaluate(frames)", lambda: doors.door_evaluate(case, paths, "frames")),
+             ("RelevanceEvaluator", lambda: doors.door_relevance_evaluator(case)),
+             ("provider", lambda: door_provider(case)),
+             ("pt.Experiment", lambda: door_pt_experiment(case) if with_pt else None)]
+    outs = {}
+    for door, call in calls:
+        try:
+            outs[door] = call()
+        except Exception as exc:        # noqa: BLE001 - reported as a check
+            tally.check(False, f"harness | output unreadable | {door}", case,
+                        f"{type(exc).__name__}: {exc}")
+            outs[door] = None
+    pt_pair = outs.pop("pt.Experiment")
+    return [o for o in outs.values() if o is not None], pt_pair
 
 
 def check_case(case: Case, folder: Path, tally: Tally, te908=None, te10=None, with_pt=False):
@@ -65,9 +81,9 @@ def _check_case(case, folder, tally, te908, te10, with_pt):
     refs = references(case, te908, te10, paths)
     for what, ok, detail in refs["checks"]:
         tally.check(ok, f"a | {what}", case, detail)
-    outs, pt_pair = all_doors(case, paths, folder, with_pt)
+    outs, pt_pair = all_doors(case, paths, folder, with_pt, tally)
     for out in outs:
-        _against_reference(case, out, refs[out.variant], tally)
+        against_reference(case, out, refs[out.variant], tally)
     _across_doors(case, outs, tally)
     if pt_pair:
         _pt(case, *pt_pair, tally)
@@ -90,7 +106,7 @@ def _refusal_ok(text: str) -> bool:
     return "\n" not in text.strip() and "traceback" not in text and "internal" not in text
 
 
-def _against_reference(case: Case, out, refs: dict, tally: Tally):
+def against_reference(case: Case, out, refs: dict, tally: Tally):
     keys = {k for (_, k), r in refs.items() if out.scope == "all" or
             (out.scope == "irm") == is_irm(k)}
     expected = {k: r for k, r in refs.items() if k[1] in keys}

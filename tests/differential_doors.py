@@ -89,6 +89,8 @@ def door_eval(case: Case, paths: dict, per_topic: bool) -> Out:
         if text is None:
             return out
         for line in text.splitlines():
+            if line.count("\t") != 2:
+                continue
             key, qid, value = (f.strip() for f in line.split("\t"))
             if qid == "all":
                 out.means[(name, key)] = float(value)

@@ -21,7 +21,7 @@ import pytest
 
 from differential_campaign import case_failures, family
 from differential_cases import RUNS, Case, make_case
-from differential_checks import Tally, _against_reference
+from differential_checks import Tally, against_reference
 from differential_doors import Out
 from differential_refs import references
 import differential_stated as stated
@@ -117,7 +117,7 @@ def test_the_checks_flag_a_door_that_states_or_averages_another_population():
             out.stated[(run, key)] = len(ref.population)
     out.means[("runA", "RR@3")], out.stated[("runA", "RR@3")] = 0.5, 1
     tally = Tally()
-    _against_reference(ISSUE_CASE, out, refs, tally)
+    against_reference(ISSUE_CASE, out, refs, tally)
     assert sorted(tally.failures) == ["a | mean | fake door | irm",
                                       "c | stated n | fake door | irm"]
 
