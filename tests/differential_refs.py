@@ -5,7 +5,7 @@
   pytrec_eval has no -M and no -c: -M is applied to the run first (trec_eval's order: score
   descending, then docno descending), -c is computed. When trec_eval binaries are given
   (--te908/--te10), pytrec_eval's reference is checked against their -q output (4 decimals:
-  to 5e-5, the same topics listed, the same refusals).
+  to half a unit of the 4th, the same topics listed, the same refusals).
 - ir_measures names: ir_measures' own pipeline (its default providers without trecqr's, and
   without ranx's, see tests/test_irm_provider.py), whose Evaluator yields every qrels topic, a
   topic without results getting the measure's default 0 (providers/base.py, iter_calc).
@@ -30,6 +30,7 @@ import pytrec_eval
 from differential_cases import Case, is_irm, qrels_dict, run_dict
 
 REFUSE = "refuse"
+HALF = 5e-5 + 1e-12    # half a unit of trec_eval's 4th decimal (0.03125 prints 0.0312)
 
 
 @dataclass
@@ -78,8 +79,8 @@ def references(case: Case, te908=None, te10=None, paths=None) -> dict:
             b = REFUSE if stopped else got[name].get(key)
             ok = (b is REFUSE and ref is REFUSE) or (
                 b is not REFUSE and ref is not REFUSE and b is not None and
-                abs(b.mean - ref.mean) <= 5e-5 and set(b.topics) == set(ref.listed) and
-                all(abs(v - ref.topics[q]) <= 5e-5 for q, v in b.topics.items()))
+                abs(b.mean - ref.mean) <= HALF and set(b.topics) == set(ref.listed) and
+                all(abs(v - ref.topics[q]) <= HALF for q, v in b.topics.items()))
             out["checks"].append(("pytrec_eval = trec_eval binary", ok,
                                   f"{name} {key}: binary {_show(b)} pytrec_eval {_show(ref)}"))
     return out
