@@ -4,10 +4,10 @@ here. Each function returns {key: n} (or {(run, key): n}): the number of topics 
 states for that name's mean. Fields read:
 
 - eval (stderr): the coverage line ``trecqr: N topics evaluated; K only in qrels (...); ...``:
-  N for every name; a per-name segment ``NAMES: N ...`` (``RR@3, nDCG@3: 34 qrels topics (...);
+  N for every name (``N qrels topics (-c: ...)`` under -c); a per-name segment ``NAMES: N ...`` (``RR@3, nDCG@3: 34 qrels topics (...);
   recip_rank: 25 evaluated``) overrides it for the names it lists.
-- eval --format json: ``topics.evaluated`` for every name; a per-name ``n`` (``{"n": {name:
-  N}}`` at the top level or in ``topics``) overrides it.
+- eval --format json: ``topics.evaluated`` for every name; ``averaged_over[name].n`` overrides
+  it for each name it lists.
 - Results: ``n`` per name when it has one (an attribute or method ``n`` giving {name: N}),
   else the N of its repr ``<Results: N topics, ...>``.
 - compare --format json, trecqr.compare().to_dict(), report's comparison: ``num_topics[run]``
@@ -26,7 +26,8 @@ def eval_coverage(stderr: str, keys) -> dict:
     line = next((ln for ln in stderr.splitlines() if "topics" in ln or "evaluated" in ln), "")
     line = re.sub(r"^trecqr:\s*", "", line)
     out = {}
-    first = re.match(r"(\d+) topics evaluated", line)
+    first = re.match(r"(\d+) topics evaluated", line) or \
+        re.match(r"(\d+) qrels topics \(-c: ", line)
     if first:
         out = {k: int(first.group(1)) for k in keys}
     for segment in line.split(";"):
@@ -42,9 +43,9 @@ def eval_coverage(stderr: str, keys) -> dict:
 def eval_json(obj: dict, keys) -> dict:
     topics = obj.get("topics", {})
     out = {k: topics["evaluated"] for k in keys} if "evaluated" in topics else {}
-    for per in (obj.get("n"), topics.get("n")):
-        if isinstance(per, dict):
-            out.update({k: v for k, v in per.items() if k in keys})
+    for name, stated in obj.get("averaged_over", {}).items():
+        if name in keys:
+            out[name] = stated["n"]
     return out
 
 
