@@ -39,9 +39,11 @@ turn) and written in the raw topics' style, unless ``qid_style`` asks for anothe
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 
-from ..errors import InputError, TrecqrError, UsageError
+from ..errors import InputError, TrecqrError, UsageError, hinted
+from .fields import check_named_fields, field_list, name_it
 from .topics import Topics, read_text_file, id_getter, json_records, parse_tsv, record_id
 from .turn_ids import convert_ids, parse_ids, split_id
 from .turn_policy import POLICIES, record_human
@@ -71,6 +73,10 @@ class RewriteReport:
     unparsable: list = field(default_factory=list)  # rewrites not readable as text
     id_field: str | None = None
     rewrite_field: str | None = None
+    # candidates: turns whose candidate (this one) was unusable and took the turn's first
+    # usable candidate instead (they are not missing: --missing is for turns with none)
+    from_other: list = field(default_factory=list)
+    candidate: int = 1
 
     @property
     def missing(self) -> list:
@@ -98,6 +104,9 @@ class RewriteReport:
             parts.append(f"{self.kept_empty} kept with an empty query (they score 0)")
         if self.dropped:
             parts.append(f"{self.dropped} dropped")
+        if self.from_other:
+            parts.append(f"{len(self.from_other)} turns with candidate {self.candidate} empty, "
+                         "null or unreadable took their first usable candidate")
         if self.policy != "raw" or self.dropped:
             parts.append(f"policy --missing {self.policy}: {self.changed} turns changed"
                          + (f", {self.dropped} left the average" if self.dropped else ""))
@@ -139,7 +148,7 @@ def _rewrite_value(value, name, lineno):
                      "(expected a string, a list of strings or a chat-completion object)")
 
 
-def _rewrite_field(name: str, record: dict) -> str:
+def _rewrite_field(name: str, record: dict, options: dict | None = None) -> str:
     for f in REWRITE_FIELDS:
         if f in record:
             return f
@@ -147,53 +156,86 @@ def _rewrite_field(name: str, record: dict) -> str:
     if len(others) == 1:
         return others[0]
     if others:
-        raise UsageError(f"{name}: several rewrite fields ({', '.join(others)}); name one")
-    raise UsageError(f"{name}: no rewrite field found (tried {', '.join(REWRITE_FIELDS)}); "
-                     "name it with the rewrite field option")
+        raise name_it(UsageError(f"{name}: several rewrite fields ({', '.join(others)})"),
+                      "rewrite_field", options)
+    raise name_it(UsageError(f"{name}: no rewrite field found (tried {', '.join(REWRITE_FIELDS)};"
+                             f" the record's fields: {field_list(record)})"),
+                  "rewrite_field", options)
 
 
-def _candidates(value, name, lineno) -> list:
+# what a candidate was written as, for the counts line (CandidateStats.kinds)
+KIND_NAMES = ("string", "empty string", "null", "chat-completion object", "object", "list",
+              "absent", "unreadable")
+
+
+def _kind(item) -> str:
+    if item is None:
+        return "null"
+    if isinstance(item, str):
+        return "string" if item.strip() else "empty string"
+    if isinstance(item, dict):
+        return "chat-completion object" if "choices" in item else "object"
+    return "list" if isinstance(item, list) else "unreadable"
+
+
+def _candidates(record, field_name, name, lineno, kinds: Counter) -> list:
     """A record field's candidate rewrites: one per list element (LLM4CS' ``predicted_rewrite``
-    lists), else the one value; an element not readable as text is kept as its InputError."""
+    lists), else the one value; an element not readable as text is kept as its InputError.
+    kinds counts what each candidate was written as (a field the record lacks: absent)."""
+    if field_name not in record:
+        kinds["absent"] += 1
+        return [None]
+    value = record[field_name]
     items = value if isinstance(value, list) else [value]
     out = []
     for item in items:
         try:
-            out.append(_rewrite_value(item, name, lineno))
+            text = _rewrite_value(item, name, lineno)
+            kinds[_kind(item)] += 1
         except InputError as exc:
-            out.append(exc)
+            kinds["unreadable"] += 1
+            text = exc
+        out.append(text)
+    if not out:
+        kinds["absent"] += 1
     return out or [None]
 
 
-def _jsonl(name, text, id_field, rewrite_field, report, humans):
+def _jsonl(name, text, id_field, rewrite_field, report, humans, kinds, options=None):
     """(qids, candidate lists, line numbers): rewrite_field is one field name, or several
-    (their candidates in order: candidates 1..n)."""
+    (their candidates in order: candidates 1..n). A field named that no record has is refused
+    first, listing the file's fields."""
     qids, values, lines, seen = [], [], [], {}
     get_id = fields = None
-    for lineno, rec in json_records(name, text):
+    records = list(json_records(name, text))
+    check_named_fields(name, {"id_field": id_field, "rewrite_field": rewrite_field},
+                       dict.fromkeys(k for _, rec in records for k in rec))
+    for lineno, rec in records:
         if get_id is None:
             if id_field is None:
                 f = next((f for f in ID_FIELDS if f in rec), None)
-                get_id, report.id_field, _ = id_getter(name, rec, f)
+                get_id, report.id_field, _ = id_getter(name, rec, f, "id_field", options)
             else:
-                get_id, report.id_field, _ = id_getter(name, rec, id_field)
+                get_id, report.id_field, _ = id_getter(name, rec, id_field, "id_field", options)
             if isinstance(rewrite_field, (list, tuple)):
-                fields = list(rewrite_field) or [_rewrite_field(name, rec)]
+                fields = list(rewrite_field) or [_rewrite_field(name, rec, options)]
             else:
-                fields = [rewrite_field or _rewrite_field(name, rec)]
+                fields = [rewrite_field or _rewrite_field(name, rec, options)]
             report.rewrite_field = ",".join(fields)
         qid = record_id(name, lineno, get_id, rec, seen)
         qids.append(qid)
-        values.append([c for f in fields for c in _candidates(rec.get(f), name, lineno)])
+        values.append([c for f in fields for c in _candidates(rec, f, name, lineno, kinds)])
         humans.setdefault(qid, record_human(rec))
         lines.append(lineno)
     return qids, values, lines
 
 
-def _tsv(name, text, report):
+def _tsv(name, text, report, kinds):
     topics = parse_tsv(name, text, allow_empty=True)
     report.id_field, report.rewrite_field = "column 1", "column 2"
-    return topics.qids, [[q.strip()] for q in topics.queries], [None] * len(topics)
+    values = [[q.strip()] for q in topics.queries]
+    kinds.update("string" if v[0] else "empty string" for v in values)
+    return topics.qids, values, [None] * len(topics)
 
 
 def match_keys(file_qids, raw_qids, source):
@@ -222,12 +264,15 @@ class Parsed:
     humans: dict  # {qid: the record's own human rewrite}
     id_field: str | None
     rewrite_field: str | None
+    kinds: Counter = field(default_factory=Counter)  # what the candidates were written as
 
 
 def parse_rewrites(path, *, format: str | None = None, id_field=None,
-                   rewrite_field=None) -> Parsed:
+                   rewrite_field=None, options: dict | None = None) -> Parsed:
     """Read a rewrites file (JSONL or TSV) without applying any policy; rewrite_field: one
-    field name or several."""
+    field name or several. A field named that no record has is a UsageError listing the
+    file's fields. options: {keyword: (Python name, CLI option)} for the hints, when the
+    caller's own arguments name these fields otherwise (``trecqr gen``'s pred_field)."""
     fmt = format
     if fmt is None:
         lower = os.fspath(path).lower() if not hasattr(path, "read") else ""
@@ -238,11 +283,14 @@ def parse_rewrites(path, *, format: str | None = None, id_field=None,
     name, text = read_text_file(path)
     report = RewriteReport(name)
     humans: dict = {}
+    kinds: Counter = Counter()
     if fmt == "jsonl":
-        qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report, humans)
+        qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report, humans,
+                                     kinds, options)
     else:
-        qids, values, lines = _tsv(name, text, report)
-    return Parsed(name, qids, values, lines, humans, report.id_field, report.rewrite_field)
+        qids, values, lines = _tsv(name, text, report, kinds)
+    return Parsed(name, qids, values, lines, humans, report.id_field, report.rewrite_field,
+                  kinds)
 
 
 def check_policy(missing: str) -> None:
@@ -253,32 +301,45 @@ def check_policy(missing: str) -> None:
 
 def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_field=None,
                   missing: str = "raw", raw=None, qid_style: str | None = None,
-                  human=None) -> Rewrites:
+                  human=None, options: dict | None = None) -> Rewrites:
     """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy; a
-    record with several candidates gives its first (trecqr.adapters.candidates reads them all).
-    human: the human rewrites for ``missing="human"`` (Topics or {qid: text}; default: each
-    record's own human-rewrite field)."""
+    record with several candidates gives its first usable one (trecqr.adapters.candidates reads
+    them all). human: the human rewrites for ``missing="human"`` (Topics or {qid: text};
+    default: each record's own human-rewrite field). options: see :func:`parse_rewrites`."""
     check_policy(missing)
-    parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field)
+    parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field,
+                            options=options)
     return candidate_rewrites(parsed, 0, missing=missing, raw=raw, qid_style=qid_style,
                               human=human)
 
 
 def candidate_rewrites(parsed: Parsed, index: int, *, missing: str = "raw", raw=None,
                        qid_style: str | None = None, human=None) -> Rewrites:
-    """Candidate ``index`` (0-based) of every record as topics, applying the missing-rewrite
-    policy (a record with fewer candidates has this one missing)."""
+    """Candidate ``index`` (0-based) of every record as topics. A turn whose candidate is
+    unusable (absent, null, empty or unreadable) but that has other usable candidates takes its
+    first usable one (counted in ``report.from_other``); the missing-rewrite policy decides only
+    for the turns without any usable candidate. A file none of whose records has a usable
+    rewrite is refused (every turn would take the policy's query: a silent copy of it)."""
     name, qids, lines, humans = parsed.name, parsed.qids, parsed.lines, parsed.humans
     report = RewriteReport(name, policy=missing, id_field=parsed.id_field,
-                           rewrite_field=parsed.rewrite_field)
+                           rewrite_field=parsed.rewrite_field, candidate=index + 1)
+    if qids and not any(_usable(c) for cands in parsed.values for c in cands):
+        kinds = ", ".join(f"{v} {k}" for k, v in parsed.kinds.most_common())
+        raise UsageError(f"{name}: none of the {len(qids)} records has a usable rewrite in "
+                         f"{parsed.rewrite_field} ({kinds})")
     values = []
     for qid, cands in zip(qids, parsed.values):
         value = cands[index] if index < len(cands) else None
-        if isinstance(value, InputError):
-            if missing == "error":
-                raise value
-            report.unparsable.append(qid)
-            value = None
+        if not _usable(value):
+            other = next((c for c in cands if _usable(c)), None)
+            if other is not None:  # the turn keeps its other candidates
+                report.from_other.append(qid)
+                value = other
+            elif isinstance(value, InputError):
+                if missing == "error":
+                    raise value
+                report.unparsable.append(qid)
+                value = None
         values.append(value)
     report.records = len(qids)
     if isinstance(raw, Topics):
@@ -334,9 +395,12 @@ def candidate_rewrites(parsed: Parsed, index: int, *, missing: str = "raw", raw=
         elif missing == "raw":
             if qid not in raw_map:
                 if raw is None:
-                    raise UsageError(
-                        f"{name}: turn {qid!r} has no rewrite and no raw question was given "
-                        "(pass the raw topics, or use missing='drop' / --missing drop)")
+                    raise hinted(UsageError(
+                        f"{name}: turn {qid!r} has no rewrite and no raw question was given"),
+                        "give the raw questions (raw=) or another policy (missing='drop', "
+                        "'empty' or 'error')",
+                        "give the raw questions (--raw FILE) or another policy (--missing drop, "
+                        "empty or error)")
                 raise InputError(name, line, f"turn {qid!r} has no rewrite and is not in the raw "
                                  "topics")
             report.filled_raw += 1
@@ -358,6 +422,11 @@ def candidate_rewrites(parsed: Parsed, index: int, *, missing: str = "raw", raw=
     if qid_style is not None:
         topics = topics.restyle(qid_style)
     return Rewrites(topics, report)
+
+
+def _usable(value) -> bool:
+    """A candidate that can be searched: non-empty text."""
+    return isinstance(value, str) and bool(value)
 
 
 def _human_table(human, humans) -> dict:
@@ -387,7 +456,9 @@ def _human_text(table, qid, line, name) -> str:
         except TrecqrError:
             text = None
     if not text:
-        raise InputError(name, line, f"turn {qid!r} has no rewrite and no human rewrite "
-                                     "(--missing human: give --human FILE, or records with "
-                                     "Truth_rewrite)")
+        raise hinted(InputError(name, line, f"turn {qid!r} has no rewrite and no human rewrite"),
+                     "missing='human' takes the human rewrites given (human=), else the "
+                     "records' own Truth_rewrite",
+                     "--missing human takes the human rewrites given (convert rewrites --human "
+                     "FILE, cqr --dataset), else the records' own Truth_rewrite")
     return text

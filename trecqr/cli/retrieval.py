@@ -32,6 +32,16 @@ from .options import CONTEXT
 from .types import FiniteFloat
 
 
+# what a protocol that cqr cannot apply scores, for its refusal (trecqr/adapters/presets.py)
+PROTOCOL_INPUTS = {
+    "scai": "scores the SCAI-QReCC-21 evaluator's JSON files (ground truth and run)",
+    "qrecc-official": "judges passages by their text against the QReCC turns' answers (QRELS "
+                      "is the QReCC turns file, with --collection)",
+    "topiocqa-official": "judges passages by their title and text against the gold passages "
+                         "(with --collection)",
+}
+
+
 @click.command("index", context_settings=CONTEXT)
 @click.argument("collection")
 @click.option("-o", "--output", "out_dir", required=True,
@@ -290,9 +300,11 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
         if index_dir is None and collection is None:
             raise UsageError("give --index DIR or --collection FILE")
         if protocol is not None:
-            if get_protocol(protocol).kind != "trec_eval":
-                raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
-                                 "--protocol on the kept runs")
+            kind = get_protocol(protocol).kind
+            if kind != "trec_eval":
+                raise UsageError(f"--protocol {protocol} {PROTOCOL_INPUTS.get(kind, kind)}, "
+                                 "not cqr's --qrels: keep the runs (--runs-dir) and score them "
+                                 f"with trecqr eval --protocol {protocol}")
         rd = runs_dir
         protocol_dir = None
         if (html_page is not None or groups is not None) and rd is None:  # they read the runs
