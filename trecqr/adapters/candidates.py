@@ -115,13 +115,12 @@ class CandidateStats:
             head = f"{self.turns} turns, up to {self.n} candidates{where}: {shape}"
         same = sum(v for k, v in self.distinct.items() if k == 1)
         spread = ", ".join(f"{v} with {k}" for k, v in sorted(self.distinct.items()))
-        kept = (f"; {self.stand_ins} unusable candidates of turns that have usable ones "
-                "(each such turn keeps its others)") if self.stand_ins else ""
-        return (f"{self.source}: {head}; written as {self.kinds_text()}{kept}; {candidates} "
-                f"usable candidates, {distinct} distinct within their turn "
-                f"({distinct / max(self.turns, 1):.2f} per turn); {same} turns with "
+        kept = (f" ({self.stand_ins} unusable in turns that have usable ones: those turns "
+                "keep their others)") if self.stand_ins else ""
+        return (f"{self.source}: {head}; {candidates} candidates, {distinct} distinct within "
+                f"their turn ({distinct / max(self.turns, 1):.2f} per turn); {same} turns with "
                 f"all candidates identical, {self.turns - same} with several distinct "
-                f"(distinct per turn: {spread})")
+                f"(distinct per turn: {spread}); written as {self.kinds_text()}{kept}")
 
     def to_dict(self) -> dict:
         return {"turns": self.turns, "n": self.n, "fields": self.fields,
