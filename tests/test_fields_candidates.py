@@ -342,3 +342,17 @@ def test_dense_cqr_leaves_no_torch_cache_in_tmpdir(tmp_path):
                                "--quiet"], env=env, capture_output=True, text=True, timeout=600)
         assert proc.returncode == code, proc.stderr
         assert os.listdir(tmp) == [], proc.stderr
+
+
+def test_search_writes_no_empty_run(tmp_path, demo_index):
+    """Topics none of which retrieves anything (or all left out by --min-results): refused,
+    no run file, instead of an empty run with exit 0."""
+    topics = tmp_path / "t.tsv"
+    topics.write_text("1\tzzqqxx\n2\tqqzzyy\n")
+    out = tmp_path / "r.run"
+    assert "no topic retrieved anything" in one_line(run_cli(["search", demo_index, topics,
+                                                              "-o", out]))
+    line = one_line(run_cli(["search", demo_index, DEMO / "topics-raw.tsv", "-o", out, "-k",
+                             "10", "--min-results", "11"]))
+    assert "--min-results 11 left out all 239 topics" in line
+    assert not out.exists()

@@ -200,6 +200,10 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
         run, short = drop_short_rankings(index.search(queries, k, **kw), shortest)
+        if len(run) == 0 and len(queries):  # an empty run from non-empty topics: refused
+            why = (f"--min-results {shortest} left out all {len(short)} topics" if short else
+                   "no topic retrieved anything")
+            raise UsageError(f"{topics or dataset_file}: {why}; no run written")
         write_run(run, out_path)
         if shortest:  # trecqr/adapters/turn_policy.py
             click.echo(f"trecqr: {min_results_note(short, shortest)}", err=True)
