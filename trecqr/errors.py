@@ -11,11 +11,10 @@ from __future__ import annotations
 class TrecqrError(Exception):
     """Base class of every error trecqr raises on purpose.
 
-    ``cli_text``: the same error as the command line prints it, when its hint names options
-    (Python's keyword names in ``str(exc)``, the command line's options there; see
-    :func:`hinted`)."""
+    ``cli``: the same error in the command line's words, when its hint names options (Python's
+    keyword names in ``str(exc)``, the command line's options there; see :func:`hinted`)."""
 
-    cli_text: str | None = None
+    cli: str | None = None
 
 
 class InputError(TrecqrError, ValueError):
@@ -42,10 +41,10 @@ class UsageError(TrecqrError, ValueError):
 
 def hinted(exc: TrecqrError, python: str, cli: str) -> TrecqrError:
     """exc with a hint that names options appended: ``python`` (keyword names, ``missing='drop'``)
-    in ``str(exc)``, ``cli`` (``--missing drop``) in ``exc.cli_text``, which the command line
+    in ``str(exc)``, ``cli`` (``--missing drop``) in ``exc.cli``, which the command line
     prints; a hint never mixes the two."""
     base = str(exc)
-    exc.cli_text = f"{base}; {cli}"
+    exc.cli = f"{base}; {cli}"
     exc.args = (f"{base}; {python}",)
     if isinstance(exc, InputError):
         exc.message = f"{exc.message}; {python}"
