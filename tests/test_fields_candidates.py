@@ -356,3 +356,33 @@ def test_search_writes_no_empty_run(tmp_path, demo_index):
                              "10", "--min-results", "11"]))
     assert "--min-results 11 left out all 239 topics" in line
     assert not out.exists()
+
+
+def test_irds_queries_all_without_text_write_no_topics(tmp_path, monkeypatch):
+    """A query field that is empty in every query of an ir_datasets dataset: refused, no
+    topics file (a stand-in dataset: no registered dataset has such a field)."""
+    from collections import namedtuple
+
+    from trecqr.adapters import irds
+
+    Query = namedtuple("Query", ["query_id", "text", "note"])
+
+    class Dataset:
+        def has_queries(self):
+            return True
+
+        def queries_cls(self):
+            return Query
+
+        def queries_handler(self):
+            return None
+
+        def queries_iter(self):
+            return iter([Query("1", "a question", ""), Query("2", "another", " ")])
+
+    monkeypatch.setattr(irds, "guarded_read", lambda dataset_id, handler, what, fn: fn())
+    out = tmp_path / "t.tsv"
+    with pytest.raises(UsageError, match="all 2 queries have an empty note; no topics written"):
+        irds.convert("stand-in", topics_out=out, query_field="note", dataset=Dataset())
+    assert not out.exists()
+    assert len(irds.convert("stand-in", topics_out=out, dataset=Dataset()).topics) == 2

@@ -322,10 +322,10 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         def score(name, t, run, n_cut, report, without_rewrite, extra_notes=(), info=None):
             run, short = drop_short_rankings(run, min_results)
             if len(run) == 0:  # named by what the user gave, not the runs folder's file
-                raise hinted(UsageError(f"{current[0]}: no turn has results to score"),
-                             f"min_results={min_results} left out all {len(short)}",
+                exc = UsageError(f"{current[0]}: no turn has results to score")
+                raise hinted(exc, f"min_results={min_results} left out all {len(short)}",
                              f"--min-results {min_results} left out all {len(short)}") \
-                    if short else UsageError(f"{current[0]}: no turn has results to score")
+                    if short else exc
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
             written = load_run(run_path)  # read once, scored by both evaluations
