@@ -386,3 +386,21 @@ def test_irds_queries_all_without_text_write_no_topics(tmp_path, monkeypatch):
         irds.convert("stand-in", topics_out=out, query_field="note", dataset=Dataset())
     assert not out.exists()
     assert len(irds.convert("stand-in", topics_out=out, dataset=Dataset()).topics) == 2
+
+
+def test_threshold_two_preset_with_html_and_groups(tmp_path, demo_index):
+    """--html and --groups under a threshold-2 preset: the page scores its trec_eval measures
+    at level 2 (it used to refuse the preset's RR(rel=2)@3 beside -l 2)."""
+    topics = []
+    for name in ("raw", "manual"):
+        path = tmp_path / f"{name}.tsv"
+        path.write_text("".join(f"{q}\t{t}\n" for q, t in
+                                list(read_topics(DEMO / f"topics-{name}.tsv"))[:6]))
+        topics += ["--topics", path]
+    groups = tmp_path / "g.json"
+    groups.write_text('{"first": ["106_1", "107_1"]}')
+    page = tmp_path / "p.html"
+    res = run_cli(["cqr", "--qrels", DEMO / "qrels.txt", "--index", demo_index, *topics,
+                   "--preset", "cast2021", "--html", page, "--groups", groups, "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    assert page.stat().st_size > 0

@@ -116,8 +116,11 @@ class CqrReport:
         collection or index, groups, k...); the rows' runs must have been kept."""
         if any(r.run is None for r in self.rows):
             raise UsageError("the runs were not kept: give cqr a runs folder for the report")
+        # the page scores every measure at one relevance level (-l): RR@3, an ir_measures name
+        # with its own rel=, joins only at level 1 (trecqr refuses -l beside such names)
+        rr3 = [self.measures["RR@3"]] if self.rel_threshold == 1 else []
         return report_page(self.qrels, [r.run for r in self.rows],
-                           [self.measures["RR@3"], "recip_rank", "ndcg_cut.3", "recall.10,100"],
+                           rr3 + ["recip_rank", "ndcg_cut.3", "recall.10,100"],
                            names=[r.name for r in self.rows],
                            rewrites=[None if r.kind == "field" else
                                      self.candidate_queries.get(r.name, r.source)
