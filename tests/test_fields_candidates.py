@@ -194,7 +194,7 @@ def test_llm4cs_empty_sample_leaves_the_turn_its_other_candidates(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert "written as 34 strings, 1 empty string (1 unusable in turns that have usable " \
            "ones: those turns keep their others)" in res.stderr
-    assert "1 turns with candidate 5 empty, null or unreadable took their first usable " \
+    assert "1 turn with candidate 5 empty, null or unreadable took its first usable " \
            "candidate" in res.stderr
     c5 = dict(line.split("\t") for line in (tmp_path / "cot.c5.tsv").read_text().splitlines())
     first = records(COT)[4]["predicted_rewrite"]

@@ -98,8 +98,10 @@ class RewriteReport:
         if self.dropped:
             parts.append(f"{self.dropped} dropped")
         if self.from_other:
-            parts.append(f"{len(self.from_other)} turns with candidate {self.candidate} empty, "
-                         "null or unreadable took their first usable candidate")
+            n = len(self.from_other)
+            turns, their = ("turn", "its") if n == 1 else ("turns", "their")
+            parts.append(f"{n} {turns} with candidate {self.candidate} empty, null or "
+                         f"unreadable took {their} first usable candidate")
         if self.policy != "raw" or self.dropped:
             parts.append(f"policy --missing {self.policy}: {self.changed} turns changed"
                          + (f", {self.dropped} left the average" if self.dropped else ""))
