@@ -27,8 +27,8 @@ The rule, precisely:
   4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval,           the Python API, trec_eval's
         trecqr.api_views                                             pipeline, notebook views
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
-        trecqr.report, trecqr.fusion                                 generative metrics, reports,
-                                                                     fusion
+        trecqr.report, trecqr.fusion, trecqr.stats                   generative metrics, reports,
+                                                                     fusion, statistics
   6     trecqr.compat, trecqr.api_engine                             pytrec_eval drop-in; which
                                                                      engine scores trecqr eval
   7     trecqr.cli, trecqr.launch, trecqr.__main__                   the command line (click,
@@ -66,7 +66,7 @@ LAYERS = [
     (3, ("trecqr.measures",)),
     (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval", "trecqr.api_views")),
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report",
-         "trecqr.fusion")),
+         "trecqr.fusion", "trecqr.stats")),
     (6, ("trecqr.compat", "trecqr.api_engine")),
     (7, ("trecqr.cli", "trecqr.launch", "trecqr.__main__")),
     (8, ("trecqr",)),

@@ -350,7 +350,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                 click.echo("\n" + render_text(breakdown(
                     qrels, [path for _, path in run_paths], ["recip_rank", "ndcg_cut.3"],
                     groups=groups, names=[name for name, _ in run_paths],
-                    relevance_level=report.rel_threshold)), nl=False)
+                    relevance_level=report.rel_threshold, complete=report.complete)), nl=False)
         finally:
             if protocol_dir is not None:
                 shutil.rmtree(protocol_dir, ignore_errors=True)
