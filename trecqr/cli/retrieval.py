@@ -32,6 +32,16 @@ from .options import CONTEXT
 from .types import FiniteFloat
 
 
+# what a protocol that cqr cannot apply scores, for its refusal (trecqr/adapters/presets.py)
+PROTOCOL_INPUTS = {
+    "scai": "scores the SCAI-QReCC-21 evaluator's JSON files (ground truth and run)",
+    "qrecc-official": "judges passages by their text against the QReCC turns' answers (QRELS "
+                      "is the QReCC turns file, with --collection)",
+    "topiocqa-official": "judges passages by their title and text against the gold passages "
+                         "(with --collection)",
+}
+
+
 @click.command("index", context_settings=CONTEXT)
 @click.argument("collection")
 @click.option("-o", "--output", "out_dir", required=True,
@@ -190,6 +200,10 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
         run, short = drop_short_rankings(index.search(queries, k, **kw), shortest)
+        if len(run) == 0 and len(queries):  # an empty run from non-empty topics: refused
+            why = (f"--min-results {shortest} left out all {len(short)} topics" if short else
+                   "no topic retrieved anything")
+            raise UsageError(f"{topics or dataset_file}: {why}; no run written")
         write_run(run, out_path)
         if shortest:  # trecqr/adapters/turn_policy.py
             click.echo(f"trecqr: {min_results_note(short, shortest)}", err=True)
@@ -290,9 +304,11 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
         if index_dir is None and collection is None:
             raise UsageError("give --index DIR or --collection FILE")
         if protocol is not None:
-            if get_protocol(protocol).kind != "trec_eval":
-                raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
-                                 "--protocol on the kept runs")
+            kind = get_protocol(protocol).kind
+            if kind != "trec_eval":
+                raise UsageError(f"--protocol {protocol} {PROTOCOL_INPUTS.get(kind, kind)}, "
+                                 "not cqr's --qrels: keep the runs (--runs-dir) and score them "
+                                 f"with trecqr eval --protocol {protocol}")
         rd = runs_dir
         protocol_dir = None
         if (html_page is not None or groups is not None) and rd is None:  # they read the runs

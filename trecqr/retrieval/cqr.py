@@ -42,7 +42,7 @@ from ..adapters.topics import read_topics
 from ..adapters.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
                                     zero_turns)
 from ..api import evaluate, load_qrels, load_run
-from ..errors import UsageError
+from ..errors import UsageError, hinted
 from ..formats.run import write_run
 from ..report.html import report_page
 from ..report.text_table import aligned_table
@@ -136,8 +136,8 @@ class CqrReport:
             say(f"--html: {self.measures['RR@3']} is left off the page: {left[0]}'s run lacks "
                 "qrels turns, over which trecqr eval (and the page) would average "
                 f"{self.measures['RR@3']} as 0 but the other columns not")
-        else:
-            measures.insert(0, self.measures["RR@3"])
+        elif self.rel_threshold == 1:  # the page scores every name at one level (-l): RR@3's
+            measures.insert(0, self.measures["RR@3"])  # own rel= joins at level 1 only
         return report_page(self.qrels, [r.run for r in self.rows], measures,
                            names=[r.name for r in self.rows],
                            rewrites=[None if r.kind == "field" else
@@ -199,6 +199,41 @@ def _name(path) -> str:
     return stem or "run"
 
 
+def _read_inputs(inputs, dataset, dataset_file, raw_topics, missing, rewrite_field,
+                 with_response, response_field, policies) -> list:
+    """Every input read (Topics, or Candidates of a rewrites input) before any index is built
+    or searched: a field no record has, or an oracle with nothing to choose from, fails first."""
+    human = dataset_topics(dataset, dataset_file, "human") \
+        if missing == "human" and dataset is not None else None
+    out = []
+    for kind, path in inputs:
+        if kind == "field":
+            out.append(dataset_topics(dataset, dataset_file, path))
+        elif kind == "topics":
+            out.append(read_topics(path))
+        else:
+            cands = read_candidates(path, missing=missing, raw=raw_topics, human=human,
+                                    rewrite_field=rewrite_field, responses=with_response,
+                                    response_field=response_field)
+            if cands.stats.n <= 1 and any(c.name == "oracle" for c in policies):
+                raise UsageError(f"{cands.stats.source}: one candidate per turn, so oracle has "
+                                 "nothing to choose from (several candidates come from a list "
+                                 "field or several rewrite fields)")
+            out.append(cands)
+    return out
+
+
+def _column_results(q, run, rr3: str, threshold: int) -> tuple:
+    """(Results of the trec_eval columns, Results of RR@3 or None): trec_eval's names take the
+    relevance threshold as -l; RR@3 is an ir_measures name that carries its own (``RR(rel=2)@3``
+    in a threshold-2 preset), so it is scored apart when the threshold is not 1 (trecqr refuses
+    -l beside ir_measures names)."""
+    trec = ["recip_rank", "ndcg_cut.3", "recall.10,100"]
+    if threshold == 1:
+        return evaluate(q, run, trec + [rr3]), None
+    return evaluate(q, run, trec, relevance_level=threshold), evaluate(q, run, [rr3])
+
+
 def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, index=None,
         collection=None, preset: str | None = None, k: int | None = None, runs_dir=None,
         names=None, n_threads: int = 1, show_progress: bool = False,
@@ -238,6 +273,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         raise UsageError("give an index (--index) or a collection to index (--collection)")
     policies = check_policies(candidates, backend if collection is not None else
                               read_manifest(index)["backend"])
+    if not rewrites and any(c.name != "first" for c in policies):
+        raise hinted(UsageError("candidates policies choose among the candidates of a rewrites "
+                                "input, and there is none"), "give rewrites=", "give --rewrites")
     if with_response and not any(c.name in ("mean", "sc") for c in policies):
         raise UsageError("--with-response goes with --candidates mean or sc")
     p = get_preset(preset) if preset else None
@@ -246,6 +284,11 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     if k is None:
         k = p.depth if p else 100
     threshold = p.rel_threshold if p else 1
+    if min_results and min_results > k:
+        raise hinted(UsageError("every turn would be left out of the run"),
+                     f"min_results={min_results} is above the depth k={k} (a turn has at most "
+                     f"{k} results)", f"--min-results {min_results} is above the depth -k {k} "
+                     f"(a turn has at most {k} results)")
     complete = bool(p and p.complete)
     if complete and missing == "drop":
         raise UsageError(f"--missing drop takes turns out of the average, which preset {p.name} "
@@ -265,6 +308,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         raw_topics = dataset_topics(dataset, dataset_file, "raw")
     else:
         raw_topics = read_topics(raw) if raw is not None else None
+    read = _read_inputs(inputs, dataset, dataset_file, raw_topics, missing, rewrite_field,
+                        with_response, response_field, policies)
 
     tmp_index = tmp_runs = None
     built = False
@@ -307,31 +352,42 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             return t, run, n_cut
 
         def per_query(run):
-            """{qid: the report's measures in column order}: what oracle chooses by."""
-            res = evaluate(q, drop_short_rankings(run, min_results)[0],
-                           ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
-                           relevance_level=threshold).per_query()
-            return {qid: tuple(v[out_keys[key]] for key in COLUMNS) for qid, v in res.items()}
+            """{qid: the report's measures in column order}, for the turns the run has (a
+            qrels turn it lacks is no choice): what oracle chooses by."""
+            run = drop_short_rankings(run, min_results)[0]
+            res, apart = _column_results(q, run, rr3, threshold)
+            per = res.per_query()
+            if apart is not None:
+                for qid, v in apart.per_query().items():
+                    per.setdefault(qid, {}).update(v)
+            ran = set(pc.unique(run.qid).to_pylist())
+            return {qid: tuple(v[out_keys[key]] for key in COLUMNS) for qid, v in per.items()
+                    if qid in ran and all(out_keys[key] in v for key in COLUMNS)}
 
         def score(name, t, run, n_cut, report, without_rewrite, extra_notes=(), info=None):
             run, short = drop_short_rankings(run, min_results)
+            if len(run) == 0:  # named by what the user gave, not the runs folder's file
+                exc = UsageError(f"{current[0]}: no turn has results to score")
+                raise hinted(exc, f"min_results={min_results} left out all {len(short)}",
+                             f"--min-results {min_results} left out all {len(short)}") \
+                    if short else exc
             run_path = os.path.join(runs_dir, f"{name}.run")
             write_run(run, run_path)
             written = load_run(run_path)  # read once, scored by both evaluations
-            res = evaluate(q, written, ["recip_rank", "ndcg_cut.3", "recall.10,100", rr3],
-                           relevance_level=threshold)
+            res, apart = _column_results(q, written, rr3, threshold)
             if protocol is not None:
                 protocol_rows.append((name, protocol_scores(protocol, q, written)))
             zero = zero_turns(t, qrels_qids, set(pc.unique(run.qid).to_pylist()))
             agg = with_zero_turns(res, len(zero))
+            rr = res if apart is None else apart  # the Results that hold RR@3
             if complete:  # the preset's -c: every qrels turn, RR@3's own population too
                 agg = dict(evaluate(q, written, ["recip_rank", "ndcg_cut.3", "recall.10,100"],
                                     relevance_level=threshold, complete=True).aggregate(),
-                           **{rr3: res.aggregate()[rr3]})
+                           **{rr3: rr.aggregate()[rr3]})
             elif len(res.evaluation.qids) + len(zero) < len(qrels_qids):  # the others' turns
-                agg[rr3] = turns_mean(res, rr3, len(zero))
+                agg[rr3] = turns_mean(rr, rr3, len(zero))
             else:  # every qrels turn: ir_measures' own mean, bit for bit
-                agg[rr3] = res.aggregate()[rr3]
+                agg[rr3] = rr.aggregate()[rr3]
             notes = [min_results_note(short, min_results)] if min_results else []
             notes += [f"BM25 queries cut at {p.bm25_query_tokens} tokens (preset {p.name}): "
                       f"{n_cut} cut"] if p and p.bm25_query_tokens and n_cut is not None else []
@@ -373,19 +429,13 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             return run, {q: present[j][c] for j, (q, c) in enumerate(zip(qids, chosen))}
 
         current, candidate_queries = [None, None], {}
-        for (kind, path), name in zip(inputs, row_names):
+        for (kind, path), name, got in zip(inputs, row_names, read):
             current[:] = [path, kind]
             if kind != "rewrites":
-                t = dataset_topics(dataset, dataset_file, path) if kind == "field" else \
-                    read_topics(path)
-                t, run, n_cut = search_topics(t, name)
+                t, run, n_cut = search_topics(got, name)
                 rows.append(score(name, t, run, n_cut, None, None))
                 continue
-            human = dataset_topics(dataset, dataset_file, "human") \
-                if missing == "human" and dataset is not None else None
-            cands = read_candidates(path, missing=missing, raw=raw_topics, human=human,
-                                    rewrite_field=rewrite_field, responses=with_response,
-                                    response_field=response_field)
+            cands = got
             rows += candidate_rows(name, cands, policies, search_topics, score, per_query,
                                    [COLUMNS[key][0] for key in COLUMNS], dense=dense)
         names_out = [r.name for r in rows]
