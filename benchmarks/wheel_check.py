@@ -19,7 +19,10 @@ Steps (each one printed; any failure stops the script with exit status 1):
 5. Still without a compiler, ``pip install`` of the sdist must fail, and the build's output must
    hold the one line that says a C compiler is needed.
 
-docs/install.md shows its last run. The temporary folder is removed at the end unless --keep.
+``--installed`` runs step 4 alone on the trecqr installed for the Python running the script
+(``python -m trecqr``, from a temporary folder so that this checkout's source is not imported):
+the release's wheel test (pyproject.toml, ``[tool.cibuildwheel]``). docs/install.md shows the
+last full run. The temporary folder is removed at the end unless --keep.
 """
 
 from __future__ import annotations
@@ -66,6 +69,27 @@ def no_compiler_env(venv: Path) -> dict:
     return env
 
 
+def check_installed(trecqr, py, env, cwd) -> None:
+    """Step 4: the kernels loaded from py's site-packages, and README command 1's table."""
+    step("trecqr kernels")
+    res = run([*trecqr, "kernels"], env=env, cwd=cwd)
+    print(res.stdout, end="")
+    site = run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
+               env=env, cwd=cwd).stdout.strip()
+    lines = res.stdout.splitlines()
+    if [line.split()[:2] for line in lines] != [[k, "loaded"] for k in KERNELS] or \
+            not all(line.split(None, 2)[2].startswith(site + os.sep) for line in lines):
+        raise Failed(f"the kernels are not all loaded from {site}:\n{res.stdout}")
+
+    step("trecqr " + " ".join(EVAL))
+    files = EVAL[-2:] if Path(cwd) == ROOT else [ROOT / f for f in EVAL[-2:]]
+    res = run([*trecqr, *EVAL[:-2], *files], env=env, cwd=cwd)
+    print(res.stdout + res.stderr, end="")
+    if res.stdout != EXPECTED.read_text():
+        raise Failed(f"the table differs from {EXPECTED.relative_to(ROOT)}")
+    print(f"   = {EXPECTED.relative_to(ROOT)} (trec_eval 9.0.8), byte for byte")
+
+
 def check(tmp: Path) -> None:
     dist = tmp / "dist"
     step(f"build: {sys.executable} -m build --outdir {dist}")
@@ -89,22 +113,7 @@ def check(tmp: Path) -> None:
     step("pip install the wheel (no compiler)")
     run([py, "-m", "pip", "install", "-q", wheels[0]], env=env)
 
-    step("trecqr kernels")
-    res = run([venv / "bin" / "trecqr", "kernels"], env=env)
-    print(res.stdout, end="")
-    site = run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
-               env=env).stdout.strip()
-    lines = res.stdout.splitlines()
-    if [line.split()[:2] for line in lines] != [[k, "loaded"] for k in KERNELS] or \
-            not all(line.split(None, 2)[2].startswith(site + os.sep) for line in lines):
-        raise Failed(f"the kernels are not all loaded from {site}:\n{res.stdout}")
-
-    step("trecqr " + " ".join(EVAL))
-    res = run([venv / "bin" / "trecqr", *EVAL], env=env)
-    print(res.stdout + res.stderr, end="")
-    if res.stdout != EXPECTED.read_text():
-        raise Failed(f"the table differs from {EXPECTED.relative_to(ROOT)}")
-    print(f"   = {EXPECTED.relative_to(ROOT)} (trec_eval 9.0.8), byte for byte")
+    check_installed([venv / "bin" / "trecqr"], py, env, ROOT)
 
     step("pip install the sdist (no compiler): must fail in one line")
     res = run([py, "-m", "pip", "install", "--no-deps", "--no-cache-dir", sdists[0]], env=env,
@@ -120,7 +129,19 @@ def check(tmp: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--installed", action="store_true",
+                        help="step 4 only, on the trecqr installed for this Python (a release's "
+                             "wheel test: pyproject.toml's [tool.cibuildwheel] test-command)")
     args = parser.parse_args()
+    if args.installed:  # python -m trecqr from a folder that is not the checkout
+        with tempfile.TemporaryDirectory(prefix="trecqr-wheel-") as tmp:
+            try:
+                check_installed([sys.executable, "-m", "trecqr"], sys.executable, None, tmp)
+            except Failed as exc:
+                print(f"FAILED: {exc}", file=sys.stderr)
+                return 1
+        print("== ok: the installed trecqr runs its C kernels")
+        return 0
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="trecqr-wheel-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:

@@ -91,3 +91,28 @@ def test_a_build_without_a_c_compiler_fails_in_one_line(tmp_path):
         "a trecqr wheel, which needs none (pip install --only-binary trecqr trecqr)"]
     assert "Traceback" not in res.stderr and "probe.c" not in res.stdout + res.stderr
     assert not list(tmp_path.rglob("*.so")) and not list(tmp_path.rglob("*.o"))
+
+
+def test_the_wheel_checks_table_is_trecqrs_output():
+    """benchmarks/wheel_check.expected (trec_eval 9.0.8's table for README command 1), which the
+    wheel check and the release's wheel test compare with, is what this tree prints."""
+    res = run_cli(["eval", "-m", "official", "-m", "ndcg_cut.3",
+                   ROOT / "fixtures/cast2021/qrels.txt", ROOT / "fixtures/cast2021/manual_bm25.run"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == (ROOT / "benchmarks/wheel_check.expected").read_text()
+
+
+def test_pyproject_requires_the_kernels_and_releases_wheels_for_three_systems():
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    tool = cfg["tool"]
+    assert [(e["name"], e.get("optional", False)) for e in tool["setuptools"]["ext-modules"]] == \
+        [(n, False) for n in NAMES]
+    assert tool["setuptools"]["cmdclass"] == {"build_ext": "build_kernels.BuildKernels"}
+    assert "build_kernels.py" in (ROOT / "MANIFEST.in").read_text().split()
+    wheels = tool["cibuildwheel"]
+    assert wheels["build"] == ["cp310-*", "cp311-*", "cp312-*", "cp313-*"]
+    assert {system: wheels[system]["archs"] for system in ("linux", "macos", "windows")} == {
+        "linux": ["x86_64", "aarch64"], "macos": ["x86_64", "arm64"], "windows": ["AMD64"]}
+    assert wheels["test-command"].endswith("benchmarks/wheel_check.py --installed")
