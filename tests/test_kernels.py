@@ -96,8 +96,9 @@ def test_a_build_without_a_c_compiler_fails_in_one_line(tmp_path):
 def test_the_wheel_checks_table_is_trecqrs_output():
     """benchmarks/wheel_check.expected (trec_eval 9.0.8's table for README command 1), which the
     wheel check and the release's wheel test compare with, is what this tree prints."""
-    res = run_cli(["eval", "-m", "official", "-m", "ndcg_cut.3",
-                   ROOT / "fixtures/cast2021/qrels.txt", ROOT / "fixtures/cast2021/manual_bm25.run"])
+    fx = ROOT / "fixtures/cast2021"
+    res = run_cli(["eval", "-m", "official", "-m", "ndcg_cut.3", fx / "qrels.txt",
+                   fx / "manual_bm25.run"])
     assert res.exit_code == 0, res.output
     assert res.stdout == (ROOT / "benchmarks/wheel_check.expected").read_text()
 
