@@ -257,11 +257,24 @@ def order_hits(scores, names, k: int) -> list:
     return [(s, name) for s, _, name in keyed]
 
 
+def _check_encodable(topics) -> None:
+    """A topic id a run can hold: a JSON topics file can spell a lone surrogate (``"\\ud800"``),
+    which no UTF-8 file (nor the run's Arrow strings) can carry."""
+    for qid in topics.qids:
+        try:
+            qid.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(topics.source, None, f"topic id {qid!r} is not valid Unicode (it "
+                             "holds a lone surrogate, a JSON \\ud800-\\udfff escape); "
+                             "correct the id") from None
+
+
 def hits_to_run(topics, hits: dict, runid: str, source: str, why_empty: str = ""):
     """A Run from ``{topic index: [(score, docid), ...]}`` (already ordered), in topic order;
     topics without a hit are left out, with one warning (why_empty says why, if known)."""
     qids, docnos, out_scores = [], [], []
     empty = 0
+    _check_encodable(topics)
     for i, qid in enumerate(topics.qids):
         rows = hits.get(i) or []
         if not rows:
