@@ -113,6 +113,9 @@ def test_ikat_score_too_large_for_a_double(tmp_path):
 
 
 # ---------------------------------------------------------------------------- gains
+_TREE = os.path.dirname(os.path.dirname(__import__("trecqr").__file__))  # the trecqr tested
+
+
 def _eval_subprocess(tmp_path, qrels_text, run_text, measures, timeout=120):
     qrels, run = tmp_path / "q.txt", tmp_path / "r.run"
     qrels.write_text(qrels_text)
@@ -121,7 +124,7 @@ def _eval_subprocess(tmp_path, qrels_text, run_text, measures, timeout=120):
     for m in measures:
         args += ["-m", m]
     return subprocess.run(args + [str(qrels), str(run)], capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                          timeout=timeout, env=dict(os.environ, PYTHONPATH=_TREE))
 
 
 RUN2 = ("1 Q0 d2 1 3 r\n1 Q0 d1 2 2 r\n1 Q0 d3 3 1 r\n"
