@@ -155,6 +155,11 @@ def _blank(path: Path) -> bool:
         return True
 
 
+def verdict_on_stderr(sub: str) -> bool:
+    """A validator's output is its verdict, on stderr (``validate ikat``)."""
+    return sub.split()[0] == "validate"
+
+
 def classify(case: Case, res: dict) -> dict:
     """The defects of a finished case (an empty dict: clean)."""
     err = res["stderr"]
@@ -194,7 +199,8 @@ def classify(case: Case, res: dict) -> dict:
     if left:
         flags["leftover"] = sorted(set(left))
     if code == 0 and not res["hang"] and not case.emptied and case.signal is None \
-            and case.env_kind not in ("stdout_closed", "stdout_full") and not res["stdout"]:
+            and case.env_kind not in ("stdout_closed", "stdout_full") and not res["stdout"] \
+            and not (verdict_on_stderr(case.sub) and lines):
         written = [o for o in case.outputs if o.exists()] + [
             p for p in case.folder.iterdir() if p not in case.inputs
             and p.name not in ("home", "tmp") and p.name not in output_names]

@@ -18,7 +18,7 @@ EVAL = [
     ("eval", ["eval", "--engine", "pytrec_eval", "-m", "P.99999999999999999999", "{qrels}",
               "{run}"]),
     ("eval", ["eval", "-N", "2147483648", "-m", "utility", "{qrels}", "{run}"]),
-    ("eval", ["eval", "-n", "-J", "--compat", "10.0", "--places", "6", "--quiet", "-j", "2",
+    ("eval", ["eval", "-q", "-n", "-J", "--compat", "10.0", "--places", "6", "--quiet", "-j", "2",
               "-m", "ndcg", "-m", "bpref", "{qrels}", "{run}"]),
     ("eval", ["eval", "--protocol", "cast2021-nist", "{castqrels}", "{prun}"]),
     ("eval", ["eval", "--protocol", "scai-qrecc21", "--eval-missing-truth", "{scaigt}",
