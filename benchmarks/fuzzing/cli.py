@@ -139,9 +139,10 @@ def merge(paths) -> int:
         for sub, row in rep["table"].items():
             total.setdefault(sub, collections.Counter()).update(row)
         for rec in rep["unclean"]:  # judged by a rule added after the piece ran
-            if set(rec["flags"]) == {"empty"} and verdict_on_stderr(rec["sub"]) and \
+            kind = set(rec["flags"])
+            if kind in ({"empty"}, {"multiline"}) and verdict_on_stderr(rec["sub"]) and \
                     rec["stderr"].strip():
-                total[rec["sub"]]["empty"] -= 1
+                total[rec["sub"]][kind.pop()] -= 1
                 total[rec["sub"]]["clean"] += 1
             else:
                 unclean += 1

@@ -156,7 +156,8 @@ def _blank(path: Path) -> bool:
 
 
 def verdict_on_stderr(sub: str) -> bool:
-    """A validator's output is its verdict, on stderr (``validate ikat``)."""
+    """A validator's output is its verdict, on stderr (``validate ikat``): one line per problem
+    it finds, or one line saying the file is valid."""
     return sub.split()[0] == "validate"
 
 
@@ -184,7 +185,7 @@ def classify(case: Case, res: dict) -> dict:
         flags["exit"] = code
     usage = any(ln.startswith("Usage:") for ln in lines) and any(
         ln.startswith("Error:") for ln in lines)
-    if code != 0 and len(lines) > 1 and not usage:
+    if code != 0 and len(lines) > 1 and not usage and not verdict_on_stderr(case.sub):
         flags["multiline"] = True
     left = [str(p.relative_to(case.folder)) for p in case.folder.rglob("*")
             if os.fsdecode(p.name).startswith(".trecqr-")]
