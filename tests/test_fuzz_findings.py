@@ -222,3 +222,23 @@ def test_pytrec_engine_utility_with_two_coefficients():
                                     data_path(*TE, "qrels.test"),
                                     data_path(*TE, "results.test")]))
     assert line == "trecqr: measure 'utility': improper number of coefficients (need 4, got 2)"
+
+
+# ---------------------------------------------------------------------------- cqr
+def test_refused_cqr_with_html_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    """``cqr --html`` refused for an option (``--model`` without ``--backend dense``) used to
+    leave its ``trecqr-cqr-html-*`` folder of runs in TMPDIR."""
+    import tempfile
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    demo = ROOT / "fixtures" / "cast2021-demo"
+    line = _one_line_error(run_cli(
+        ["cqr", "--qrels", demo / "qrels.txt", "--collection", demo / "collection.jsonl",
+         "--topics", demo / "topics-raw.tsv", "--topics", demo / "topics-manual.tsv",
+         "--html", tmp_path / "c.html", "--model", "x", "--quiet"]))
+    assert line == "trecqr: --model is for --backend dense"
+    assert list(tmp.iterdir()) == []
+    assert not (tmp_path / "c.html").exists()

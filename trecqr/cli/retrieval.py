@@ -293,16 +293,16 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
             if get_protocol(protocol).kind != "trec_eval":
                 raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
                                  "--protocol on the kept runs")
-        rd = runs_dir
-        protocol_dir = None
-        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
-            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         if collection is not None:
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
         if response_field is not None and not with_response:
             raise UsageError("--response-field goes with --with-response")
+        rd = runs_dir
+        protocol_dir = None  # made after the checks: a refused command leaves nothing
+        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
+            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         field = list(rewrite_fields) if len(rewrite_fields) > 1 else \
             (rewrite_fields[0] if rewrite_fields else None)
         try:
