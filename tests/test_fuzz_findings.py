@@ -108,7 +108,8 @@ def test_ikat_score_too_large_for_a_double(tmp_path):
     for args in (["validate", "ikat", run],
                  ["convert", "ikat", "--run", run, "--run-out", tmp_path / "r.run"]):
         line = _one_line_error(run_cli(args))
-        assert "score 100000000000... (401 digits) is not a number (a finite double)" in line
+        assert "score 100000000000... (401 digits) is too large for a double (the validator's " \
+            "score type)" in line
     assert not (tmp_path / "r.run").exists()
 
 

@@ -67,6 +67,12 @@ def _is_number(x) -> bool:
         return False
 
 
+def _not_a_score(x) -> str:
+    if isinstance(x, int) and not isinstance(x, bool):
+        return "is too large for a double (the validator's score type)"
+    return "is not a number"
+
+
 def _shown(x) -> str:
     """repr of a value for a message, a huge integer cut to its first digits."""
     if isinstance(x, int) and abs(x) >= 10 ** 30:
@@ -184,7 +190,7 @@ def validate_run(doc, topics: IkatTopics | None = None) -> list:
                                "(clueweb22-enDDDD-DD-DDDDD:N)")
                 score = prov.get("score")
                 if not _is_number(score):
-                    add(label, f"{pw}: score {_shown(score)} is not a number (a finite double)")
+                    add(label, f"{pw}: score {_shown(score)} {_not_a_score(score)}")
                 else:
                     if prev_score is not None and score > prev_score:
                         add(label, f"{pw}: score {score!r} is above the score before it "
@@ -231,8 +237,8 @@ def _check_ptkb(ptkb, label, where, add, topics):
                 add(label, f"{where}: PTKB provenance: unknown field {key!r}")
             sid, text, score = s.get("id"), s.get("text"), s.get("score")
             if not _is_number(score):
-                add(label, f"{where}: PTKB statement {sid!r}: score {_shown(score)} is not a number "
-                           "(a finite double)")
+                add(label, f"{where}: PTKB statement {sid!r}: score {_shown(score)} "
+                           f"{_not_a_score(score)}")
             else:
                 if prev is not None and score > prev:
                     add(label, f"{where}: PTKB statement {sid!r}: score {score!r} is above the "
