@@ -30,7 +30,7 @@ def test_fuzz_slice_is_clean(tmp_path):
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fuzz.py"), "--cases", "24",
                           "--seed", "20261203", "--jobs", "2", "--timeout", "60", "--fast",
                           "--report", str(report)], capture_output=True, text=True, timeout=600,
-                         env=dict(os.environ, TRECQR_SHARED_DATA=str(DATA)))  # as the tests found it
+                         env=dict(os.environ, TRECQR_SHARED_DATA=str(DATA)))  # the tests' data
     data = json.loads(report.read_text())
     assert sum(row["cases"] for row in data["table"].values()) == 24
     unclean = [(u["sub"], u["changes"], u["flags"], u["stderr"][-300:]) for u in data["unclean"]]

@@ -79,7 +79,8 @@ def mutate_bytes(rng: random.Random, data: bytes, is_json: bool) -> tuple[bytes,
     if op == "utf16":
         return data.decode("utf-8", "replace").encode("utf-16"), op
     if op == "latin1":
-        return data.decode("utf-8", "replace").replace("e", "é", 3).encode("latin-1", "replace"), op
+        text = data.decode("utf-8", "replace").replace("e", "é", 3)
+        return text.encode("latin-1", "replace"), op
     if op == "bom":
         return b"\xef\xbb\xbf" + data, op
     if op == "crlf":
