@@ -36,8 +36,9 @@ def _one_line_error(res) -> str:
 
 
 # ---------------------------------------------------------------------------- search
-def test_search_refuses_a_topic_id_with_a_lone_surrogate(tmp_path):
-    """A topic id that no UTF-8 run can hold is named in one line, and no run is written."""
+def test_search_refuses_a_lone_surrogate_in_a_topic(tmp_path):
+    """A topic id or query that no UTF-8 run (nor Lucene) can hold is named in one line, and
+    no run is written."""
     idx = tmp_path / "idx"
     res = run_cli(["index", ROOT / "fixtures" / "cast2021-demo" / "collection.jsonl", "-o", idx,
                    "--quiet"])
@@ -48,6 +49,13 @@ def test_search_refuses_a_topic_id_with_a_lone_surrogate(tmp_path):
     out = tmp_path / "s.run"
     line = _one_line_error(run_cli(["search", idx, topics, "-k", "3", "-o", out, "--quiet"]))
     assert "topic id '\\ud800' is not valid Unicode" in line
+    assert not out.exists()
+    # in a query (an utterance): Lucene's Java strings cannot hold it (an internal error),
+    # bm25s dropped it silently; every backend now says so before searching
+    topics.write_text('{"qid": "1", "query": "rhymed \\ud800 prose"}\n')
+    line = _one_line_error(run_cli(["search", idx, topics, "-k", "3", "-o", out, "--quiet"]))
+    assert line == (f"{topics}: query of topic '1' 'rhymed \\ud800 prose' is not valid Unicode "
+                    "(it holds a lone surrogate, a JSON \\ud800-\\udfff escape); correct it")
     assert not out.exists()
 
 
