@@ -251,3 +251,18 @@ def test_refused_cqr_with_html_leaves_no_temporary_folder(tmp_path, monkeypatch)
     assert line == "trecqr: --model is for --backend dense"
     assert list(tmp.iterdir()) == []
     assert not (tmp_path / "c.html").exists()
+
+
+def test_search_min_results_that_leaves_every_turn_out(tmp_path):
+    """``search --min-results`` above ``-k`` wrote an empty run and said "run of 239 topics
+    written", exit 0; now one line, and no file."""
+    idx = tmp_path / "idx"
+    assert run_cli(["index", ROOT / "fixtures" / "cast2021-demo" / "collection.jsonl", "-o",
+                    idx, "--quiet"]).exit_code == 0
+    out = tmp_path / "s.run"
+    line = _one_line_error(run_cli(
+        ["search", idx, ROOT / "fixtures" / "cast2021-demo" / "topics-raw.tsv", "-k", "5",
+         "--min-results", "9223372036854775808", "-o", out, "--quiet"]))
+    assert line == ("trecqr: --min-results 9223372036854775808 leaves out every turn (a turn "
+                    "has at most -k 5 results): nothing to write; lower --min-results")
+    assert not out.exists()

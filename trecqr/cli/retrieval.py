@@ -189,7 +189,12 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
             if backend_name != "lucene":
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
-        run, short = drop_short_rankings(index.search(queries, k, **kw), shortest)
+        found = index.search(queries, k, **kw)
+        run, short = drop_short_rankings(found, shortest)
+        if len(run) == 0 and len(found):  # an empty run from turns that had results
+            why = f"a turn has at most -k {k}" if shortest > k else "no turn has as many"
+            raise UsageError(f"--min-results {shortest} leaves out every turn ({why} results): "
+                             "nothing to write; lower --min-results")
         write_run(run, out_path)
         if shortest:  # trecqr/adapters/turn_policy.py
             click.echo(f"trecqr: {min_results_note(short, shortest)}", err=True)
