@@ -215,10 +215,18 @@ class Graded:
 
 
 def lookup_gains(rel: np.ndarray, table: GainTable) -> np.ndarray:
-    """Gain of each ranked grade (first entry of that grade in sorted order), 0 on padding."""
-    grades, inverse = np.unique(rel, return_inverse=True)
-    lut = np.array([table.gain_of(int(g)) for g in grades.tolist()], float)
-    out = lut[inverse].reshape(rel.shape) if grades.size else np.zeros(rel.shape)
+    """Gain of each ranked grade (first entry of that grade in sorted order), 0 on padding:
+    through a table over the grades' range, or, for a range too wide for one (a grade of
+    2**31), over the distinct grades."""
+    lo = min(-2, min(table.level, default=0))
+    hi = max(int(rel.max()) if rel.size else 0, max(table.level, default=0), 0)
+    if hi - lo <= 1 << 16:
+        lut = np.array([table.gain_of(g) for g in range(lo, hi + 1)])
+        out = lut[np.clip(rel, lo, hi) - lo]
+    else:
+        grades, inverse = np.unique(rel, return_inverse=True)
+        lut = np.array([table.gain_of(int(g)) for g in grades.tolist()], float)
+        out = lut[inverse].reshape(rel.shape)
     out[rel == PAD] = 0.0
     return out
 
