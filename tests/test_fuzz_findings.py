@@ -266,3 +266,18 @@ def test_search_min_results_that_leaves_every_turn_out(tmp_path):
     assert line == ("trecqr: --min-results 9223372036854775808 leaves out every turn (a turn "
                     "has at most -k 5 results): nothing to write; lower --min-results")
     assert not out.exists()
+
+
+def test_search_where_no_topic_retrieves_anything(tmp_path):
+    """Topics none of whose words are in the index wrote an empty run, exit 0 ("run of 2
+    topics written"); now one line, and no file."""
+    idx = tmp_path / "idx"
+    assert run_cli(["index", ROOT / "fixtures" / "cast2021-demo" / "collection.jsonl", "-o",
+                    idx, "--quiet"]).exit_code == 0
+    topics = tmp_path / "t.tsv"
+    topics.write_text("1\tzzzqqq\n2\tqqqzzz xxyyzz\n")
+    out = tmp_path / "s.run"
+    line = _one_line_error(run_cli(["search", idx, topics, "-o", out, "--quiet"]))
+    assert line == (f"trecqr: none of the 2 topics retrieved anything from {idx}: nothing to "
+                    "write; check that the topics go with this index")
+    assert not out.exists()

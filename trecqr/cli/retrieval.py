@@ -190,6 +190,10 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
         found = index.search(queries, k, **kw)
+        if len(found) == 0 and len(queries):
+            raise UsageError(f"none of the {len(queries)} topics retrieved anything from "
+                             f"{index_dir}: nothing to write; check that the topics go with "
+                             "this index")
         run, short = drop_short_rankings(found, shortest)
         if len(run) == 0 and len(found):  # an empty run from turns that had results
             why = f"a turn has at most -k {k}" if shortest > k else "no turn has as many"
