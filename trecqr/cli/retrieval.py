@@ -199,11 +199,16 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
             if backend_name != "lucene":
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
-        run, short = drop_short_rankings(index.search(queries, k, **kw), shortest)
-        if len(run) == 0 and len(queries):  # an empty run from non-empty topics: refused
-            why = (f"--min-results {shortest} left out all {len(short)} topics" if short else
-                   "no topic retrieved anything")
-            raise UsageError(f"{topics or dataset_file}: {why}; no run written")
+        found = index.search(queries, k, **kw)
+        if len(found) == 0 and len(queries):
+            raise UsageError(f"none of the {len(queries)} topics retrieved anything from "
+                             f"{index_dir}: nothing to write; check that the topics go with "
+                             "this index")
+        run, short = drop_short_rankings(found, shortest)
+        if len(run) == 0 and len(found):  # an empty run from turns that had results
+            why = f"a turn has at most -k {k}" if shortest > k else "no turn has as many"
+            raise UsageError(f"--min-results {shortest} leaves out every turn ({why} results): "
+                             "nothing to write; lower --min-results")
         write_run(run, out_path)
         if shortest:  # trecqr/adapters/turn_policy.py
             click.echo(f"trecqr: {min_results_note(short, shortest)}", err=True)
@@ -309,16 +314,16 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                 raise UsageError(f"--protocol {protocol} {PROTOCOL_INPUTS.get(kind, kind)}, "
                                  "not cqr's --qrels: keep the runs (--runs-dir) and score them "
                                  f"with trecqr eval --protocol {protocol}")
-        rd = runs_dir
-        protocol_dir = None
-        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
-            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         if collection is not None:
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
         if response_field is not None and not with_response:
             raise UsageError("--response-field goes with --with-response")
+        rd = runs_dir
+        protocol_dir = None  # made after the checks: a refused command leaves nothing
+        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
+            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         field = list(rewrite_fields) if len(rewrite_fields) > 1 else \
             (rewrite_fields[0] if rewrite_fields else None)
         try:

@@ -21,7 +21,8 @@ from ..errors import InputError
 from .arrays import arrow_indices, as_numpy, string_array
 from .order import trec_order
 from .fastread import fast_table, last_line_fields
-from .textio import LineLocator, Source, arrow_fields, json_document, python_lines, read_source
+from .textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
+                     refuse_bom)
 from .writer import atomic_write_lines
 
 try:
@@ -234,6 +235,7 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
     ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
     comments, so under that compatibility a ``#`` line is read as data.
     """
+    refuse_bom(path)
     scanned = scan_file(path, comments, judged, float32)
     if scanned is not None:
         return scanned
@@ -249,7 +251,7 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
                 return Run(fast["f0"], fast["f2"], score, last[5], os.fspath(path), None,
                            comments)
             del fast
-    src = read_source(path)
+    src = read_source(path, trec=True)
     doc = json_document(src)
     if doc is not None:
         return run_from_dict(doc, source=src.name)
