@@ -31,4 +31,13 @@ class InputError(TrecqrError, ValueError):
 
 
 class UsageError(TrecqrError, ValueError):
-    """Bad options or measure names (reported as ``trecqr: message``)."""
+    """Bad options or measure names (reported as ``trecqr: message``).
+
+    ``cli``, when given, is the same message in the command line's words (``-c`` where Python
+    says ``complete=``): hints name the options of the door the user came through, so the
+    command line prints ``cli`` and Python shows the message.
+    """
+
+    def __init__(self, message: str = "", *, cli: str | None = None):
+        super().__init__(message)
+        self.cli = cli

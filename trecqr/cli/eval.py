@@ -12,9 +12,8 @@ from ..api_many import eval_runs, expand_runs
 from ..errors import UsageError
 from ..formats.writer import atomic_write_text
 from ..report import outputs
-from ..scorer.idspace import ignore_id_space
 from ..scorer.options import Options
-from .lifecycle import run_guarded
+from .lifecycle import quiet_notes, run_guarded
 from .measures import measures_help
 from .options import CONTEXT
 
@@ -52,7 +51,8 @@ from .options import CONTEXT
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
 @click.option("--engine", type=click.Choice(["native", "pytrec_eval"]), default="native",
               show_default=True, help="native, or delegate computation to pytrec_eval.")
-@click.option("--quiet", is_flag=True, help="No coverage line on stderr.")
+@click.option("--quiet", is_flag=True,
+              help="No coverage line or notes (id space, measure names) on stderr.")
 @click.option("-j", "--jobs", type=int, default=None, metavar="N",
               help="Score several runs in N worker processes (default: every usable core, "
                    "within the cgroup's CPU quota and memory limit, when the runs are large "
@@ -78,8 +78,8 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
     Several runs (or a folder, or a glob pattern) are scored in parallel, the qrels read once;
     the trec output is each run's output in turn, the others get a ``run`` column."""
     def job():
-        if quiet:  # trecqr/scorer/idspace.py
-            ignore_id_space()
+        if quiet:
+            quiet_notes()
         paths, several = expand_runs(runs)
         if collection is not None and protocol not in ("qrecc-official", "topiocqa-official"):
             raise UsageError("--collection goes with --protocol qrecc-official or "

@@ -85,6 +85,8 @@ def failure_line(exc: BaseException) -> tuple[str, int]:
         return "trecqr: interrupted", 130
     if isinstance(exc, InputError):
         return str(exc), 2
+    if isinstance(exc, UsageError) and getattr(exc, "cli", None) is not None:
+        return f"trecqr: {exc.cli}", 2  # the hint in the command line's words
     if isinstance(exc, (UsageError, TrecqrError)):
         return f"trecqr: {exc}", 2
     if is_out_of_memory(exc):  # MemoryError, a thread's stack that could not be mapped

@@ -33,7 +33,10 @@ def correction_options(f):
 
 
 def qrels_runs_measures(f):
-    """QRELS RUN... and the repeatable -m MEASURE."""
+    """QRELS RUN... and the repeatable -m MEASURE (with --quiet, which silences the notes on
+    the names: ``MRR@3`` means ir_measures' true cutoff)."""
+    f = click.option("--quiet", is_flag=True,
+                     help="No notes (id space, measure names) on stderr.")(f)
     f = click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
                      help="trec_eval measure (map, ndcg_cut.3, recip_rank, ...); repeatable.")(f)
     f = click.argument("runs", nargs=-1, required=True, type=str)(f)

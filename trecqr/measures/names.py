@@ -28,6 +28,11 @@ whichever pytrec_eval invocation comes first in a set's iteration order).
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import warnings
+
 import numpy as np
 
 from ..errors import UsageError
@@ -75,6 +80,55 @@ def split_measures(measures):
         else:
             irm.append((m, parsed))
     return trec, irm
+
+
+class MeasureNameWarning(UserWarning):
+    """An ir_measures name that means something else than the measure papers give that name
+    (``MRR@3``: a true cutoff, where the CQR papers' "MRR@3" is trec_eval's ``recip_rank``).
+    Filter it (``warnings.filterwarnings("ignore", category=MeasureNameWarning)``) to silence
+    it; on the command line ``--quiet`` does. ``cli``: the note in the command line's words."""
+
+    def __init__(self, message: str, cli: str | None = None):
+        super().__init__(message)
+        self.cli = cli
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_ALIAS_CUTOFF = re.compile(r"^MRR(\(.*\))?@(\S+)$")  # MRR@3, MRR(rel=2)@3
+
+
+def alias_notes(callers) -> None:
+    """Warn (:class:`MeasureNameWarning`) once per name whose ir_measures meaning differs from
+    the meaning papers give it: ``MRR@k`` is ir_measures' ``RR@k`` (MRR is its alias of RR),
+    a true cutoff (0 when no relevant document is in the top k, as MS MARCO's MRR@10), while
+    the CQR papers' "MRR@3" is trec_eval's ``recip_rank`` of their 100-deep runs."""
+    for caller in dict.fromkeys(callers):
+        found = _ALIAS_CUTOFF.match(caller)
+        if found is None:
+            continue
+        k = found.group(2)
+        head = (f"{caller} is ir_measures' RR@{k}, a true cutoff (0 when no relevant document "
+                f"is in the top {k}, as MS MARCO's MRR@10); the CQR papers' \"MRR@3\" is "
+                "trec_eval's recip_rank of 100-deep runs: ")
+        warnings.warn(MeasureNameWarning(
+            head + "ask for 'recip_rank' (max_docs=100 cuts deeper runs; filter "
+                   "MeasureNameWarning to hide this note)",
+            cli=head + "type -m recip_rank (-M 100 cuts deeper runs; --quiet hides this note)"),
+            stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel, from alias_notes' caller, of the first frame outside
+    trecqr: the warning names the caller's line, whichever door it came through."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def ignore_measure_notes() -> None:
+    """--quiet: leave the measure-name notes out (inside the command's warning capture)."""
+    warnings.filterwarnings("ignore", category=MeasureNameWarning)
 
 
 class IrMeasuresColumn(Measure):
@@ -171,13 +225,16 @@ def map_gains(qrels, gains):
 def check_options(options) -> None:
     """ir_measures names carry their own parameters: trec_eval's options must be left alone."""
     default = Options()
-    changed = [flag for flag, attr in (("relevance_level", "relevance_level"),
-                                       ("max_docs", "max_docs"), ("judged_only", "judged_only"),
-                                       ("complete", "complete"), ("compat", "compat"))
+    changed = [(attr, flag) for attr, flag in (("relevance_level", "-l"), ("max_docs", "-M"),
+                                               ("judged_only", "-J"), ("complete", "-c"),
+                                               ("compat", "--compat"))
                if getattr(options, attr) != getattr(default, attr)]
     if changed:
-        raise UsageError("ir_measures names carry their own parameters (rel=, judged_only=, "
-                         f"@cutoff); {', '.join(changed)} apply to trec_eval names only")
+        head = "ir_measures names carry their own parameters (rel=, judged_only=, @cutoff); "
+        tail = " applies" if len(changed) == 1 else " apply"
+        tail += " to trec_eval names only"
+        raise UsageError(head + ", ".join(f"{a}=" for a, _ in changed) + tail,
+                         cli=head + ", ".join(f for _, f in changed) + tail)
 
 
 def aggregator(m) -> str:

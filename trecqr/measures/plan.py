@@ -25,7 +25,8 @@ from functools import cached_property, lru_cache
 from ..errors import UsageError
 from ..scorer.options import Options
 from .irm_native import Native, native
-from .names import aggregator, check_options, not_provided, pytrec_item, split_measures
+from .names import (aggregator, alias_notes, check_options, not_provided, pytrec_item,
+                    split_measures)
 from .pytrec_values import COMPAT, c_int, normalize_measures, select_measures, value_keys
 from .selection import select
 
@@ -176,6 +177,8 @@ def make_plan(measures, options: Options | None = None, *, irm_semantics: bool =
             if len(_PLANS) >= _PLANS_KEPT:
                 _PLANS.pop(next(iter(_PLANS)))
             _PLANS[key] = plan
+    else:  # a plan made before: its notes again (plan_of said them for a new one)
+        alias_notes(n.caller for n in plan.irm)
     return plan
 
 
@@ -191,6 +194,7 @@ def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
     options = options or Options()
     trec = tuple(select(trec_args, options.compat)) if trec_args or not irm else ()
     names, groups = _irm_names(irm, options) if irm else ((), ())
+    alias_notes(n.caller for n in names)
     c_specs = _all_c_specs(trec, groups, options)
     plan = Plan(options, trec, names, groups, irm_semantics, c_specs=c_specs,
                 c_irm_keys=_c_irm_keys(names, groups) if c_specs else None)
