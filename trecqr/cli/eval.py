@@ -16,6 +16,7 @@ from ..scorer.options import Options
 from .lifecycle import quiet_notes, run_guarded
 from .measures import measures_help
 from .options import CONTEXT
+from .types import CInteger
 
 
 @click.command("eval", context_settings=CONTEXT)
@@ -26,12 +27,12 @@ from .options import CONTEXT
               help="Average over every qrels topic; topics missing from the run count 0.")
 @click.option("-n", "nosummary", is_flag=True, help="No summary ('all') rows.")
 @click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
-@click.option("-M", "max_docs", type=int, default=None, metavar="N",
+@click.option("-M", "max_docs", type=CInteger(), default=None, metavar="N",
               help="Keep the first N documents of each topic (after tie-breaking).")
-@click.option("-l", "level", type=click.IntRange(-2**63, 2**63 - 1), default=1,
+@click.option("-l", "level", type=CInteger(-2**63, 2**63 - 1), default=1,
               show_default=True, metavar="N",
               help="Minimum grade counted relevant.")
-@click.option("-N", "num_docs", type=click.IntRange(0, 2**62), default=None, metavar="N",
+@click.option("-N", "num_docs", type=CInteger(0, 2**62), default=None, metavar="N",
               help="Number of documents in the collection (for utility's 4th coefficient).")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
               callback=measures_help, is_eager=True,

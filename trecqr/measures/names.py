@@ -150,6 +150,9 @@ def not_provided():
     return NOT_PROVIDED
 
 
+_C_LONG_MAX = 2 ** 63 - 1  # pytrec_eval reads cutoffs as C longs (atol saturates there)
+
+
 def _cutoff(m, what="cutoff"):
     value = m[what]
     if value is not_provided():
@@ -157,11 +160,65 @@ def _cutoff(m, what="cutoff"):
     return value
 
 
+def _check_cutoff(m) -> None:
+    """A cutoff past a C long: pytrec_eval's atol saturates it (``P_9223372036854775807``),
+    where ir_measures looks for the value under the cutoff as written and fails (KeyError):
+    ir_measures gives no value, so trecqr refuses it in one line."""
+    value = m["cutoff"] if "cutoff" in m.SUPPORTED_PARAMS else None
+    if isinstance(value, int) and value > _C_LONG_MAX:
+        raise UsageError(f"ir_measures measure {str(m)!r}: cutoff past 2**63-1, which "
+                         "ir_measures' pytrec_eval provider cannot score (pytrec_eval reads "
+                         f"it as {_C_LONG_MAX}, then ir_measures finds no value): give at "
+                         f"most {_C_LONG_MAX}")
+
+
+_EXAMPLE_VALUES = {"cutoff": 10, "max_rel": 4, "rel": 2}  # in examples of a measure's use
+
+
+def check_params(caller: str, m) -> None:
+    """ir_measures' ``validate_params``, with messages that say what a parameter is and how
+    to give it (ir_measures says ``invalid param max_rel=<object object at 0x...>``)."""
+    supported = m.SUPPORTED_PARAMS
+    unknown = sorted(set(m.params) - set(supported))
+    if unknown:
+        raise UsageError(f"ir_measures measure {caller!r}: no parameter {unknown[0]!r}; "
+                         f"{m.NAME} takes {', '.join(supported) or 'none'}")
+    missing = [p for p, info in supported.items()
+               if info.required and m.params.get(p, not_provided()) is not_provided()]
+    if missing:
+        said = ", ".join(f"{p} ({supported[p].desc or 'required'})" for p in missing)
+        raise UsageError(f"ir_measures measure {caller!r} needs {said}: e.g. "
+                         f"{_example(m, missing)!r}")
+    for p, info in supported.items():
+        value = m.params.get(p, not_provided())
+        if value is not_provided() or info.validate(value):
+            continue
+        need = (f"one of {', '.join(map(repr, info.choices))}"
+                if info.choices is not not_provided() and info.dtype in (None, type(value))
+                else _a(getattr(info.dtype, "__name__", "value")))
+        raise UsageError(f"ir_measures measure {caller!r}: {p} ({info.desc}) must be {need}, "
+                         f"not {value!r}")
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
+def _example(m, missing) -> str:
+    """The measure with every required parameter given: ``SDCG(max_rel=4)@10``."""
+    params = {p: v for p, v in m.params.items() if p != "cutoff"}
+    params.update({p: _EXAMPLE_VALUES.get(p, 1) for p in missing if p != "cutoff"})
+    cutoff = m.params.get("cutoff", _EXAMPLE_VALUES["cutoff"] if "cutoff" in missing else None)
+    text = m.NAME + (f"({','.join(f'{p}={v!r}' for p, v in params.items())})" if params else "")
+    return text + (f"@{cutoff}" if cutoff is not None else "")
+
+
 def pytrec_item(m, setf_count: int):
     """(options key, pytrec_eval measure string, result key) as ir_measures' provider builds
     them (providers/pytrec_eval_provider.py)."""
     NOT_PROVIDED = not_provided()
     name = m.NAME
+    _check_cutoff(m)
     rel = m["rel"] if "rel" in m.SUPPORTED_PARAMS else 1
     jo = bool(m["judged_only"]) if "judged_only" in m.SUPPORTED_PARAMS else False
     key, match = (rel, 0, None, jo), None
