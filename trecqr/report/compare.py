@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from ..api import load_qrels
 from ..api_many import score_trec_many
 from ..errors import UsageError
+from ..memory import scipy_stats
 from ..scorer.options import Options
 from .comparison import Comparison, PairResult, plural, topics_line
 from .tables import render_latex, render_markdown
@@ -43,7 +44,7 @@ from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 def t_test(a, b) -> tuple[float, float]:
     """Paired two-sided t-test of a against b: (t, p), exactly scipy.stats.ttest_rel(a, b).
     When every difference is 0 (scipy gives nan), returns (0.0, 1.0)."""
-    from scipy import stats
+    stats = scipy_stats()  # under a memory cap, only when it fits
 
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
