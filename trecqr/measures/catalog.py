@@ -130,7 +130,6 @@ _SAME_MEASURE = (
     ("SetR", "set_recall", None, ()),
     ("SetAP", "set_map", None, ()),
     ("SetF", "set_F", None, ()),
-    ("IPrec", None, "iprec_at_recall", ()),
 )
 _CUTOFF_FORM = re.compile(r"^(.+?)[@._](\d+)$", re.ASCII)  # ndcg@3, ndcg_cut_3, p.5
 
@@ -154,7 +153,7 @@ def _spellings(base: str, k: str | None, rest: str, trec: set, lower: dict) -> l
         if k is not None:
             out += [f"{irm}@{k}"] + ([f"{cut}.{k}"] if cut else [full])
         else:
-            out += [irm + rest] + ([] if rest else [full or f"{cut}.10"])
+            out += [_irm_form(irm, rest)] + ([] if rest else [full or f"{cut}.10"])
     for n in lower.get(base.lower(), []):
         if n in trec:  # a trec_eval name in its value's spelling (map_cut_10, relative_P_5)
             if k is not None and isinstance(REGISTRY[n].params, LongCutoffs):
@@ -164,8 +163,22 @@ def _spellings(base: str, k: str | None, rest: str, trec: set, lower: dict) -> l
         elif k is not None:
             out.append(f"{n}@{k}")
         else:
-            out.append(n + rest)
+            out.append(_irm_form(n, rest))
     return out
+
+
+def _irm_form(name: str, rest: str) -> str:
+    """An ir_measures name with its parameters ``rest``, and ``@10`` where it needs a cutoff
+    (``P`` alone is not a measure)."""
+    if "@" in rest:
+        return name + rest
+    try:
+        import ir_measures
+
+        info = ir_measures.measures.registry[name].SUPPORTED_PARAMS.get("cutoff")
+    except (ImportError, KeyError):
+        info = None
+    return name + rest + ("@10" if info is not None and info.required else "")
 
 
 def nearest_names(name: str, compat: str = "10.0") -> list:
@@ -177,7 +190,7 @@ def nearest_names(name: str, compat: str = "10.0") -> list:
     lower = {}
     for n in sorted({r.name for r in trec_eval_measures(compat)} | set(_irm_registry_names())):
         lower.setdefault(n.lower(), []).append(n)
-    out = list(lower.get(name.lower(), []))
+    out = [n if n in trec else _irm_form(n, "") for n in lower.get(name.lower(), [])]
     head = re.match(r"[^(@]*", name).group()
     cutoff = _CUTOFF_FORM.match(head + name[len(head):].rpartition(")")[2])
     if cutoff and "(" not in name:
