@@ -241,7 +241,8 @@ def test_corrupt_gzip(tmp_path, qrels):
 
 # ---------------------------------------------------------------------------- options
 def test_unknown_measure(qrels, run):
-    assert _error(["-m", "nosuch", qrels, run]) == "trecqr: unknown measure 'nosuch'"
+    assert _error(["-m", "nosuch", qrels, run]) == \
+        "trecqr: unknown measure 'nosuch' (trecqr measures lists every name)"
 
 
 @pytest.mark.parametrize("arg,measure,bad", [
