@@ -278,7 +278,8 @@ def test_no_topic_in_common_is_fine_under_10_complete(tmp_path, qrels):
     assert result.exit_code == 0
     # trec_eval.c zeroes num_ret of a bogus ranking; num_q counts the 3 qrels topics
     assert result.stdout == "num_q                 \tall\t3\nnum_ret               \tall\t0\n"
-    assert result.stderr == ("trecqr: 3 topics evaluated; 3 only in qrels (301, 302, 303); "
+    assert result.stderr == ("trecqr: 3 qrels topics (-c: a topic without results counts 0), "
+                             "0 with results; 3 only in qrels (301, 302, 303); "
                              "3 only in run (9301, 9302, 9303)\n")
 
 

@@ -166,15 +166,36 @@ def test_mean_of_one_candidate_is_plain_dense_search(index, aggregated, turns):
     plain = index.search(Topics(qids, gpt), 100, show_progress=False)
     assert chosen is None and len(run) == N_TURNS * 100
     assert rows(run) == rows(plain)
-    # first: the same vectors but encoded in other batches (other padding): 1e-7 apart, so
-    # the same passages with the same scores to 1e-6; near-ties below rank 50 may swap
-    first = rows(aggregated[1]["first"][0])
-    want = {(q, d): s for q, d, s in rows(plain)}
-    assert {(q, d) for q, d, _ in first} == set(want)
-    assert max(abs(s - want[q, d]) for q, d, s in first) < 1e-6
-    for start in range(0, len(first), 100):
-        assert [r[:2] for r in first[start:start + 50]] == \
-            [r[:2] for r in rows(plain)[start:start + 50]]
+    # first: the same vectors but encoded in other batches (other padding): 1e-7 apart
+    assert_same_ranking_up_to_noise(rows(aggregated[1]["first"][0]), rows(plain), tol=1e-6)
+
+
+def assert_same_ranking_up_to_noise(got, want, tol):
+    """Two top-k dense rankings of the same queries whose vectors differ only by the float noise
+    of batching: what is deterministic is checked, and nothing else. Each passage both rankings
+    hold has the same score to ``tol``; a passage only one of them holds lies within ``2 * tol``
+    of that topic's k-th score (a near-tie at the cut); and two passages whose scores differ by
+    more than ``2 * tol`` come in the same order in both. Near-ties may swap anywhere."""
+    by_topic_got, by_topic_want = collections.defaultdict(list), collections.defaultdict(list)
+    for q, d, s in got:
+        by_topic_got[q].append((d, s))
+    for q, d, s in want:
+        by_topic_want[q].append((d, s))
+    assert list(by_topic_got) == list(by_topic_want)
+    for q, ranked in by_topic_got.items():
+        want_score = dict(by_topic_want[q])
+        cut = min(want_score.values())
+        for d, s in ranked:
+            if d in want_score:
+                assert abs(s - want_score[d]) < tol, (q, d, s, want_score[d])
+            else:
+                assert abs(s - cut) < 2 * tol, (q, d, s, cut)
+        for d in set(want_score) - {d for d, _ in ranked}:
+            assert abs(want_score[d] - cut) < 2 * tol, (q, d, want_score[d], cut)
+        # the reference score of each passage, in got's order: never rising by more than noise
+        ref = np.array([want_score.get(d, s) for d, s in ranked])
+        later_best = np.maximum.accumulate(ref[::-1])[::-1]
+        assert np.all(later_best[1:] - ref[:-1] <= 2 * tol), q
 
 
 def test_responses_are_separate_embeddings(index, turns, hand, minilm):

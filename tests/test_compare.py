@@ -148,7 +148,9 @@ def test_intersection_and_complete(tmp_path):
     assert "topics: all 158 qrels topics (-c" in res.output
     res = CliRunner().invoke(command, [qrels(), runs()[0], str(short), "-m", "map",
                                        "--permutations", "200", "--bootstrap", "200"])
-    assert "both runs are evaluated on (156)" in res.output
+    assert ("topics: per run, the qrels topics it has (trec_eval's rule: "
+            "docrun_org_manual_bm25.run 158, short.run 156); per pair, those both runs have "
+            "(156)") in res.output
 
 
 def test_cli_text_json_csv():

@@ -67,6 +67,8 @@ SKIPPED = [
                     "tests/test_retrieval_lucene.py and tests/test_retrieval_dense.py run both "
                     "backends on the demo collections and pin their numbers"),
     ("docs/fidelity.md", "needs checkouts of pytrec_eval, trec_eval and ir_measures"),
+    ("docs/install.md", "builds a wheel and installs it with its dependencies in a fresh venv "
+                        "(about 4 minutes); its last run is shown below"),
     ("docs/performance.md", "generates 10 GB of runs and takes about half an hour"),
 ]
 

@@ -177,23 +177,30 @@ def test_c_measures_equal_numpy_measures(level, judged, monkeypatch):
                                                      "AP(rel=3)"]])
 def test_evaluate_dict_fast_path_equals_columnar_path(measures, monkeypatch):
     """trecqr.evaluate on dicts ranks them with formats/_dicts.c: the same Results, bit for
-    bit, as the columnar path, on a real run (trec_eval's topics: sorted, an empty dict is no
-    topic; ir_measures' defaults and run-order means)."""
+    bit, as the columnar path, on a real run (trec_eval's topics: sorted, an empty dict a
+    topic with an empty ranking, as pytrec_eval scores it; ir_measures' defaults and run-order
+    means)."""
     from trecqr.measures import core_rankings
 
     qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
                         shared_data("cast2021", "docrun_org_convdr.run"))
     run = dict(reversed(list(run.items())))  # not in strcmp order
     run["no-such-topic"] = {"d": 1.0}
-    run[next(iter(qrels))] = {}  # a judged topic without documents: absent, for trec_eval
+    empty = next(iter(qrels))
+    run[empty] = {}  # a judged topic without documents: an empty ranking, for pytrec_eval
     qrels["unjudged-topic"] = {}
     fast = trecqr.evaluate(qrels, run, measures)
     monkeypatch.setattr(core_rankings, "rank_run", None)
     slow = trecqr.evaluate(qrels, run, measures)
     assert fast.evaluation.qids == slow.evaluation.qids
-    assert len(fast.evaluation.qids) == 157
-    assert fast.aggregate() == slow.aggregate()
-    assert fast.per_query() == slow.per_query()
+    assert len(fast.evaluation.qids) == 158 and empty in fast.evaluation.qids
+    assert empty not in fast.evaluation.rankings.qrels_only
+    # repr: the same doubles, NaN included (pytrec_eval's iprec_at_recall_0.00 and 11pt_avg
+    # of an empty ranking are NaN)
+    assert {m: repr(v) for m, v in fast.aggregate().items()} == \
+        {m: repr(v) for m, v in slow.aggregate().items()}
+    assert {q: {m: repr(v) for m, v in vals.items()} for q, vals in fast.per_query().items()} \
+        == {q: {m: repr(v) for m, v in vals.items()} for q, vals in slow.per_query().items()}
     assert fast.evaluation.rankings.qrels_only == slow.evaluation.rankings.qrels_only
     assert fast.evaluation.rankings.run_only == slow.evaluation.rankings.run_only
     assert "no-such-topic" in fast.evaluation.rankings.run_only

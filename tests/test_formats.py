@@ -1,6 +1,6 @@
 """Reading and writing TREC runs and qrels.
 
-The same content in every accepted shape (white space, CRLF, BOM, blank lines, gzip, stdin)
+The same content in every accepted shape (white space, CRLF, blank lines, gzip, stdin)
 must give identical columns and identical ``trecqr eval`` output, and the fast Arrow path and
 the slow per-line Python path must agree on every shape. ``#`` lines follow trec_eval: comments
 under --compat 10.0 (get_trec_results.c / get_qrels.c skip them), data under 9.0.8 (no such
@@ -63,12 +63,11 @@ SHAPES = {
     "single_tabs": lambda d: b"\n".join(b"\t".join(f) for f in _lines(d)) + b"\n",
     "mixed_space": lambda d: _joined(d, [b" ", b"\t", b"   ", b" \t\x0b\x0c "]),
     "crlf": lambda d: d.replace(b"\n", b"\r\n"),
-    "bom": lambda d: b"\xef\xbb\xbf" + d,
     "blank_lines": _blank_lines,
     "no_final_newline": lambda d: d.rstrip(b"\n"),
     "trailing_space_no_newline": lambda d: _joined(d, [b" "]).rstrip(b"\n") + b" \t ",
     "tab_then_crlf": lambda d: _joined(d, [b"\t"]).replace(b"\n", b"\r\n"),
-    "everything": lambda d: b"\xef\xbb\xbf" + _blank_lines(_joined(d, [b"\t ", b" "])).replace(
+    "everything": lambda d: _blank_lines(_joined(d, [b"\t ", b" "])).replace(
         b"\n", b"\r\n"),
 }
 

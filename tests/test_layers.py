@@ -27,10 +27,11 @@ The rule, precisely:
   4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval,           the Python API, trec_eval's
         trecqr.api_views                                             pipeline, notebook views
   5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
-        trecqr.report, trecqr.fusion                                 generative metrics, reports,
-                                                                     fusion
-  6     trecqr.compat, trecqr.api_engine                             pytrec_eval drop-in; which
-                                                                     engine scores trecqr eval
+        trecqr.report, trecqr.fusion, trecqr.stats                   generative metrics, reports,
+                                                                     fusion, statistics
+  6     trecqr.compat, trecqr.api_engine, trecqr.kernels             pytrec_eval drop-in; which
+                                                                     engine scores trecqr eval;
+                                                                     which C kernels loaded
   7     trecqr.cli, trecqr.launch, trecqr.__main__                   the command line (click,
                                                                      process lifecycle)
   8     trecqr                                                       package exports
@@ -66,8 +67,8 @@ LAYERS = [
     (3, ("trecqr.measures",)),
     (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval", "trecqr.api_views")),
     (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report",
-         "trecqr.fusion")),
-    (6, ("trecqr.compat", "trecqr.api_engine")),
+         "trecqr.fusion", "trecqr.stats")),
+    (6, ("trecqr.compat", "trecqr.api_engine", "trecqr.kernels")),
     (7, ("trecqr.cli", "trecqr.launch", "trecqr.__main__")),
     (8, ("trecqr",)),
 ]

@@ -73,7 +73,9 @@ def test_structured_formats_carry_a_run_column():
     jsonl = [json.loads(x) for x in run_cli(args + ["--format", "jsonl"], cwd=folder).stdout
              .splitlines()]
     assert jsonl[2] == {"run": "docrun_org_convdr_bert.run", "measure": "map", "qid": "all",
-                        "value": 0.22034053965546008}
+                        "value": 0.22034053965546008, "n": jsonl[2]["n"], "rule": "trec_eval"}
+    assert jsonl[2]["n"] == json.loads(run_cli(args + ["--format", "json"], cwd=folder).stdout
+                                       )[1]["averaged_over"]["map"]["n"]
     docs = json.loads(run_cli(args + ["--format", "json"], cwd=folder).stdout)
     assert [d["run"] for d in docs] == RUNS[:2]
     assert docs[1]["summary"] == {"map": 0.22034053965546008, "P_5": 0.5139240506329115}

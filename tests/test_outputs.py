@@ -170,7 +170,9 @@ def test_all_topics_evaluated_under_complete_10(tmp_path):
     run.write_text("\n".join(lines) + "\n")
     result = _eval("--compat", "10.0", "-c", "-m", "num_q", QRELS, run)
     assert result.stdout == "num_q                 \tall\t3\n"
-    assert result.stderr == "trecqr: 3 topics evaluated; 1 only in qrels (302); 0 only in run\n"
+    # the coverage line names the population num_q and every -c mean count: 3 qrels topics
+    assert result.stderr == ("trecqr: 3 qrels topics (-c: a topic without results counts 0), "
+                             "2 with results; 1 only in qrels (302); 0 only in run\n")
 
 
 def test_output_through_a_symlink_keeps_the_link(tmp_path):

@@ -137,7 +137,7 @@ def test_cqr_protocol_scores_every_row_again(tmp_path):
     res = run_cli(["cqr", "--qrels", demo / "qrels.txt", "--collection",
                    demo / "collection.jsonl", "--topics", demo / "topics-raw.tsv",
                    "--protocol", "scai-qrecc21"])
-    assert res.exit_code == 2 and "scores SCAI files" in res.stderr
+    assert res.exit_code == 2 and "scores the SCAI-QReCC-21 evaluator's JSON files" in res.stderr
 
 
 def test_cqr_dataset_cast_reads_2022_trees():

@@ -447,7 +447,7 @@ def test_cqr_html_writes_the_page_of_its_rows(tmp_path):
                    "--topics", DEMO / "topics-manual.tsv", "--raw", DEMO / "topics-raw.tsv",
                    "--quiet", "--html", page])
     assert res.exit_code == 0, res.output
-    assert "topics-manual           0.5160" in res.stdout  # the table is unchanged
+    assert "topics-manual  0.5160" in res.stdout  # the table is unchanged (RR@3 column)
     text = page.read_text()
     data = json.loads(text.split('type="application/json">')[1].split("</script>")[0])
     assert data["runs"] == ["topics-raw", "topics-manual"]

@@ -24,6 +24,7 @@ from .formats.objects import is_columnar_file, load_qrels_any, load_run_any
 from .measures.core import Outcome, execute
 from .measures.core_rankings import strict_dict_qrels
 from .measures.plan import Plan, make_plan, plan_of
+from .measures.population import populations
 from .scorer.evaluator import Evaluation
 from .scorer.options import Options
 from .scorer.zscores import read_zscores
@@ -116,7 +117,7 @@ class Results(ResultsViews):
     ``to_dataframe(wide=...)``."""
 
     def __init__(self, outcome: Outcome):
-        self._outcome, self._evaluation = outcome, None
+        self._outcome, self._evaluation, self._populations = outcome, None, None
         self.defaults = outcome.defaults  # ir_measures: {qid: {name: DEFAULT}}
 
     @property
@@ -126,7 +127,8 @@ class Results(ResultsViews):
         return self._evaluation
 
     def __getstate__(self):  # a Results sent to another process carries its Evaluation
-        return {"_outcome": None, "_evaluation": self.evaluation, "defaults": self.defaults}
+        return {"_outcome": None, "_evaluation": self.evaluation, "defaults": self.defaults,
+                "_populations": None}
 
     def aggregate(self) -> dict:
         """{measure name: summary value} over the evaluated topics (``all`` in trec_eval)."""
@@ -139,8 +141,29 @@ class Results(ResultsViews):
             out[c.name] = float(c.summary)
         return out
 
+    def populations(self) -> dict:
+        """{measure name: :class:`~trecqr.measures.population.Population`}: the topics each
+        summary value averages (``.topics``, ``.n``), by which rule (``.rule``: ``"trec_eval"``,
+        ``"trec_eval -c"`` or ``"ir_measures"``), and which of them count without results
+        (``.without_results``). Read from the per-topic values, on first use."""
+        if self._populations is None:
+            self._populations = populations(self.evaluation)
+        return self._populations
+
+    @property
+    def n(self) -> dict:
+        """{measure name: how many topics its summary value averages}."""
+        return {name: p.n for name, p in self.populations().items()}
+
+    def topics(self, measure: str) -> list:
+        """The topics ``measure``'s summary value averages (each has a per_query() value)."""
+        return list(self.populations()[measure].topics)
+
     def per_query(self) -> dict:
-        """{qid: {measure name: value}} for every evaluated topic."""
+        """{qid: {measure name: value}}: for each measure, the topics its summary value
+        averages (an ir_measures name: every qrels topic, a topic without results at the
+        measure's default; a trec_eval name: the topics in both run and qrels), topics in
+        trec_eval's (sorted) order."""
         cols = [c for c in self.evaluation.columns if c.measure.summary != "none"
                 or c.measure.per_query]
         result = {}
@@ -148,8 +171,10 @@ class Results(ResultsViews):
             result[qid] = {c.name: _py(c.values[i]) for c in cols
                            if c.measure.name != "runid"
                            and not (getattr(c.measure, "sparse", False) and c.values[i] != c.values[i])}
-        for qid, values in self.defaults.items():  # qrels topics the run lacks (ir_measures)
-            result.setdefault(qid, {}).update(values)
+        if self.defaults:  # qrels topics the run lacks (ir_measures), in their sorted place
+            for qid, values in self.defaults.items():
+                result.setdefault(qid, {}).update(values)
+            result = {qid: result[qid] for qid in sorted(result)}
         return result
 
 

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 
 class TrecqrError(Exception):
-    """Base class of every error trecqr raises on purpose."""
+    """Base class of every error trecqr raises on purpose.
+
+    ``cli``: the same error in the command line's words, when its hint names options (Python's
+    keyword names in ``str(exc)``, the command line's options there; see :func:`hinted`)."""
+
+    cli: str | None = None
 
 
 class InputError(TrecqrError, ValueError):
@@ -59,3 +64,15 @@ class UsageError(TrecqrError, ValueError):
     def __init__(self, message: str = "", *, cli: str | None = None):
         super().__init__(message)
         self.cli = cli
+
+
+def hinted(exc: TrecqrError, python: str, cli: str) -> TrecqrError:
+    """exc with a hint that names options appended: ``python`` (keyword names, ``missing='drop'``)
+    in ``str(exc)``, ``cli`` (``--missing drop``) in ``exc.cli``, which the command line
+    prints; a hint never mixes the two."""
+    base = str(exc)
+    exc.cli = f"{base}; {cli}"
+    exc.args = (f"{base}; {python}",)
+    if isinstance(exc, InputError):
+        exc.message = f"{exc.message}; {python}"
+    return exc

@@ -4,13 +4,15 @@ say what to do with them.
 Candidates come from a rewrite field holding a list (LLM4CS writes ``predicted_rewrite`` lists
 of 5 sampled rewrites, the first the most probable), or from several rewrite fields named in
 order (InfoCQR's rewrite-then-edit file: ``GPT_rewrite`` then ``Editor_rewrite``). Candidate i
-of every turn makes one topics set; a turn with fewer than i candidates, or an empty or
-unreadable candidate i, has that candidate missing, handled by the missing-rewrite policy like
-any missing rewrite.
+of every turn makes one topics set. A turn keeps its usable candidates: when its candidate i is
+absent, null, empty or unreadable, set i gives it the turn's first usable candidate (counted;
+the combined policies leave such stand-ins out), and only a turn without any usable candidate
+is handled by the missing-rewrite policy (LLM4CS' sampled files have the odd empty sample).
 
 :class:`CandidateStats` says what a paper needs to know of them: how many turns have how many
 candidates, and how many candidates are identical (compared as written, after stripping white
-space), since 5 sampled rewrites are often one rewrite 5 times.
+space), since 5 sampled rewrites are often one rewrite 5 times, and what the candidates were written
+as (strings, empty strings, nulls, chat-completion objects...).
 
 Policies (``--candidates``), parsed by :func:`parse_policy`:
 
@@ -26,11 +28,11 @@ Policies (``--candidates``), parsed by :func:`parse_policy`:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import UsageError
 from ..fusion.methods import method as fusion_method
-from .rewrites import candidate_rewrites, check_policy, parse_rewrites
+from .rewrites import KIND_NAMES, candidate_rewrites, check_policy, parse_rewrites
 from .topics import json_records, read_text_file
 
 POLICIES = ("first", "each", "fuse", "mean", "sc", "oracle")
@@ -85,6 +87,15 @@ class CandidateStats:
     per_turn: Counter    # number of (non-empty) candidates -> turns
     distinct: Counter    # distinct candidates within the turn -> turns
     n: int               # the most candidates any turn has
+    kinds: Counter = field(default_factory=Counter)  # what the candidates were written as
+    stand_ins: int = 0   # unusable candidates of turns that have usable ones
+
+    def kinds_text(self) -> str:
+        """"2394 strings, 1 empty string": what the candidates were written as."""
+        order = {k: i for i, k in enumerate(KIND_NAMES)}
+        parts = [f"{v} {k}{'s' if v != 1 and k != 'absent' else ''}"
+                 for k, v in sorted(self.kinds.items(), key=lambda kv: order.get(kv[0], 99))]
+        return ", ".join(parts)
 
     @property
     def turns(self) -> int:
@@ -92,7 +103,7 @@ class CandidateStats:
 
     def summary(self) -> str:
         if self.n <= 1:
-            return f"{self.source}: one candidate per turn"
+            return f"{self.source}: one candidate per turn ({self.kinds_text()})"
         candidates = sum(k * v for k, v in self.per_turn.items())
         distinct = sum(k * v for k, v in self.distinct.items())
         where = f" ({self.fields.replace(',', ', ')})" if self.fields else ""
@@ -104,15 +115,18 @@ class CandidateStats:
             head = f"{self.turns} turns, up to {self.n} candidates{where}: {shape}"
         same = sum(v for k, v in self.distinct.items() if k == 1)
         spread = ", ".join(f"{v} with {k}" for k, v in sorted(self.distinct.items()))
+        kept = (f" ({self.stand_ins} unusable in turns that have usable ones: those turns "
+                "keep their others)") if self.stand_ins else ""
         return (f"{self.source}: {head}; {candidates} candidates, {distinct} distinct within "
                 f"their turn ({distinct / max(self.turns, 1):.2f} per turn); {same} turns with "
                 f"all candidates identical, {self.turns - same} with several distinct "
-                f"(distinct per turn: {spread})")
+                f"(distinct per turn: {spread}); written as {self.kinds_text()}{kept}")
 
     def to_dict(self) -> dict:
         return {"turns": self.turns, "n": self.n, "fields": self.fields,
                 "per_turn": {str(k): v for k, v in sorted(self.per_turn.items())},
                 "distinct": {str(k): v for k, v in sorted(self.distinct.items())},
+                "kinds": dict(self.kinds), "stand_ins": self.stand_ins,
                 "summary": self.summary()}
 
 
@@ -127,30 +141,37 @@ class Candidates:
 
 def _stats(parsed) -> CandidateStats:
     per_turn, distinct = Counter(), Counter()
+    n = max((len(c) for c in parsed.values), default=0)
+    stand_ins = 0
     for cands in parsed.values:
         texts = [c for c in cands if isinstance(c, str) and c]
         per_turn[len(texts)] += 1
         distinct[len(set(texts))] += 1
-    n = max((len(c) for c in parsed.values), default=0)
-    return CandidateStats(parsed.name, parsed.rewrite_field, per_turn, distinct, n)
+        if texts:
+            stand_ins += n - len(texts)
+    return CandidateStats(parsed.name, parsed.rewrite_field, per_turn, distinct, n,
+                          Counter(parsed.kinds), stand_ins)
 
 
 def read_candidates(path, *, format: str | None = None, id_field=None, rewrite_field=None,
                     missing: str = "raw", raw=None, qid_style: str | None = None,
-                    human=None, responses: bool = False, response_field=None) -> Candidates:
+                    human=None, responses: bool = False, response_field=None,
+                    options: dict | None = None) -> Candidates:
     """Every candidate of a rewrites file (see :func:`trecqr.adapters.rewrites.read_rewrites`
     for the arguments; rewrite_field: one field, a list field, or several fields). responses:
     also read the generated responses (response_field, default the first of RESPONSE_FIELDS
-    in the file), response i beside candidate i; a missing response is empty."""
+    in the file), response i beside candidate i; a missing response is empty. options: see
+    :func:`trecqr.adapters.rewrites.parse_rewrites`."""
     check_policy(missing)
-    parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field)
+    parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field,
+                            options=options)
     stats = _stats(parsed)
     sets = [candidate_rewrites(parsed, i, missing=missing, raw=raw, qid_style=qid_style,
                                human=human) for i in range(max(stats.n, 1))]
     if not responses:
         return Candidates(sets, stats)
-    field = response_field or _response_field(parsed.name, path)
-    said = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=field)
+    said = parse_rewrites(path, format=format, id_field=id_field, options=options,
+                          rewrite_field=response_field or _response_field(parsed.name, path))
     replies = [candidate_rewrites(said, i, missing="empty", raw=raw, qid_style=qid_style)
                for i in range(len(sets))]
     return Candidates(sets, stats, replies)
@@ -189,6 +210,9 @@ def convert_candidates(path, out_path, *, policy: str = "first", **read) -> tupl
         raise UsageError(f"--candidates {policy} combines runs or embeddings: use trecqr cqr "
                          "(convert rewrites writes first or each)")
     cands = read_candidates(path, **read)
+    for s in cands.sets if p.name == "each" else cands.sets[:1]:
+        if s.report.records and not len(s.topics):  # refused: nothing is written
+            raise UsageError(f"{s.report.summary()}: no turn left to write")
     if p.name == "first" or cands.stats.n <= 1:
         return [(out_path, cands.sets[0])], cands.stats
     return list(zip(candidate_paths(out_path, cands.stats.n), cands.sets)), cands.stats

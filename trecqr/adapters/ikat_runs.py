@@ -57,7 +57,28 @@ class Problem:
 
 
 def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite double, as the validator's protocol buffers hold a score: a JSON integer too
+    large for a double (1e400 written out) is not one."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
+
+
+def _not_a_score(x) -> str:
+    if isinstance(x, int) and not isinstance(x, bool):
+        return "is too large for a double (the validator's score type)"
+    return "is not a number"
+
+
+def _shown(x) -> str:
+    """repr of a value for a message, a huge integer cut to its first digits."""
+    if isinstance(x, int) and abs(x) >= 10 ** 30:
+        return f"{str(x)[:12]}... ({len(str(x))} digits)"
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _unknown(obj: dict, level: str) -> list:
@@ -169,7 +190,7 @@ def validate_run(doc, topics: IkatTopics | None = None) -> list:
                                "(clueweb22-enDDDD-DD-DDDDD:N)")
                 score = prov.get("score")
                 if not _is_number(score):
-                    add(label, f"{pw}: score {score!r} is not a number")
+                    add(label, f"{pw}: score {_shown(score)} {_not_a_score(score)}")
                 else:
                     if prev_score is not None and score > prev_score:
                         add(label, f"{pw}: score {score!r} is above the score before it "
@@ -216,7 +237,8 @@ def _check_ptkb(ptkb, label, where, add, topics):
                 add(label, f"{where}: PTKB provenance: unknown field {key!r}")
             sid, text, score = s.get("id"), s.get("text"), s.get("score")
             if not _is_number(score):
-                add(label, f"{where}: PTKB statement {sid!r}: score {score!r} is not a number")
+                add(label, f"{where}: PTKB statement {sid!r}: score {_shown(score)} "
+                           f"{_not_a_score(score)}")
             else:
                 if prev is not None and score > prev:
                     add(label, f"{where}: PTKB statement {sid!r}: score {score!r} is above the "

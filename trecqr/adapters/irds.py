@@ -141,6 +141,9 @@ def convert(dataset_id: str, *, topics_out=None, qrels_out=None, query_field: st
         topics, missing = convert_queries(dataset, dataset_id, query_field)
         result.queries_read = len(topics) + len(missing)
         result.queries_missing_text = missing
+        if missing and not len(topics):  # an empty topics file from queries: refused
+            raise UsageError(f"ir_datasets {dataset_id!r}: all {len(missing)} queries have an "
+                             f"empty {query_field or 'text'}; no topics written")
         if qid_style is not None:
             topics = topics.restyle(qid_style)
         result.topics = topics

@@ -15,8 +15,12 @@ Two readings of "MRR":
 
 :meth:`Preset.measures` gives trecqr measure names for either reading, with the relevance
 threshold written into the names when it is not 1 (``RR(rel=2)@3``, ``R(rel=2)@10``), so
-``trecqr.evaluate(qrels, run, preset(name).measures())`` applies the protocol without options.
-nDCG uses the graded judgments and takes no threshold.
+``trecqr.evaluate(qrels, run, preset(name).measures())`` applies the threshold without options.
+nDCG uses the graded judgments and takes no threshold. The names are ir_measures', averaged over
+every qrels turn (a turn the run lacks counting 0), except the paper reading's ``recip_rank``
+(threshold 1), a trec_eval name averaged over the turns the run has: they agree when the run has
+every qrels turn. The preset's own turns (``evaluated_turns``, ``complete``) are its protocol's:
+``trecqr eval --protocol`` (:func:`protocol_evaluation`) and ``trecqr cqr --preset``.
 """
 
 from __future__ import annotations
@@ -83,7 +87,8 @@ class Preset:
         return f"{measure}(rel={self.rel_threshold})@{cutoff}"
 
     def measures(self, mrr: str = "paper") -> list[str]:
-        """trecqr names of the standard measures: MRR (reading mrr), nDCG@3, R@10, R@100."""
+        """trecqr names of the standard measures: MRR (reading mrr), nDCG@3, R@10, R@100 (which
+        topics each averages over: the module's docstring)."""
         return [self.mrr(mrr), "nDCG@3", self._thresholded("R", 10), self._thresholded("R", 100)]
 
     def labels(self, mrr: str = "paper") -> dict:
@@ -347,7 +352,8 @@ def protocol_scores(name: str, qrels, run, compat: str = "9.0.8") -> dict:
                          "ground truth and each kept run (--runs-dir)")
     ev, _ = protocol_evaluation(name, qrels, run, compat=compat)
     out = {c.name: float(c.summary) for c in ev.columns if c.name != "runid"}
-    out["evaluated"] = len(ev.qids)
+    # the topics every column's mean is over: with -c every qrels topic, not only the run's
+    out["evaluated"] = ev.rankings.num_qrels_topics if p.complete else len(ev.qids)
     return out
 
 
@@ -359,5 +365,8 @@ def protocol_table(name: str, rows: list) -> str:
         ["evaluated"]
     body = [[row] + [f"{v:.4f}" for k, v in scores.items() if k != "evaluated"]
             + [str(scores["evaluated"])] for row, scores in rows]
+    over = ("every qrels turn, one the run lacks counting 0 (-c)" if p.complete else
+            "the qrels turns the run has (trec_eval's rule)")
     return "\n".join([f"protocol {p.name} ({p.flags()}; de-duplication: {p.dedup})",
-                      *aligned_table(body, header, rule=False)]) + "\n"
+                      *aligned_table(body, header, rule=False),
+                      f"every column averages over the evaluated turns: {over}"]) + "\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, hinted
 from ..formats.qrels import Qrels
 from ..formats.textio import read_source
 from .qrecc_qrels import QrelsCounts, qrels_from_pairs, read_json_or_text, scai_turn
@@ -186,8 +186,8 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
         raw = Topics([t.qid for t in turns], [t.question for t in turns], meta, source) \
             if has_q else {t.qid: None for t in turns}
         if not has_q and missing == "raw":
-            raise UsageError(f"{source}: the turns have no Question to fall back on: use "
-                             "--missing drop or error")
+            raise hinted(UsageError(f"{source}: the turns have no Question to fall back on"),
+                         "use missing='drop' or 'error'", "use --missing drop or error")
         result = read_rewrites(rewrites, id_field=id_field, rewrite_field=rewrite_field,
                                missing=missing, raw=raw,  # human: the dataset's rewrites
                                human={t.qid: t.human for t in turns if t.human})
@@ -198,8 +198,9 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
         return topics, TurnCounts(len(turns), len(rep.missing), len(topics), rep.filled_raw,
                                   rep.dropped)
     if missing == "human" and query_field not in ("raw", "context"):
-        raise UsageError("--missing human falls back on the human rewrite: not for the human "
-                         "query field itself")
+        raise hinted(UsageError("the human rewrite is no fallback for the human query field "
+                                "itself"), "missing='human' goes with the raw or context field",
+                     "--missing human goes with --query-field raw or context")
     qids, queries, without, filled, dropped = [], [], [], 0, 0
     for t in turns:
         if query_field == "raw":

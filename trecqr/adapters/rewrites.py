@@ -38,20 +38,15 @@ turn) and written in the raw topics' style, unless ``qid_style`` asks for anothe
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
-from ..errors import InputError, TrecqrError, UsageError
-from .topics import Topics, read_text_file, id_getter, json_records, parse_tsv, record_id
+from ..errors import InputError, TrecqrError, UsageError, hinted
+from .rewrite_files import (  # the file reader; its names are public here too
+    HUMAN_REWRITE_FIELDS, ID_FIELDS, KIND_NAMES, REWRITE_FIELDS, Parsed, _rewrite_value,
+    parse_rewrites)
+from .topics import Topics
 from .turn_ids import convert_ids, parse_ids, split_id
-from .turn_policy import POLICIES, record_human
-ID_FIELDS = ("qid", "sample_id", "query_id", "id", "turn_key")
-REWRITE_FIELDS = ("rewrite", "rewritten_query", "rewritten", "rewrite_query", "model_rewrite",
-                  "predicted_rewrite", "prediction", "GPT_rewrite", "output", "generated_query",
-                  "automatic_rewritten_utterance")
-HUMAN_REWRITE_FIELDS = ("Truth_rewrite", "Rewrite", "manual_rewritten_utterance",
-                        "human_rewrite", "gold_rewrite", "oracle_rewrite")
-
+from .turn_policy import POLICIES
 
 @dataclass
 class RewriteReport:
@@ -71,6 +66,10 @@ class RewriteReport:
     unparsable: list = field(default_factory=list)  # rewrites not readable as text
     id_field: str | None = None
     rewrite_field: str | None = None
+    # candidates: turns whose candidate (this one) was unusable and took the turn's first
+    # usable candidate instead (they are not missing: --missing is for turns with none)
+    from_other: list = field(default_factory=list)
+    candidate: int = 1
 
     @property
     def missing(self) -> list:
@@ -98,6 +97,11 @@ class RewriteReport:
             parts.append(f"{self.kept_empty} kept with an empty query (they score 0)")
         if self.dropped:
             parts.append(f"{self.dropped} dropped")
+        if self.from_other:
+            n = len(self.from_other)
+            turns, their = ("turn", "its") if n == 1 else ("turns", "their")
+            parts.append(f"{n} {turns} with candidate {self.candidate} empty, null or "
+                         f"unreadable took {their} first usable candidate")
         if self.policy != "raw" or self.dropped:
             parts.append(f"policy --missing {self.policy}: {self.changed} turns changed"
                          + (f", {self.dropped} left the average" if self.dropped else ""))
@@ -108,93 +112,6 @@ class RewriteReport:
 class Rewrites:
     topics: Topics
     report: RewriteReport
-
-
-def _rewrite_value(value, name, lineno):
-    """A string rewrite (possibly empty) or None, from the value types models write."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, list):
-        if not value:
-            return None
-        return _rewrite_value(value[0], name, lineno)
-    if isinstance(value, dict):
-        choices = value.get("choices")
-        if isinstance(choices, list):
-            if not choices:
-                return None
-            first = choices[0]
-            if isinstance(first, dict):
-                msg = first.get("message")
-                if isinstance(msg, dict) and "content" in msg:
-                    return _rewrite_value(msg["content"], name, lineno)
-                if "text" in first:
-                    return _rewrite_value(first["text"], name, lineno)
-        for key in ("content", "text", "rewrite"):
-            if key in value:
-                return _rewrite_value(value[key], name, lineno)
-    raise InputError(name, lineno, f"rewrite of type {type(value).__name__} is not text "
-                     "(expected a string, a list of strings or a chat-completion object)")
-
-
-def _rewrite_field(name: str, record: dict) -> str:
-    for f in REWRITE_FIELDS:
-        if f in record:
-            return f
-    others = [k for k in record if k.lower().endswith("rewrite") and k not in HUMAN_REWRITE_FIELDS]
-    if len(others) == 1:
-        return others[0]
-    if others:
-        raise UsageError(f"{name}: several rewrite fields ({', '.join(others)}); name one")
-    raise UsageError(f"{name}: no rewrite field found (tried {', '.join(REWRITE_FIELDS)}); "
-                     "name it with the rewrite field option")
-
-
-def _candidates(value, name, lineno) -> list:
-    """A record field's candidate rewrites: one per list element (LLM4CS' ``predicted_rewrite``
-    lists), else the one value; an element not readable as text is kept as its InputError."""
-    items = value if isinstance(value, list) else [value]
-    out = []
-    for item in items:
-        try:
-            out.append(_rewrite_value(item, name, lineno))
-        except InputError as exc:
-            out.append(exc)
-    return out or [None]
-
-
-def _jsonl(name, text, id_field, rewrite_field, report, humans):
-    """(qids, candidate lists, line numbers): rewrite_field is one field name, or several
-    (their candidates in order: candidates 1..n)."""
-    qids, values, lines, seen = [], [], [], {}
-    get_id = fields = None
-    for lineno, rec in json_records(name, text):
-        if get_id is None:
-            if id_field is None:
-                f = next((f for f in ID_FIELDS if f in rec), None)
-                get_id, report.id_field, _ = id_getter(name, rec, f)
-            else:
-                get_id, report.id_field, _ = id_getter(name, rec, id_field)
-            if isinstance(rewrite_field, (list, tuple)):
-                fields = list(rewrite_field) or [_rewrite_field(name, rec)]
-            else:
-                fields = [rewrite_field or _rewrite_field(name, rec)]
-            report.rewrite_field = ",".join(fields)
-        qid = record_id(name, lineno, get_id, rec, seen)
-        qids.append(qid)
-        values.append([c for f in fields for c in _candidates(rec.get(f), name, lineno)])
-        humans.setdefault(qid, record_human(rec))
-        lines.append(lineno)
-    return qids, values, lines
-
-
-def _tsv(name, text, report):
-    topics = parse_tsv(name, text, allow_empty=True)
-    report.id_field, report.rewrite_field = "column 1", "column 2"
-    return topics.qids, [[q.strip()] for q in topics.queries], [None] * len(topics)
-
 
 def match_keys(file_qids, raw_qids, source):
     """Keys to match file ids with raw ids: canonical (conv, turn) when both lists are turn ids
@@ -208,43 +125,6 @@ def match_keys(file_qids, raw_qids, source):
         return list(file_qids), list(raw_qids), None
     return f.to_style("canonical").to_pylist(), r.to_style("canonical").to_pylist(), r.style
 
-
-@dataclass
-class Parsed:
-    """A rewrites file read: per record its id, its candidate rewrites (1..n; a candidate not
-    readable as text is its InputError) and its line; what read_rewrites and read_candidates
-    then match against the raw turns, once per candidate."""
-
-    name: str
-    qids: list
-    values: list  # per record, its candidates
-    lines: list
-    humans: dict  # {qid: the record's own human rewrite}
-    id_field: str | None
-    rewrite_field: str | None
-
-
-def parse_rewrites(path, *, format: str | None = None, id_field=None,
-                   rewrite_field=None) -> Parsed:
-    """Read a rewrites file (JSONL or TSV) without applying any policy; rewrite_field: one
-    field name or several."""
-    fmt = format
-    if fmt is None:
-        lower = os.fspath(path).lower() if not hasattr(path, "read") else ""
-        lower = lower.removesuffix(".gz")
-        fmt = "tsv" if lower.endswith((".tsv", ".tab", ".txt")) else "jsonl"
-    if fmt not in ("jsonl", "tsv"):
-        raise UsageError(f"unknown rewrites format {fmt!r}: use jsonl or tsv")
-    name, text = read_text_file(path)
-    report = RewriteReport(name)
-    humans: dict = {}
-    if fmt == "jsonl":
-        qids, values, lines = _jsonl(name, text, id_field, rewrite_field, report, humans)
-    else:
-        qids, values, lines = _tsv(name, text, report)
-    return Parsed(name, qids, values, lines, humans, report.id_field, report.rewrite_field)
-
-
 def check_policy(missing: str) -> None:
     if missing not in POLICIES:
         raise UsageError(f"unknown missing-rewrite policy {missing!r}: use "
@@ -253,32 +133,45 @@ def check_policy(missing: str) -> None:
 
 def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_field=None,
                   missing: str = "raw", raw=None, qid_style: str | None = None,
-                  human=None) -> Rewrites:
+                  human=None, options: dict | None = None) -> Rewrites:
     """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy; a
-    record with several candidates gives its first (trecqr.adapters.candidates reads them all).
-    human: the human rewrites for ``missing="human"`` (Topics or {qid: text}; default: each
-    record's own human-rewrite field)."""
+    record with several candidates gives its first usable one (trecqr.adapters.candidates reads
+    them all). human: the human rewrites for ``missing="human"`` (Topics or {qid: text};
+    default: each record's own human-rewrite field). options: see :func:`parse_rewrites`."""
     check_policy(missing)
-    parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field)
+    parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field,
+                            options=options)
     return candidate_rewrites(parsed, 0, missing=missing, raw=raw, qid_style=qid_style,
                               human=human)
 
 
 def candidate_rewrites(parsed: Parsed, index: int, *, missing: str = "raw", raw=None,
                        qid_style: str | None = None, human=None) -> Rewrites:
-    """Candidate ``index`` (0-based) of every record as topics, applying the missing-rewrite
-    policy (a record with fewer candidates has this one missing)."""
+    """Candidate ``index`` (0-based) of every record as topics. A turn whose candidate is
+    unusable (absent, null, empty or unreadable) but that has other usable candidates takes its
+    first usable one (counted in ``report.from_other``); the missing-rewrite policy decides only
+    for the turns without any usable candidate. A file none of whose records has a usable
+    rewrite is refused (every turn would take the policy's query: a silent copy of it)."""
     name, qids, lines, humans = parsed.name, parsed.qids, parsed.lines, parsed.humans
     report = RewriteReport(name, policy=missing, id_field=parsed.id_field,
-                           rewrite_field=parsed.rewrite_field)
+                           rewrite_field=parsed.rewrite_field, candidate=index + 1)
+    if qids and not any(_usable(c) for cands in parsed.values for c in cands):
+        kinds = ", ".join(f"{v} {k}" for k, v in parsed.kinds.most_common())
+        raise UsageError(f"{name}: none of the {len(qids)} records has a usable rewrite in "
+                         f"{parsed.rewrite_field} ({kinds})")
     values = []
     for qid, cands in zip(qids, parsed.values):
         value = cands[index] if index < len(cands) else None
-        if isinstance(value, InputError):
-            if missing == "error":
-                raise value
-            report.unparsable.append(qid)
-            value = None
+        if not _usable(value):
+            other = next((c for c in cands if _usable(c)), None)
+            if other is not None:  # the turn keeps its other candidates
+                report.from_other.append(qid)
+                value = other
+            elif isinstance(value, InputError):
+                if missing == "error":
+                    raise value
+                report.unparsable.append(qid)
+                value = None
         values.append(value)
     report.records = len(qids)
     if isinstance(raw, Topics):
@@ -334,9 +227,12 @@ def candidate_rewrites(parsed: Parsed, index: int, *, missing: str = "raw", raw=
         elif missing == "raw":
             if qid not in raw_map:
                 if raw is None:
-                    raise UsageError(
-                        f"{name}: turn {qid!r} has no rewrite and no raw question was given "
-                        "(pass the raw topics, or use missing='drop' / --missing drop)")
+                    raise hinted(UsageError(
+                        f"{name}: turn {qid!r} has no rewrite and no raw question was given"),
+                        "give the raw questions (raw=) or another policy (missing='drop', "
+                        "'empty' or 'error')",
+                        "give the raw questions (--raw FILE) or another policy (--missing drop, "
+                        "empty or error)")
                 raise InputError(name, line, f"turn {qid!r} has no rewrite and is not in the raw "
                                  "topics")
             report.filled_raw += 1
@@ -358,6 +254,11 @@ def candidate_rewrites(parsed: Parsed, index: int, *, missing: str = "raw", raw=
     if qid_style is not None:
         topics = topics.restyle(qid_style)
     return Rewrites(topics, report)
+
+
+def _usable(value) -> bool:
+    """A candidate that can be searched: non-empty text."""
+    return isinstance(value, str) and bool(value)
 
 
 def _human_table(human, humans) -> dict:
@@ -387,7 +288,9 @@ def _human_text(table, qid, line, name) -> str:
         except TrecqrError:
             text = None
     if not text:
-        raise InputError(name, line, f"turn {qid!r} has no rewrite and no human rewrite "
-                                     "(--missing human: give --human FILE, or records with "
-                                     "Truth_rewrite)")
+        raise hinted(InputError(name, line, f"turn {qid!r} has no rewrite and no human rewrite"),
+                     "missing='human' takes the human rewrites given (human=), else the "
+                     "records' own Truth_rewrite",
+                     "--missing human takes the human rewrites given (convert rewrites --human "
+                     "FILE, cqr --dataset), else the records' own Truth_rewrite")
     return text

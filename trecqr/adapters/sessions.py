@@ -70,7 +70,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, hinted
 from ..formats.qrels import write_qrels
 from ..formats.run import write_run
 from ..formats.writer import atomic_write_text
@@ -354,18 +354,32 @@ def write_trec_files(insts, *, topics_out=None, qrels_out=None, run_out=None, sc
                      missing: str = MISSING_ZERO, sep: str = CONTEXT_SEP,
                      runid: str = "trecqr") -> dict:
     """Write whichever of topics (TSV/JSONL/TREC by extension), qrels and run are asked for;
-    returns counts {"instances", "qrels", "run_lines"}."""
+    returns counts {"instances", "qrels", "run_lines"}. Everything is made before anything is
+    written, and an output that would be empty is refused (UsageError): nothing is written."""
     counts = {"instances": len(insts)}
-    if topics_out is not None:
-        write_topics(to_topics(insts, sep), topics_out)
-    if qrels_out is not None:
-        q = to_qrels(insts)
-        write_qrels(q, qrels_out)
-        counts["qrels"] = len(q)
+    if not insts and any(o is not None for o in (topics_out, qrels_out, run_out)):
+        raise UsageError("no next-query instance in the input (a session needs two queries): "
+                         "nothing to write")
+    topics = to_topics(insts, sep) if topics_out is not None else None
+    q = to_qrels(insts) if qrels_out is not None else None
+    if q is not None and len(q) == 0:
+        raise hinted(UsageError(f"none of the {len(insts)} instances has a target (the next "
+                                "query), so the qrels would be empty"),
+                     "hredqs reads the targets from tgt=", "hredqs reads them from --tgt FILE")
+    r = None
     if run_out is not None:
         if scores is None:
             raise UsageError("a run needs candidate scores")
         r = to_run(insts, scores, missing=missing, runid=runid)
+        if len(r) == 0:
+            raise UsageError(f"no candidate score belongs to any of the {len(insts)} instances, "
+                             "so the run would be empty")
+    if topics is not None:
+        write_topics(topics, topics_out)
+    if q is not None:
+        write_qrels(q, qrels_out)
+        counts["qrels"] = len(q)
+    if r is not None:
         write_run(r, run_out)
         counts["run_lines"] = len(r)
     return counts

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError, UsageError
 from ..formats.textio import decode_text, read_source
 from ..formats.writer import atomic_write_text
+from .fields import check_named_fields, field_list, name_it
 from .turn_ids import convert_ids
 
 FORMATS = ("trec", "tsv", "jsonl")
@@ -293,16 +294,19 @@ def record_id(name, lineno, get_id, rec, seen: dict, what: str = "id") -> str:
     try:
         qid = get_id(rec)
     except KeyError as exc:
-        raise InputError(name, lineno, f"no id field {exc.args[0]!r}") from None
+        raise InputError(name, lineno, f"no id field {exc.args[0]!r} (the record's fields: "
+                         f"{field_list(rec)})") from None
     if qid in seen:
         raise InputError(name, lineno, f"duplicate {what} {qid!r} (first on line {seen[qid]})")
     seen[qid] = lineno
     return qid
 
 
-def id_getter(name: str, record: dict, qid_field=None):
+def id_getter(name: str, record: dict, qid_field=None, keyword: str = "qid_field",
+              options: dict | None = None):
     """A function record -> qid string, for an explicit field, a (conv, turn) pair of fields,
-    or the first of QID_FIELDS / TURN_FIELD_PAIRS present in record. Also returns its label."""
+    or the first of QID_FIELDS / TURN_FIELD_PAIRS present in record. Also returns its label.
+    keyword: the caller's argument that names the id field, for the hint when none is found."""
     if qid_field is not None:
         if isinstance(qid_field, str) and "," in qid_field:
             qid_field = tuple(f.strip() for f in qid_field.split(","))
@@ -323,20 +327,26 @@ def id_getter(name: str, record: dict, qid_field=None):
         if conv_f in record and turn_f in record:
             return ((lambda r, c=conv_f, t=turn_f: f"{r[c]}_{r[t]}"), f"{conv_f}_{turn_f}",
                     (conv_f, turn_f))
-    raise UsageError(f"{name}: no id field found (tried {', '.join(QID_FIELDS)} and "
-                     f"conversation/turn pairs); name it with the id field option")
+    raise name_it(UsageError(f"{name}: no id field found (tried {', '.join(QID_FIELDS)} and "
+                             f"conversation/turn pairs; the record's fields: "
+                             f"{field_list(record)})"), keyword, options)
 
 
-def _parse_jsonl(name: str, text: str, qid_field=None, query_field=None) -> Topics:
+def _parse_jsonl(name: str, text: str, qid_field=None, query_field=None,
+                 options: dict | None = None) -> Topics:
     qids, queries, meta, seen = [], [], {}, {}
     get_id = used = qfield = None
-    for lineno, rec in json_records(name, text):
+    records = list(json_records(name, text))
+    check_named_fields(name, {"qid_field": qid_field, "query_field": query_field},
+                       dict.fromkeys(k for _, rec in records for k in rec))
+    for lineno, rec in records:
         if get_id is None:
-            get_id, _, used = id_getter(name, rec, qid_field)
+            get_id, _, used = id_getter(name, rec, qid_field, "qid_field", options)
             qfield = query_field or next((f for f in QUERY_FIELDS if f in rec), None)
             if qfield is None:
-                raise UsageError(f"{name}: no query field found (tried {', '.join(QUERY_FIELDS)});"
-                                 " name it with query_field")
+                raise name_it(UsageError(
+                    f"{name}: no query field found (tried {', '.join(QUERY_FIELDS)}; the "
+                    f"record's fields: {field_list(rec)})"), "query_field", options)
         qid = record_id(name, lineno, get_id, rec, seen, "qid")
         query = rec.get(qfield)
         if not isinstance(query, str):
@@ -364,15 +374,19 @@ def _jsonl_text(topics: Topics) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------- API
-def read_topics(path, format: str | None = None, *, qid_field=None, query_field=None) -> Topics:
-    """Read a topics file (format from the name unless given); see the module docstring."""
+def read_topics(path, format: str | None = None, *, qid_field=None, query_field=None,
+                options: dict | None = None) -> Topics:
+    """Read a topics file (format from the name unless given); see the module docstring.
+    A field named (qid_field, query_field) that no record has is a UsageError listing the
+    file's fields. options: {keyword: (Python name, CLI option)} for the hints, when the
+    caller's own arguments name these fields otherwise (``trecqr gen``'s ref_field)."""
     fmt = format_of(path, format)
     name, text = read_text_file(path)
     if fmt == "trec":
         return _parse_trec(name, text)
     if fmt == "tsv":
         return parse_tsv(name, text)
-    return _parse_jsonl(name, text, qid_field, query_field)
+    return _parse_jsonl(name, text, qid_field, query_field, options)
 
 
 def topics_text(topics: Topics, format: str) -> tuple[str, int]:

@@ -66,7 +66,8 @@ class LazyGroup(click.Group):
                                   "validate": "trecqr.cli.convert_ikat:validate_command",
                                   "fuse": "trecqr.cli.fuse:command",
                                   "report": "trecqr.cli.report_html:command",
-                                  "measures": "trecqr.cli.measures:command"},
+                                  "measures": "trecqr.cli.measures:command",
+                                  "kernels": "trecqr.cli.kernels:command"},
              context_settings=CONTEXT)
 @click.version_option(package_name="trecqr")
 def main():

@@ -101,11 +101,9 @@ def failure_line(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, NoCommonTopicsError):
         return str(exc) + _qid_style_hint(exc), 2
     if isinstance(exc, InputError):
-        return str(exc), 2
-    if isinstance(exc, UsageError) and getattr(exc, "cli", None) is not None:
-        return f"trecqr: {exc.cli}", 2  # the hint in the command line's words
+        return exc.cli or str(exc), 2  # the hint in the command line's words (errors.hinted)
     if isinstance(exc, (UsageError, TrecqrError)):
-        return f"trecqr: {exc}", 2
+        return f"trecqr: {exc.cli or exc}", 2
     if is_out_of_memory(exc):  # MemoryError, a thread's stack that could not be mapped
         return out_of_memory_line(), 2
     if isinstance(exc, BrokenPipeError):

@@ -32,6 +32,16 @@ from .options import CONTEXT
 from .types import FiniteFloat
 
 
+# what a protocol that cqr cannot apply scores, for its refusal (trecqr/adapters/presets.py)
+PROTOCOL_INPUTS = {
+    "scai": "scores the SCAI-QReCC-21 evaluator's JSON files (ground truth and run)",
+    "qrecc-official": "judges passages by their text against the QReCC turns' answers (QRELS "
+                      "is the QReCC turns file, with --collection)",
+    "topiocqa-official": "judges passages by their title and text against the gold passages "
+                         "(with --collection)",
+}
+
+
 @click.command("index", context_settings=CONTEXT)
 @click.argument("collection")
 @click.option("-o", "--output", "out_dir", required=True,
@@ -189,7 +199,16 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
             if backend_name != "lucene":
                 raise UsageError("--pyserini-scores is for Lucene indexes")
             kw["pyserini_scores"] = True
-        run, short = drop_short_rankings(index.search(queries, k, **kw), shortest)
+        found = index.search(queries, k, **kw)
+        if len(found) == 0 and len(queries):
+            raise UsageError(f"none of the {len(queries)} topics retrieved anything from "
+                             f"{index_dir}: nothing to write; check that the topics go with "
+                             "this index")
+        run, short = drop_short_rankings(found, shortest)
+        if len(run) == 0 and len(found):  # an empty run from turns that had results
+            why = f"a turn has at most -k {k}" if shortest > k else "no turn has as many"
+            raise UsageError(f"--min-results {shortest} leaves out every turn ({why} results): "
+                             "nothing to write; lower --min-results")
         write_run(run, out_path)
         if shortest:  # trecqr/adapters/turn_policy.py
             click.echo(f"trecqr: {min_results_note(short, shortest)}", err=True)
@@ -290,19 +309,21 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
         if index_dir is None and collection is None:
             raise UsageError("give --index DIR or --collection FILE")
         if protocol is not None:
-            if get_protocol(protocol).kind != "trec_eval":
-                raise UsageError(f"--protocol {protocol} scores SCAI files: use trecqr eval "
-                                 "--protocol on the kept runs")
-        rd = runs_dir
-        protocol_dir = None
-        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
-            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
+            kind = get_protocol(protocol).kind
+            if kind != "trec_eval":
+                raise UsageError(f"--protocol {protocol} {PROTOCOL_INPUTS.get(kind, kind)}, "
+                                 "not cqr's --qrels: keep the runs (--runs-dir) and score them "
+                                 f"with trecqr eval --protocol {protocol}")
         if collection is not None:
             check_collection(collection)
         if model is not None and backend_name != "dense":
             raise UsageError("--model is for --backend dense")
         if response_field is not None and not with_response:
             raise UsageError("--response-field goes with --with-response")
+        rd = runs_dir
+        protocol_dir = None  # made after the checks: a refused command leaves nothing
+        if (html_page is not None or groups is not None) and rd is None:  # they read the runs
+            rd = protocol_dir = tempfile.mkdtemp(prefix="trecqr-cqr-html-")
         field = list(rewrite_fields) if len(rewrite_fields) > 1 else \
             (rewrite_fields[0] if rewrite_fields else None)
         try:
@@ -334,7 +355,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                 click.echo("\n" + render_text(breakdown(
                     qrels, [path for _, path in run_paths], ["recip_rank", "ndcg_cut.3"],
                     groups=groups, names=[name for name, _ in run_paths],
-                    relevance_level=report.rel_threshold)), nl=False)
+                    relevance_level=report.rel_threshold, complete=report.complete)), nl=False)
         finally:
             if protocol_dir is not None:
                 shutil.rmtree(protocol_dir, ignore_errors=True)

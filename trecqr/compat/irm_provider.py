@@ -30,8 +30,16 @@ from ..api import evaluate
 from ..errors import InputError, TrecqrError
 from ..formats.objects import load_qrels_any, load_run_any
 from ..measures.irm_native import native
+from ..measures.plan import make_plan
+from ..measures.pytrec_values import value_keys
 
 _FAMILIES = ("pytrec_eval", "judged", "msmarco")
+# why the provider refuses qrels that judge a document twice, in ir_measures' terms
+DUPLICATES = ("; ir_measures' own providers would each read a different judgment (pytrec_eval "
+              "the last one, msmarco's RR@k any with rel or more), so one run could get "
+              "RR@3 = 1.0 beside RR = 0.5. Keep one judgment per (query_id, doc_id) and "
+              "evaluate again, e.g. qrels.drop_duplicates(['query_id', 'doc_id'], keep='last') "
+              "on a DataFrame")
 _PROBE_QRELS = {"q1": {"a": 2, "b": 0, "c": 1}}
 _PROBE_RUN = {"q1": {"a": 0.5, "b": 0.9, "d": 0.1}}
 
@@ -54,22 +62,41 @@ class TrecqrProvider(Provider):
 
     def _evaluator(self, measures, qrels):
         measures = list(measures)
-        return TrecqrEvaluator(measures, qrels, _providers_without_trecqr(measures) > 1)
+        return TrecqrEvaluator(measures, qrels, _blocks(measures))
 
 
-def _providers_without_trecqr(measures) -> int:
-    """How many providers ir_measures' own pipeline would split these measures among. With
-    more than one, its FallbackEvaluator gives every measure a DEFAULT for the topics left
-    without a value, Accuracy included; with one, Accuracy's topics without a value stay so."""
-    left, used = set(measures), 0
+def _own_split(measures) -> list:
+    """[(provider name, its measures)]: how ir_measures' own pipeline (without trecqr) splits
+    these measures among its providers, in pipeline order (None: measures none of them
+    takes). Measures are sorted by name first: ir_measures hands a provider a set, whose
+    order changes with PYTHONHASHSEED."""
+    left, out = sorted(measures, key=str), []
     for provider in ir_measures.DefaultPipeline.providers:
         if provider.NAME == TrecqrProvider.NAME or not left:
             continue
-        mine = {m for m in left if provider.supports(m)}
+        mine = [m for m in left if provider.supports(m)]
         if mine and provider.is_available():
-            left -= mine
-            used += 1
-    return used
+            left = [m for m in left if m not in mine]
+            out.append((provider.NAME, mine))
+    if left:
+        out.append((None, left))
+    return out
+
+
+def _blocks(measures) -> list:
+    """[(provider name, measures in the order it yields them)]: the order of ir_measures' own
+    rows. pytrec_eval yields each topic's values in its result's key order (trec_eval's
+    measure table, which trecqr's plan keeps); the others, by name."""
+    out = []
+    for name, mine in _own_split(measures):
+        if name == "pytrec_eval":
+            plan = make_plan(mine)
+            keys = [list(value_keys(g.selection)) for g in plan.groups]
+            where = {str(n.caller): (n.group, keys[n.group].index(n.match))
+                     for n in plan.irm}
+            mine = sorted(mine, key=lambda m: where.get(str(m), (len(keys), 0)))
+        out.append((name, mine))
+    return out
 
 
 def _claims(measure) -> bool:
@@ -96,7 +123,7 @@ def _claims(measure) -> bool:
 class TrecqrEvaluator(Evaluator):
     """The qrels read once (through the input layer); each run scored by trecqr.evaluate."""
 
-    def __init__(self, measures, qrels, all_defaults: bool = False):
+    def __init__(self, measures, qrels, blocks=None):
         empty = [q for q, docs in qrels.items() if not docs] if isinstance(qrels, dict) else []
         judged = {q: d for q, d in qrels.items() if d} if empty else qrels
         self._qrels = _loaded(load_qrels_any, judged)
@@ -104,29 +131,74 @@ class TrecqrEvaluator(Evaluator):
             else set()
         super().__init__(measures, topics | set(empty))
         self._by_name = {str(m): m for m in measures}
-        self._all_defaults = all_defaults
+        self._blocks = _blocks(self.measures) if blocks is None else blocks
+        # how many providers ir_measures' own pipeline would split these measures among: with
+        # more than one, its FallbackEvaluator gives every measure a DEFAULT for the topics
+        # left without a value, Accuracy included; with one, Accuracy's topics stay without
+        self._all_defaults = sum(1 for name, _ in self._blocks if name is not None) > 1
+        # calc_aggregate's keys in the same order (ir_measures hands over a set)
+        self.measures = [m for _, block in self._blocks for m in block]
 
     def iter_calc(self, run):
-        """The run's topics in its own order (ir_measures' providers add them so, and its
-        means are sums in that order), then the DEFAULT of every other qrels topic, except
-        for the measures whose provider yields none (Accuracy) when it alone would have
-        computed them (see _providers_without_trecqr)."""
-        expected = {(m, q) for m in self.measures if self._all_defaults or _has_default(m)
-                    for q in self.qrel_qids}
+        """The rows in the order ir_measures' own pipeline gives them, whatever the hash
+        seed: per provider it would use (pipeline order), its values (pytrec_eval: topic by
+        topic in the run's order; msmarco: measure by measure), then that provider's DEFAULT
+        for every other qrels topic; last, for the measures whose provider yields no default
+        (Accuracy), a DEFAULT where several providers share the measures. Each measure's
+        values come in the run's topic order, then its defaults: its mean is the same sum."""
+        per_query: dict = {}  # {qid: {name: value}}, topics in the run's order
         for metric in self._iter_calc(run):
-            expected.discard((metric.measure, metric.query_id))
-            yield metric
-        for measure, query_id in sorted(expected, key=lambda x: (str(x[0]), x[1])):
+            per_query.setdefault(metric.query_id, {})[str(metric.measure)] = metric.value
+        topics = list(per_query)
+        expected = {(m, q) for m in self.measures for q in self.qrel_qids}
+        for name, block in self._blocks:
+            rows = self._msmarco_rows(block, per_query, topics) if name == "msmarco" else \
+                ((q, m) for q in topics for m in block)
+            for qid, measure in rows:
+                value = per_query.get(qid, {}).get(str(measure))
+                if value is not None:
+                    expected.discard((measure, qid))
+                    yield Metric(query_id=qid, measure=measure, value=value)
+            yield from self._defaults(expected, [m for m in block if _has_default(m)])
+        if self._all_defaults:
+            yield from self._defaults(expected, self.measures)
+
+    @staticmethod
+    def _defaults(expected, measures):
+        wanted = set(measures)
+        mine = sorted(((m, q) for m, q in expected if m in wanted),
+                      key=lambda x: (str(x[0]), x[1]))
+        for measure, query_id in mine:
+            expected.discard((measure, query_id))
             yield Metric(query_id=query_id, measure=measure, value=measure.DEFAULT)
 
+    def _msmarco_rows(self, block, per_query, topics):
+        """msmarco's order: measure by measure, the run's topics with a document of grade
+        rel or more (the others get their DEFAULT after)."""
+        if not topics:
+            return
+        for measure in block:
+            grades = self._qrels.grade >= measure["rel"]
+            rel_topics = set(pc.unique(self._qrels.qid.filter(grades)).to_pylist())
+            for qid in topics:
+                if qid in rel_topics:
+                    yield qid, measure
+
     def _iter_calc(self, run):
+        """The values of the run's topics, in its order (a dict's empty rankings included)."""
         r = None if self._qrels is None else _loaded(load_run_any, run)
         if r is None:
             return
         with warnings.catch_warnings():  # ir_measures gives the defaults without a warning
             warnings.simplefilter("ignore")
-            per_query = evaluate(self._qrels, r, list(self.measures)).per_query()
-        for qid in pc.unique(r.qid).to_pylist():
+            try:
+                per_query = evaluate(self._qrels, r, list(self.measures)).per_query()
+            except InputError as exc:
+                if exc.message.startswith("duplicate judgment"):
+                    raise InputError(exc.source, exc.line, exc.message + DUPLICATES) from None
+                raise
+        topics = list(run) if isinstance(run, dict) else pc.unique(r.qid).to_pylist()
+        for qid in topics:
             for name, value in per_query.get(qid, {}).items():
                 yield Metric(query_id=qid, measure=self._by_name[name], value=value)
 

@@ -65,6 +65,10 @@ def _check_options(options: Options, selection) -> None:
     if missing:
         raise UsageError("--engine pytrec_eval does not support measure(s) "
                          f"{', '.join(missing)}; use --engine native")
+    for measure, params in selection:  # what pytrec_eval would only print, once per topic
+        check = getattr(measure, "check", None)
+        if check is not None:
+            check(params)
 
 
 def _pytrec_argument(measure, params) -> str:

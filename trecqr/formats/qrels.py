@@ -22,7 +22,8 @@ from ..errors import InputError
 from .arrays import as_numpy, one_chunk
 from .fastread import fast_table
 from .run import parse_score
-from .textio import LineLocator, Source, arrow_fields, json_document, python_lines, read_source
+from .textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
+                     refuse_bom)
 from .writer import atomic_write_lines
 
 QRELS_FIELDS = "qid iter docno grade"
@@ -120,12 +121,13 @@ def _python_qrels(src: Source, comments: bool) -> Qrels:
 def read_qrels(path, *, comments: bool = True, raw: bytes | None = None) -> Qrels:
     """Read a qrels file (path, ``-``, ``.gz``, or binary file object). raw: the first 64 KiB
     of the file, already read (:func:`~.colfiles.sniff`)."""
+    refuse_bom(path)
     fast = fast_table(path, {0: pa.string(), 2: pa.string(), 3: pa.int64()},
                       min_fields=4, exact=True, comments=comments, raw=raw)
     if fast is not None:
         return Qrels(one_chunk(fast["f0"]), one_chunk(fast["f2"]), as_numpy(fast["f3"]),
                      os.fspath(path), None, comments)
-    src = read_source(path)
+    src = read_source(path, trec=True)
     doc = json_document(src)
     if doc is not None:
         return qrels_from_dict(doc, source=src.name)

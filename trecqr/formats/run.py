@@ -21,7 +21,8 @@ from ..errors import InputError
 from .arrays import arrow_indices, as_numpy, string_array
 from .order import trec_order
 from .fastread import fast_table, last_line_fields
-from .textio import LineLocator, Source, arrow_fields, json_document, python_lines, read_source
+from .textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
+                     refuse_bom)
 from .writer import atomic_write_lines
 
 try:
@@ -54,6 +55,9 @@ class Run(LineLocator):
     _raw: Source | None = field(default=None, repr=False)
     comments: bool = True  # '#' lines were skipped (10.0): locate() must count them the same
     codes: "RunCodes | None" = field(default=None, repr=False)
+    # a run dict's topics with an empty ranking ({"q2": {}}): no line, but pytrec_eval ranks
+    # them (an empty ranking, scored), so every door does
+    empty_topics: tuple = ()
 
     def __len__(self) -> int:
         return len(self.score)
@@ -231,6 +235,7 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
     ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
     comments, so under that compatibility a ``#`` line is read as data.
     """
+    refuse_bom(path)
     scanned = scan_file(path, comments, judged, float32)
     if scanned is not None:
         return scanned
@@ -246,7 +251,7 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
                 return Run(fast["f0"], fast["f2"], score, last[5], os.fspath(path), None,
                            comments)
             del fast
-    src = read_source(path)
+    src = read_source(path, trec=True)
     doc = json_document(src)
     if doc is not None:
         return run_from_dict(doc, source=src.name)
@@ -268,10 +273,12 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
 
 def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") -> Run:
     """pytrec_eval's ``{qid: {docno: score}}``."""
-    qids, docnos, scores = [], [], []
+    qids, docnos, scores, empty = [], [], [], []
     for qid, docs in run.items():
         if not isinstance(docs, dict):
             raise InputError(source, None, f"query {qid!r}: expected a dict of docno -> score")
+        if not docs:
+            empty.append(str(qid))
         qids.extend([str(qid)] * len(docs))
         docnos.extend(str(d) for d in docs)
         scores.extend(docs.values())
@@ -283,7 +290,8 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InputError(source, None,
                          f"query {qids[bad]!r} doc {docnos[bad]!r}: score is NaN or infinite")
-    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), arr, runid, source)
+    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), arr, runid, source,
+               empty_topics=tuple(empty))
 
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:

@@ -30,6 +30,7 @@ import threading
 import pyarrow as pa
 
 from ..errors import InputError
+from .textio import refuse_bom
 from . import run as run_format  # its scanner looked up at each call (tests switch it off)
 
 PIECE_BYTES = 96 << 20  # run text per piece: ~30-60 bytes of memory per line of it, scored
@@ -269,6 +270,7 @@ def topic_pieces(path, *, comments: bool, judged=None, float32=None,
                  piece_bytes: int = PIECE_BYTES, tmpdir=None):
     """Runs of whole topics, in file order (see the module's docstring)."""
     name = os.fspath(path)
+    refuse_bom(name)
     kind = compression(name)
     if kind is None:
         for span in _ranges(name, piece_bytes, comments):
@@ -290,6 +292,7 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
     temporary files by topic hash, each then read as a piece. The last run yielded carries
     the runid of the file's last data line."""
     name = os.fspath(path)
+    refuse_bom(name)
     kind = compression(name)
     size = os.path.getsize(name) * (4 if kind else 1)
     # pieces of interleaved topics are sorted in memory: smaller than a grouped run's

@@ -89,11 +89,39 @@ class LineLocator:
         return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
 
 
-def read_source(path) -> Source:
+def bom_error(name: str) -> InputError:
+    """A UTF-8 byte-order mark in a file trec_eval reads (qrels, runs): trec_eval takes it as
+    part of the first topic id (``\\ufeff106_1``, a topic of its own), so no silent choice
+    gives both tools' number; trecqr refuses it (docs/fidelity.md)."""
+    return InputError(name, 1, "starts with a UTF-8 byte-order mark, which trec_eval reads as "
+                      "part of the first topic id; save the file without it "
+                      "(sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)")
+
+
+def refuse_bom(path) -> None:
+    """bom_error if the regular file at path (gzip or not) starts with a byte-order mark."""
+    if hasattr(path, "read") or str(path) == "-":
+        return  # a stream: read_source(trec=True) checks it
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            head = fh.read(64)
+    except (OSError, ValueError, TypeError):
+        return  # the reader reports it
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 3)
+        except zlib.error:
+            return
+    if head.startswith(BOM) and head[3:].strip():  # a BOM alone: the reader's "empty file"
+        raise bom_error(os.fspath(path))
+
+
+def read_source(path, *, trec: bool = False) -> Source:
     """Read a path (``str``/``PathLike``), ``-`` (stdin) or a binary file object.
 
     ``.gz`` files, and any input that starts with the gzip magic number, are decompressed.
-    Missing files, directories, corrupt gzip streams and binary data raise InputError.
+    Missing files, directories, corrupt gzip streams and binary data raise InputError. A UTF-8
+    byte-order mark is dropped, except in a file trec_eval reads (trec): refused there.
     """
     if hasattr(path, "read"):
         name = getattr(path, "name", "<stream>")
@@ -132,6 +160,8 @@ def read_source(path) -> Source:
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise InputError(name, None, "UTF-16 text; trecqr reads UTF-8 or ASCII (re-save as UTF-8)")
     if raw.startswith(BOM):
+        if trec and not raw[3:].isspace():
+            raise bom_error(name)
         raw = raw[len(BOM):]
     if not raw or raw.isspace():  # isspace stops at the first other byte; strip would copy
         raise InputError(name, None, "empty file")

@@ -34,6 +34,22 @@ def resolve(method, norm):
         raise UsageError(str(exc)) from None
 
 
+# parameters that count something: (lowest, highest); ranx divides by n_segments and slides a
+# window of 2w + 1 positions (a window wider than the run's depth is the whole run)
+WHOLE_PARAMS = {"n_segments": (1, 1_000_000), "w": (0, None)}
+
+
+def whole_param(method: str, key: str, value, low: int, high: int | None) -> int:
+    """value as an int, or a UsageError naming the valid range."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
+        and abs(value) != float("inf") and value == int(value) and value >= low \
+        and (high is None or value <= high)
+    if not ok:
+        rng = f"from {low} to {high:,}" if high is not None else f">= {low}"
+        raise UsageError(f"{method}: {key} must be a whole number {rng}, got {value!r}")
+    return int(value)
+
+
 def check_params(m: Method, params: dict, n_runs: int, trained: bool) -> dict:
     """params with the method's defaults, checked; trained: training will fill its part."""
     full = dict(m.defaults)
@@ -45,6 +61,9 @@ def check_params(m: Method, params: dict, n_runs: int, trained: bool) -> dict:
     if missing:
         extra = " (or train it with train_qrels)" if m.trained and not trained else ""
         raise UsageError(f"{m.name} needs {', '.join(missing)}{extra}")
+    for key, (low, high) in WHOLE_PARAMS.items():
+        if key in full:
+            full[key] = whole_param(m.name, key, full[key], low, high)
     if "weights" in full:
         w = full["weights"]
         if len(w) != n_runs:

@@ -108,6 +108,7 @@ def slidefuse(pool: Pool, probs, w: int) -> Pool:
 
 
 def _window_means(probs: np.ndarray, n: int, w: int) -> np.ndarray:
+    w = min(w, n)  # a wider window is cut to the same positions: the work stays O(n * n)
     p = np.arange(n)
     a = np.maximum(p - w, 0)
     b = np.minimum(p + w, n - 1)

@@ -90,7 +90,8 @@ def probfuse_probs(hits: np.ndarray, lengths: np.ndarray, n_segments: int) -> np
     cum = np.concatenate([np.zeros((len(hits), 1)), np.cumsum(hits, axis=1)], axis=1)
     size = -(-lengths // n_segments)
     contrib = np.zeros((len(hits), n_segments))
-    for k in range(n_segments):
+    reached = int(lengths.max()) if len(lengths) else 0  # segments from there on are empty
+    for k in range(min(n_segments, reached)):
         start = np.minimum(k * size, lengths)
         end = np.minimum((k + 1) * size, lengths)
         n = end - start

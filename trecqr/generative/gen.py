@@ -45,11 +45,18 @@ def _fmt_of(path, fmt):
     return "tsv" if low.endswith((".tsv", ".tab", ".txt")) else "jsonl"
 
 
+# the hints' names of the fields (trecqr.adapters.fields): gen's own arguments and options
+PRED_OPTIONS = {"rewrite_field": ("pred_field", "--pred-field"),
+                "id_field": ("pred_id_field", "--pred-id-field")}
+REF_OPTIONS = {"query_field": ("ref_field", "--ref-field"),
+               "qid_field": ("ref_id_field", "--ref-id-field")}
+
+
 def read_pairs(pred_path, ref_path, *, pred_field=None, ref_field=None, pred_id_field=None,
                ref_id_field=None, pred_format=None, ref_format=None):
     """(ids, preds, refs, counts) of the pairs matched by id."""
     rw = read_rewrites(pred_path, format=_fmt_of(pred_path, pred_format), id_field=pred_id_field,
-                       rewrite_field=pred_field, missing="drop")
+                       rewrite_field=pred_field, missing="drop", options=PRED_OPTIONS)
     pred = rw.topics.as_dict()
     for q in rw.report.empty:
         pred[q] = ""
@@ -60,7 +67,8 @@ def read_pairs(pred_path, ref_path, *, pred_field=None, ref_field=None, pred_id_
         name, text = read_text_file(ref_path)
         first = next((rec for _, rec in json_records(name, text)), {})
         ref_field = next((f for f in HUMAN_REWRITE_FIELDS if f in first), None)
-    ref_topics = read_topics(ref_path, rfmt, qid_field=ref_id_field, query_field=ref_field)
+    ref_topics = read_topics(ref_path, rfmt, qid_field=ref_id_field, query_field=ref_field,
+                             options=REF_OPTIONS)
     ref = ref_topics.as_dict()
     ref_ids = list(ref_topics.qids)
 

@@ -56,6 +56,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..adapters import sessions as S
+from ..adapters.fields import check_named_fields
 from ..api import evaluate, load_run, score_diversity
 from ..errors import InputError, UsageError
 from ..formats.diversity import load_diversity_qrels, run_in_rank_order
@@ -84,6 +85,9 @@ def read_generated(path, text_field=None) -> dict:
             fields = (text_field,) if text_field else GEN_TEXT_FIELDS
             f = next((f for f in fields if f in rec), None)
             if f is None:
+                if text_field:  # a field no record has: the file's fields, in one line
+                    check_named_fields(name, {"gen_field": text_field}, dict.fromkeys(
+                        k for _, r in S.line_records(name, text, jsonl) for k in r))
                 raise InputError(name, n, f"no text field ({', '.join(fields)})")
             val = rec[f]
             out[iid] = "" if val is None else str(val)

@@ -102,6 +102,7 @@ def _evaluation(plan, ranked: Ranked, qrels, div, empty_topics, check=False, zsc
     ev = finish_evaluation(rk, options, per_measure, zscores)
     defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx, warned) \
         if plan.irm else {}
+    ev.defaults = defaults
     return ev, defaults
 
 
@@ -192,10 +193,14 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
             per_measure = [(m, p, compute_values(m, p, gctx)) for m, p in group.selection]
         group_values.append(key_values(per_measure))
     orders: dict = {}  # one ranking per provider order
+    # the providers that read the run's rows (not pytrec_eval's) see a dict's empty ranking
+    # as a topic without results (ir_measures' default), not as a ranking to score
+    empty = set(ranked.run_columns().empty_topics) if plan.needs_run_columns else set()
+    with_rows = [q for q in topics if q not in empty] if empty else topics
 
     def ordered(ties):
         if ties not in orders:
-            orders[ties] = ranking(ranked.run_columns(), topics, ties)
+            orders[ties] = ranking(ranked.run_columns(), with_rows, ties)
         return orders[ties]
 
     missing = sorted(all_topics - set(topics))
@@ -213,17 +218,19 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
             in_run_order = aligned[perm]
         else:
             if name.kind == "judged":
-                in_run_order = judged_at_cutoff(ranked.run_columns(), ranked.qrels_columns(),
-                                                topics, name.cutoff, ordered("docno_asc"))
+                values = judged_at_cutoff(ranked.run_columns(), ranked.qrels_columns(),
+                                          with_rows, name.cutoff, ordered("docno_asc"))
             elif name.kind == "msmarco":
-                in_run_order = rr_at_cutoff(ranked.run_columns(), ranked.qrels_columns(),
-                                            topics, m["rel"], name.cutoff,
-                                            ordered("docno_asc"))
+                values = rr_at_cutoff(ranked.run_columns(), ranked.qrels_columns(),
+                                      with_rows, m["rel"], name.cutoff, ordered("docno_asc"))
             else:
                 judged = div if name.row.qrels_kind == "diversity" else ranked.qrels_columns()
-                in_run_order = np.asarray(
-                    name.row.function()(ranked.run_columns(), judged, topics, m),
-                    dtype=np.float64)
+                values = name.row.function()(ranked.run_columns(), judged, with_rows, m)
+            in_run_order = np.asarray(values, dtype=np.float64)
+            if empty:
+                fill = np.nan if name.row is not None and not name.row.defaults else m.DEFAULT
+                got = dict(zip(with_rows, in_run_order.tolist()))
+                in_run_order = np.array([got.get(q, fill) for q in topics], dtype=np.float64)
             aligned = np.zeros(len(rk.qids))
             aligned[perm] = in_run_order
         sparse = name.row is not None and not name.row.defaults

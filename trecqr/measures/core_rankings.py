@@ -128,11 +128,22 @@ def rank(plan, qrels, run) -> Ranked:
         rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
     elif plan.irm:
-        run_topics = _first_seen(r)
+        run_topics = _run_topics(run, r)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
+
+
+def _run_topics(given, run: Run) -> list:
+    """The run's topics in its order, empty rankings of a dict (``{"q2": {}}``) included."""
+    if isinstance(given, dict):
+        return list(given)
+    topics = _first_seen(run)
+    if run.empty_topics:
+        listed = set(topics)
+        topics += [q for q in run.empty_topics if q not in listed]
+    return topics
 
 
 def _first_seen(run: Run) -> list:
@@ -151,6 +162,8 @@ def _small_columns(plan, q: Qrels, run: Run, given) -> tuple | None:
     rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
     if qd is None or rd is None:
         return None
+    for q in run.empty_topics:  # a run dict's empty rankings, read back from its columns
+        rd.setdefault(q, {})
     try:
         ranked = _from_dicts(plan, DictQrels.from_grouped(qd, q), rd, run.runid)
     except (TypeError, ValueError):
@@ -177,7 +190,7 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
     options = plan.options
     if plan.c_specs is not None and dict_values is not None and not plan.keyed:
         values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs, True)
-        in_run = [q for q in values if run[q]]
+        in_run = list(values)  # an empty ranking is scored, as pytrec_eval scores it
         with_docs = [q for q, d in run.items() if d]
 
         def topics_only() -> Rankings:
@@ -199,8 +212,9 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
                             qrels_only=[q for q in qrels.topics if q not in ranked],
                             run_only=[q for q in run if q not in qrels.index])
         return Ranked(rk, rk.qids, "<run dict>", len(run), None, run, qrels)
-    # trec_eval: topics with documents only, in strcmp (code point) order
-    kept = [i for i, q in enumerate(topics) if run[q]]
+    # trec_eval's topics, in strcmp (code point) order; an empty ranking ({"q2": {}}) is
+    # scored, as pytrec_eval scores it
+    kept = list(range(len(topics)))
     order = sorted(kept, key=topics.__getitem__)
     if order != list(range(len(topics))):
         starts, lengths = offsets[:-1][order], np.diff(offsets)[order]

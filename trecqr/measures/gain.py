@@ -116,21 +116,49 @@ class GainTable:
         return 0.0
 
 
-def gain_table(params, num_rel_levels: int, v10: bool) -> GainTable:
-    """trec_eval's setup_gains for one num_rel_levels (params: ((name, value), ...))."""
+_EMULATED_ENTRIES = 1 << 17  # beyond this, trec_eval itself (a quadratic setup) takes hours
+
+
+def gain_table(params, num_rel_levels: int, v10: bool, grades=None) -> GainTable:
+    """trec_eval's setup_gains for one num_rel_levels (params: ((name, value), ...)).
+
+    trec_eval lists an entry per grade below num_rel_levels, so a grade of 2**31 would mean
+    2**31 entries. Only the entries a measure reads change a value: every parameter entry, and
+    the grade entries of ``grades`` (the judged grades; the others have no document and no
+    rank). When the comparator is a consistent order (integral gains less than 2**31 apart,
+    the usual case) the stable sort puts that subset in the order it has in the whole list,
+    so the table is built from the subset alone. Otherwise the whole list is sorted step by
+    step as glibc does, up to _EMULATED_ENTRIES entries; beyond that (a grade of 2**31 or
+    more, where trec_eval crashes, or fractional gains with more than 2**17 grades, where its
+    quadratic setup runs for hours) the subset is sorted by gain, trec_eval's intent."""
     entries = []  # [level, gain, count_grade]
+    first = {}  # level -> its first parameter entry
     for name, value in params.values:
         if v10 and not _VALID_INT.match(name):
             continue
-        entries.append([c_atol(name), float(value), -1])
-    for grade in range(num_rel_levels):
-        for e in entries:
-            if e[0] == grade:
-                e[2] = grade
-                break
+        level = c_atol(name)
+        first.setdefault(level, len(entries))
+        entries.append([level, float(value), -1])
+    n_params = len(entries)
+    gains = [e[1] for e in entries] + ([0.0, float(num_rel_levels - 1)] if num_rel_levels else [])
+    consistent = all(math.isfinite(g) and g == int(g) for g in gains) and (
+        not gains or max(gains) - min(gains) < 2 ** 31)
+    whole = not consistent and n_params + num_rel_levels <= _EMULATED_ENTRIES
+    if whole or grades is None:
+        wanted = range(num_rel_levels)
+    else:
+        wanted = sorted({int(g) for g in grades if 0 <= g < num_rel_levels}
+                        | ({num_rel_levels - 1} if num_rel_levels else set()))
+    for grade in wanted:
+        k = first.get(grade)
+        if k is not None:
+            entries[k][2] = grade
         else:
             entries.append([grade, float(grade), grade])
-    ordered = _msort(entries, lambda a, b: c_int(a[1] - b[1]))
+    if whole:
+        ordered = _msort(entries, lambda a, b: c_int(a[1] - b[1]))
+    else:  # a stable sort by gain: the order a consistent comparator gives
+        ordered = sorted(entries, key=lambda e: e[1])
     return GainTable(tuple(e[0] for e in ordered), tuple(e[1] for e in ordered),
                      tuple(e[2] for e in ordered))
 
@@ -187,13 +215,18 @@ class Graded:
 
 
 def lookup_gains(rel: np.ndarray, table: GainTable) -> np.ndarray:
-    """Gain of each ranked grade (first entry of that grade in sorted order), 0 on padding."""
+    """Gain of each ranked grade (first entry of that grade in sorted order), 0 on padding:
+    through a table over the grades' range, or, for a range too wide for one (a grade of
+    2**31), over the distinct grades."""
     lo = min(-2, min(table.level, default=0))
     hi = max(int(rel.max()) if rel.size else 0, max(table.level, default=0), 0)
-    lut = np.zeros(hi - lo + 1)
-    for g in range(lo, hi + 1):
-        lut[g - lo] = table.gain_of(g)
-    out = lut[np.clip(rel, lo, hi) - lo]
+    if hi - lo <= 1 << 16:
+        lut = np.array([table.gain_of(g) for g in range(lo, hi + 1)])
+        out = lut[np.clip(rel, lo, hi) - lo]
+    else:
+        grades, inverse = np.unique(rel, return_inverse=True)
+        lut = np.array([table.gain_of(int(g)) for g in grades.tolist()], float)
+        out = lut[inverse].reshape(rel.shape)
     out[rel == PAD] = 0.0
     return out
 
@@ -231,7 +264,7 @@ def _graded_groups(batch, params, *, ideal: bool = True):
     v10 = batch.options.v10
     for levels in np.unique(nrl):
         rows = np.flatnonzero(nrl == levels)
-        table = gain_table(params, int(levels), v10)
+        table = gain_table(params, int(levels), v10, batch.levels.tolist())
         rel = batch.rel[rows]
         gains = lookup_gains(rel, table)
         if ideal:

@@ -20,10 +20,14 @@ class Utility(Measure):
                    "retrieved/not retrieved counts (default 1,-1,0,0).")
     params = DoubleParams(1.0, -1.0, 0.0, 0.0)
 
-    def compute(self, b, p):
+    def check(self, p) -> None:
+        """trec_eval's one refusal (its calc_utility, once per topic, then a zero mean)."""
         if len(p.values) != 4:
             raise UsageError("measure 'utility': improper number of coefficients "
                              f"(need 4, got {len(p.values)})")
+
+    def compute(self, b, p):
+        self.check(p)
         p1, p2, p3, p4 = p.values
         ret, rel, relret = b.num_ret, b.num_rel, b.num_rel_ret_judged
         coll = np.int64(b.options.num_docs_in_coll)  # trec_eval's long: -N may pass 2**31

@@ -13,8 +13,10 @@ in Python) groups the topics
   (blank lines and ``#`` comments skipped).
 
 Per group and run: the mean (trec_eval's summation order) and count of the run's topics in the
-group; per group, measure and run other than the baseline: the mean difference against the
-baseline over the group's topics both runs are evaluated on, and the paired two-sided t-test
+group, its topics being the table's population (:mod:`.populations`: every qrels topic with
+``-c`` or ir_measures names, else the qrels topics the run has), so a group holding every topic
+gives ``trecqr eval``'s value; per group, measure and run other than the baseline: the mean
+difference against the baseline over the group's topics both runs have, and the paired two-sided t-test
 (scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, none) over the family
 of every (group x non-baseline run x measure) test, stated in the output. Topics without a
 label are left out and counted.
@@ -25,85 +27,19 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from dataclasses import asdict, dataclass, field
-
-import numpy as np
-import pyarrow.compute as pc
 
 from ..adapters.topiocqa import read_turn_types
 from ..adapters.turn_ids import split_id
-from ..api import load_qrels, score_trec
 from ..errors import InputError, UsageError
-from ..scorer.options import Options
-from .compare import adjust, run_names, t_test, trec_mean
+from .compare import adjust, t_test
 from .comparison import json_number, plural
 from .groups import group_order, memberships, read_groups
+from .populations import ScoreTable, score_table  # noqa: F401 (plots and html import them here)
 from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
-
-
-# ---------------------------------------------------------------------------------------------
-# scoring (shared with plots)
-
-
-@dataclass
-class ScoreTable:
-    names: list          # run names
-    measures: list       # output measure names (ndcg_cut_3, ...)
-    values: list         # per run: {measure: {qid: value}}
-    qids: list           # per run: the evaluated qids, in evaluation order
-    qrels_topics: list   # sorted qrels topics
-    complete: bool
-
-    def topics(self, i, j=None) -> list:
-        """Topics of run i (or of the pair i, j): with -c every qrels topic, else evaluated ones."""
-        if self.complete:
-            seen = set()
-            out = []
-            for q in list(self.qids[0]) + [t for qs in self.qids[1:] for t in qs] + \
-                    self.qrels_topics:
-                if q not in seen:
-                    seen.add(q)
-                    out.append(q)
-            return out
-        ok = set(self.qids[i]) if j is None else set(self.qids[i]) & set(self.qids[j])
-        return [t for t in self.qids[i] if t in ok]
-
-    def vector(self, i, measure, topics) -> np.ndarray:
-        vals = self.values[i][measure]
-        return np.array([vals.get(t, 0.0) for t in topics], dtype=np.float64)
-
-
-def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_level=1,
-                max_docs=None, judged_only=False, compat="9.0.8") -> ScoreTable:
-    """Score every run; per-topic values of every numeric summarised measure."""
-    runs = list(runs)
-    if not runs:
-        raise UsageError("give at least one run")
-    if isinstance(measures, str):
-        measures = [measures]
-    measures = list(measures or [])
-    if not measures:
-        raise UsageError("give at least one measure (-m)")
-    names = run_names(runs, names)
-    options = Options(relevance_level=relevance_level,
-                      max_docs=sys.maxsize if max_docs is None else max_docs,
-                      judged_only=judged_only, complete=complete, compat=compat)
-    q = load_qrels(qrels, comments=options.v10)
-    evals = [score_trec(q, r, measures, options) for r in runs]
-    cols = [c.name for c in evals[0].columns
-            if c.measure.summary != "none" and np.asarray(c.values).dtype.kind in "fiub"]
-    if not cols:
-        raise UsageError("no numeric per-topic measure selected")
-    values = []
-    for ev in evals:
-        values.append({c.name: dict(zip(ev.qids, np.asarray(c.values, dtype=np.float64)))
-                       for c in ev.columns if c.name in cols})
-    return ScoreTable(names, cols, values, [list(ev.qids) for ev in evals],
-                      sorted(set(pc.unique(q.qid).to_pylist())), complete)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,13 +167,15 @@ class Breakdown:
     measures: list
     baseline: str
     rows: list              # GroupResult, group by group, measure by measure, run by run
-    counts: dict            # {group: number of topics (of the union of evaluated topics)}
+    counts: dict            # {group: topics of the union of the runs' populations}
     unlabelled: list        # evaluated topics without a group
     topics: str
     correction: str
     alpha: float
     family: str
     extra: dict = field(default_factory=dict)
+    topics_note: str = ""   # the header's topics line (populations.ScoreTable)
+    population: dict = field(default_factory=dict)  # the topics every mean is over
 
     def get(self, group, run, measure) -> GroupResult:
         for r in self.rows:
@@ -266,7 +204,7 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
     if table is None:
         table = score_table(qrels, runs, measures, complete=complete, names=names,
                             relevance_level=relevance_level, max_docs=max_docs,
-                            judged_only=judged_only, compat=compat)
+                            judged_only=judged_only, compat=compat, command="breakdown")
     names = table.names
     b = 0
     if baseline is not None:
@@ -301,12 +239,12 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
         for m in table.measures:
             for i, name in enumerate(names):
                 topics = [t for t in table.topics(i) if g in member.get(t, ())]
-                row = GroupResult(g, name, m, len(topics), trec_mean(table.vector(i, m, topics)))
+                row = GroupResult(g, name, m, len(topics), table.mean(i, m, topics))
                 if i != b and len(names) > 1:
                     pt = [t for t in table.topics(b, i) if g in member.get(t, ())]
                     a, base = table.vector(i, m, pt), table.vector(b, m, pt)
                     row.baseline, row.n_pair = names[b], len(pt)
-                    row.diff = trec_mean(a) - trec_mean(base) if pt else math.nan
+                    row.diff = table.mean(i, m, pt) - table.mean(b, m, pt) if pt else math.nan
                     row.t, row.p_t = t_test(a, base) if pt else (math.nan, math.nan)
                 rows.append(row)
     tested = [r for r in rows if r.baseline]
@@ -318,9 +256,10 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
               f"{names[b]} x {plural(len(table.measures), 'measure')} = "
               f"{plural(len(tested), 't-test')}")
     extra = {"max_depth": max_depth} if by == "depth" else {}
+    tested_n = sorted({r.n_pair for r in tested})
     return Breakdown(by, groups, names, table.measures, names[b], rows, counts, unlabelled,
                      "complete" if table.complete else "intersection", correction, alpha,
-                     family, extra)
+                     family, extra, table.population_line(tested_n), table.population())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,19 +271,22 @@ def render_text(bd: Breakdown, places: int = 4) -> str:
                                      if bd.extra.get("max_depth") else ""),
             "type": "turn type", "labels": "label",
             "groups": "group (groups overlap; 'all': every topic)"}[bd.by]
-    out = [f"breakdown by {what}; topics: "
-           + ("all qrels topics (-c: missing ones count 0)" if bd.topics == "complete"
-              else "per run, the qrels topics it is evaluated on"),
+    out = [f"breakdown by {what}; {bd.topics_note}",
            f"family: {bd.family}; correction: {bd.correction}; alpha = {bd.alpha:g}"]
     if bd.unlabelled:
         out.append(f"{len(bd.unlabelled)} topics without a group left out "
                    f"(e.g. {', '.join(bd.unlabelled[:3])})")
     out.append("")
+    # n: the topics each mean is over; one column when every run's mean in a group is over as
+    # many, else one per run
+    per_run = any(len({bd.get(g, r, m).n for r in bd.runs}) > 1
+                  for g in bd.groups for m in bd.measures)
     for m in bd.measures:
-        header = ["group", "n"] + bd.runs
+        header = ["group"] + ([f"n {r}" for r in bd.runs] if per_run else ["n"]) + bd.runs
         rows = []
         for g in bd.groups:
-            row = [g, str(bd.counts[g])]
+            ns = [str(bd.get(g, r, m).n) for r in bd.runs]
+            row = [g] + (ns if per_run else ns[:1])
             for r in bd.runs:
                 x = bd.get(g, r, m)
                 mark = ""

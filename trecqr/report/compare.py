@@ -14,8 +14,10 @@ pairs) and every measure, reports:
 * p-values adjusted over the family of all tests made (every pair x every measure):
   Holm (default), Bonferroni, or none.
 
-Topics compared: those both runs of a pair are evaluated on (qrels topics present in both
-runs); with ``complete`` (``-c``), every qrels topic, a topic missing from a run counting 0.
+Topics: one population for every column (:mod:`.populations`), each run's mean the value
+``trecqr eval`` gives for the name: every qrels topic, a topic a run lacks counting 0, with
+``complete`` (``-c``) or ir_measures names; else (trec_eval names) each run's qrels topics, a
+paired test over those both runs have. The header states which.
 """
 
 from __future__ import annotations
@@ -23,17 +25,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 
 import numpy as np
-import pyarrow.compute as pc
 
-from ..api import load_qrels
-from ..api_many import score_trec_many
 from ..errors import UsageError
 from ..memory import scipy_stats
-from ..scorer.options import Options
 from .comparison import Comparison, PairResult, plural, topics_line
+from .populations import score_table
 from .tables import render_latex, render_markdown
 from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
@@ -143,46 +141,17 @@ def adjust(pvalues, method: str) -> np.ndarray:
     raise UsageError(f"unknown correction {method!r} (holm, bonferroni, none)")
 
 
-def trec_mean(values) -> float:
-    """Left-to-right sum divided by the count, as trec_eval's summary (bit-identical)."""
-    values = np.asarray(values, dtype=np.float64)
-    if len(values) == 0:
-        return math.nan
-    return float(np.cumsum(values)[-1] / len(values))
-
-
 # ---------------------------------------------------------------------------------------------
 # comparison
 
 
-def run_names(runs, names):
-    if names is not None:
-        names = list(names)
-        if len(names) != len(runs):
-            raise UsageError("names must match the runs one for one")
-        return names
-    out = []
-    for r in runs:
-        out.append(os.path.basename(str(r)) if isinstance(r, (str, os.PathLike)) else None)
-    for i, n in enumerate(out):
-        if n is None:
-            out[i] = f"run{i + 1}"
-    if len(set(out)) != len(out):  # same basename in two folders: use the paths as given
-        out = [str(r) if isinstance(r, (str, os.PathLike)) else f"run{i + 1}"
-               for i, r in enumerate(runs)]
-    if len(set(out)) != len(out):
-        raise UsageError("the same run is given twice")
-    return out
-
-
-def _find_run(name, runs, names, evals):
+def _find_run(name, runs, names, runids):
     for i, n in enumerate(names):
         r = runs[i]
-        cands = {n}
+        cands = {n, runids[i]}
         if isinstance(r, (str, os.PathLike)):
             base = os.path.basename(str(r))
             cands |= {str(r), base, os.path.splitext(base)[0]}
-        cands.add(evals[i].runid)
         if name in cands:
             return i
     raise UsageError(f"--baseline {name!r} is none of the runs ({', '.join(names)})")
@@ -210,57 +179,19 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
     adjust([], correction)  # validate early
     if bootstrap < 1:
         raise UsageError("--bootstrap must be at least 1")
-    names = run_names(runs, names)
-    options = Options(relevance_level=relevance_level,
-                      max_docs=sys.maxsize if max_docs is None else max_docs,
-                      judged_only=judged_only, complete=complete, compat=compat)
-    q = load_qrels(qrels, comments=options.v10)
-    evals = score_trec_many(q, runs, measures, options)  # in parallel when the runs are large
-
-    cols = [c.name for c in evals[0].columns
-            if c.measure.summary != "none" and np.asarray(c.values).dtype.kind in "fiub"]
-    if not cols:
-        raise UsageError("no numeric per-topic measure selected")
-
-    qrels_topics = sorted(set(pc.unique(q.qid).to_pylist()))
-    # per run: {measure: {qid: value}}
-    table = []
-    for ev in evals:
-        per = {}
-        for c in ev.columns:
-            if c.name in cols:
-                per[c.name] = dict(zip(ev.qids, np.asarray(c.values, dtype=np.float64)))
-        table.append(per)
-    order = list(evals[0].qids)
-    seen = set(order)
-    for ev in evals[1:]:
-        order += [t for t in ev.qids if t not in seen]
-        seen.update(ev.qids)
-    if complete:
-        order += [t for t in qrels_topics if t not in seen]
-
-    def topic_list(i, j=None):
-        if complete:
-            return order
-        ok = set(evals[i].qids) if j is None else set(evals[i].qids) & set(evals[j].qids)
-        return [t for t in order if t in ok]
-
-    def vec(i, m, topics):
-        vals = table[i][m]
-        return np.array([vals.get(t, 0.0) for t in topics], dtype=np.float64)
-
-    means, num_topics = {}, {}
-    for i, name in enumerate(names):
-        topics = topic_list(i)
-        num_topics[name] = len(topics)
-        means[name] = {m: trec_mean(vec(i, m, topics)) for m in cols}
+    table = score_table(qrels, runs, measures, complete=complete, names=names,
+                        relevance_level=relevance_level, max_docs=max_docs,
+                        judged_only=judged_only, compat=compat)
+    names, cols = table.names, table.measures
+    means = {name: dict(table.summaries[i]) for i, name in enumerate(names)}
+    num_topics = {name: len(table.topics(i)) for i, name in enumerate(names)}
 
     if all_pairs:
         pair_idx = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
     else:
         b = 0
         if baseline is not None:
-            b = baseline if isinstance(baseline, int) else _find_run(baseline, runs, names, evals)
+            b = baseline if isinstance(baseline, int) else _find_run(baseline, runs, names, table.runids)
         pair_idx = [(b, j) for j in range(len(runs)) if j != b]
 
     ss = np.random.SeedSequence(seed)
@@ -268,18 +199,18 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
     pairs = []
     k = 0
     for i, j in pair_idx:
-        topics = topic_list(i, j)
+        topics = table.topics(i, j)
         for m in cols:
-            a, bvals = vec(j, m, topics), vec(i, m, topics)
+            a, bvals = table.vector(j, m, topics), table.vector(i, m, topics)
             d = a - bvals
             t, p_t = t_test(a, bvals)
             p_r = randomization_test(d, permutations, children[k]) if len(d) else math.nan
             lo, hi = bootstrap_ci(d, bootstrap, rng=children[k + 1])
             k += 2
-            pairs.append(PairResult(names[i], names[j], m, len(topics), trec_mean(bvals),
-                                    trec_mean(a), trec_mean(a) - trec_mean(bvals)
-                                    if len(d) else math.nan, lo, hi, effect_size(d), t, p_t,
-                                    p_r))
+            mean_b, mean_a = table.mean(i, m, topics), table.mean(j, m, topics)
+            pairs.append(PairResult(names[i], names[j], m, len(topics), mean_b, mean_a,
+                                    mean_a - mean_b if len(d) else math.nan, lo, hi,
+                                    effect_size(d), t, p_t, p_r))
     adj_t = adjust([p.p_t for p in pairs], correction)
     adj_r = adjust([p.p_rand for p in pairs], correction)
     for p, at, ar in zip(pairs, adj_t, adj_r):
@@ -294,8 +225,10 @@ def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
     family = (f"{pair_desc} x {plural(len(cols), 'measure')} = "
               f"{plural(len(pairs), test_name)}")
     return Comparison(names, cols, means, num_topics, pairs,
-                      "complete" if complete else "intersection", test, correction, alpha,
-                      permutations, bootstrap, seed, family, {"all_pairs": all_pairs})
+                      "complete" if table.complete else "intersection", test, correction,
+                      alpha, permutations, bootstrap, seed, family,
+                      {"all_pairs": all_pairs, "complete": complete},
+                      table.population_line(sorted({p.n for p in pairs})), table.population())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ class Comparison(ComparisonViews):
     means: dict                     # {run: {measure: mean over the run's compared topics}}
     num_topics: dict                # {run: number of topics its mean is over}
     pairs: list                     # PairResult, pair by pair, measure by measure
-    topics: str                     # "intersection" or "complete"
+    topics: str                     # "complete": every qrels topic; "intersection": per run
     test: str                       # p-value behind `significant`: "t" or "randomization"
     correction: str
     alpha: float
@@ -51,6 +51,8 @@ class Comparison(ComparisonViews):
     seed: int
     family: str = ""
     extra: dict = field(default_factory=dict)
+    topics_note: str = ""           # the header's topics line (populations.ScoreTable)
+    population: dict = field(default_factory=dict)  # the topics every mean is over
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -73,6 +75,8 @@ def json_number(v):
 
 
 def topics_line(cmp: Comparison) -> str:
+    if cmp.topics_note:
+        return cmp.topics_note
     counts = sorted({p.n for p in cmp.pairs})
     n = ", ".join(str(c) for c in counts)
     if cmp.topics == "complete":

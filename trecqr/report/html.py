@@ -152,7 +152,7 @@ def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manu
                     max_docs=None, judged_only: bool = False, compat: str = "9.0.8") -> str:
     """The page of a :class:`Comparison` of these runs on these qrels with these measures (as
     given to compare); the scoring options must be those the comparison was made with."""
-    table = score_table(qrels, runs, measures, complete=cmp.topics == "complete",
+    table = score_table(qrels, runs, measures, complete=cmp.extra.get("complete", cmp.topics == "complete"),
                         names=cmp.runs, relevance_level=relevance_level, max_docs=max_docs,
                         judged_only=judged_only, compat=compat)
     if list(table.measures) != list(cmp.measures):

@@ -14,19 +14,19 @@ import io
 import json
 import math
 
-from .trec_text import format_trec
+from ..measures.population import describe_groups, populations, uniform
+from .trec_text import format_trec, per_topic
 
 FORMATS = ("trec", "json", "jsonl", "csv", "tsv")
 
 
 def rows(ev, *, query: bool, summary: bool):
-    """(measure, qid, value) in trec_eval's print order; values int, float or str."""
+    """(measure, qid, value) in trec_eval's print order; values int, float or str. Per
+    topic, each measure's topics (:func:`per_topic`)."""
     prefix = "Z" if ev.zscored else ""
     if query:
-        cols = [c for c in ev.columns if c.measure.per_query]
-        for i, qid in enumerate(ev.qids):
-            for c in cols:
-                yield prefix + c.name, qid, _value(ev, c, c.values[i])
+        for qid, c, v in per_topic(ev):
+            yield prefix + c.name, qid, _value(ev, c, v)
     if summary:
         for c in ev.columns:
             if c.measure.name == "runid":
@@ -67,8 +67,11 @@ def render(ev, fmt: str, *, query: bool = False, summary: bool = True,
         return format_trec(ev, query=query, summary=summary,
                            places=4 if places is None else places)
     data = list(rows(ev, query=query, summary=summary))
-    if fmt == "jsonl":
-        return "".join(json.dumps({"measure": m, "qid": q, "value": _rounded(v, places)},
+    if fmt == "jsonl":  # a summary row says how many topics it averages, by which rule
+        pops = populations(ev, "Z" if ev.zscored else "") if summary else {}
+        return "".join(json.dumps({"measure": m, "qid": q, "value": _rounded(v, places),
+                                   **({"n": pops[m].n, "rule": pops[m].rule}
+                                      if q == "all" and m in pops else {})},
                                   allow_nan=False) + "\n" for m, q, v in data)
     if fmt == "json":
         return json.dumps(_document(ev, data, query, places), indent=2, allow_nan=False) + "\n"
@@ -86,6 +89,11 @@ def _document(ev, data, query: bool, places):
     cover = coverage(ev)
     if cover is not None:
         doc["topics"] = cover
+    # which topics each summary value averages (measures.population)
+    pops = populations(ev, "Z" if ev.zscored else "")
+    doc["averaged_over"] = {m: {"n": p.n, "rule": p.rule,
+                                "without_results": len(p.without_results)}
+                            for m, p in pops.items()}
     doc["summary"] = {}
     if query:
         doc["per_query"] = {}
@@ -107,15 +115,28 @@ def coverage(ev) -> dict | None:
 
 
 def coverage_line(ev) -> str:
-    """``trecqr: 49 topics evaluated; 1 only in qrels (302); 0 only in run`` (for stderr)."""
+    """``trecqr: 49 topics evaluated; 1 only in qrels (302); 0 only in run`` (for stderr)
+    when every value averages the evaluated topics. Otherwise each population is named:
+    ``trecqr: RR@3: 50 qrels topics (ir_measures: a topic without results counts 0); map: 49
+    evaluated (-c counts the 1 as 0); 1 only in qrels (302); 0 only in run``, or with one
+    population, ``trecqr: 50 qrels topics (-c: ...), 49 with results; ...``."""
     cover = coverage(ev)
+    pops = populations(ev, "Z" if ev.zscored else "")
     if cover is None:
-        return f"trecqr: {len(ev.qids)} topics evaluated"
+        if uniform(pops, ev.qids):
+            return f"trecqr: {len(ev.qids)} topics evaluated"
+        return "trecqr: " + "; ".join(describe_groups(pops))
 
     def few(names):
         shown = ", ".join(names[:5])
         return f" ({shown}{', ...' if len(names) > 5 else ''})" if names else ""
 
-    return (f"trecqr: {cover['evaluated']} topics evaluated; "
-            f"{len(cover['qrels_only'])} only in qrels{few(cover['qrels_only'])}; "
+    rest = (f"{len(cover['qrels_only'])} only in qrels{few(cover['qrels_only'])}; "
             f"{len(cover['run_only'])} only in run{few(cover['run_only'])}")
+    if uniform(pops, ev.qids):
+        return f"trecqr: {cover['evaluated']} topics evaluated; {rest}"
+    distinct = set(pops.values())
+    if len(distinct) == 1:
+        p = distinct.pop()
+        return f"trecqr: {p.describe()}, {p.n - len(p.without_results)} with results; {rest}"
+    return f"trecqr: {'; '.join(describe_groups(pops))}; {rest}"

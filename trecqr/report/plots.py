@@ -90,7 +90,7 @@ def _tables(qrels, runs, measure, names, options):
         if len(measure) != 1:
             raise UsageError("a plot shows one measure (-m)")
         measure = measure[0]
-    table = score_table(qrels, runs, [measure], names=names, **options)
+    table = score_table(qrels, runs, [measure], names=names, command="plot", **options)
     if len(table.measures) != 1:
         raise UsageError(f"measure {measure!r} gives {len(table.measures)} values; pick one")
     return table, table.measures[0]

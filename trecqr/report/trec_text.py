@@ -27,17 +27,38 @@ def _row(name: str, qid: str, value, integer: bool, zscored: bool, places: int) 
     return f"{name:<22}\t{qid}\t{_fmt_float(float(value), places)}\n"
 
 
+def per_topic(ev):
+    """(qid, column, value) of the per-topic rows, topics in trec_eval's (sorted) order:
+    the evaluated topics, and the qrels topics without results where an ir_measures name
+    counts them (its default), so that each measure lists the topics its mean averages (an
+    ir_measures name without a default, Accuracy@k, lists the topics it has a value for)."""
+    cols = [c for c in ev.columns if c.measure.per_query]
+    defaults = getattr(ev, "defaults", None)
+    sparse = [c for c in cols if getattr(c.measure, "sparse", False)]
+    if not defaults and not sparse:  # trec_eval's rows, as it prints them
+        for i, qid in enumerate(ev.qids):
+            for c in cols:
+                yield qid, c, c.values[i]
+        return
+    where = {q: i for i, q in enumerate(ev.qids)}
+    for qid in sorted(set(where) | set(defaults or ())):
+        i = where.get(qid)
+        for c in cols:
+            if i is not None:
+                if not (c in sparse and c.values[i] != c.values[i]):  # NaN: no value
+                    yield qid, c, c.values[i]
+            elif c.name in defaults[qid]:
+                yield qid, c, defaults[qid][c.name]
+
+
 def format_trec(ev, *, query: bool = False, summary: bool = True, places: int = 4) -> str:
     """The text trec_eval prints for an Evaluation."""
     out = []
     if query:
-        printable = [c for c in ev.columns if c.measure.per_query]
-        for i, qid in enumerate(ev.qids):
-            for c in printable:
-                value = c.values[i]
-                if hasattr(c.measure, "format_query_value"):
-                    value = c.measure.format_query_value(value)
-                out.append(_row(c.name, qid, value, c.measure.integer, ev.zscored, places))
+        for qid, c, value in per_topic(ev):
+            if hasattr(c.measure, "format_query_value"):
+                value = c.measure.format_query_value(value)
+            out.append(_row(c.name, qid, value, c.measure.integer, ev.zscored, places))
     if summary:
         for c in ev.columns:
             if c.measure.name == "runid":

@@ -16,7 +16,9 @@ the input's row name; with the one policy ``first``, the row keeps NAME, as befo
                  candidate 1.
 
 A candidate run is searched once, however many policies read it. Coverage: ``no rewrite`` of a
-combined row (fuse, oracle, mean, sc) counts the turns without any usable candidate.
+combined row (fuse, oracle, mean, sc) counts the turns without any usable candidate. A turn's
+unusable candidate (an empty sample) stands in as its first usable one in NAME.first and
+NAME.cI; the combined rows leave such stand-ins out, so they count each real candidate once.
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ def dense_lists(sets: list, responses: list | None = None) -> tuple:
     candidate; a turn left out of candidate i (--missing drop) has one candidate fewer."""
     maps = [s.topics.as_dict() for s in sets]
     qids = list(dict.fromkeys(q for s in sets for q in s.topics.qids))
-    present = [[i for i, m in enumerate(maps) if q in m] for q in qids]
+    others = [set(s.report.from_other) for s in sets]
+    present = [[i for i, m in enumerate(maps) if q in m and q not in others[i]] for q in qids]
     texts = [[maps[i][q] for i in idx] for q, idx in zip(qids, present)]
     replies = None
     if responses is not None:
@@ -102,6 +105,17 @@ def without_any(sets: list) -> int:
     """Turns missing a usable rewrite in every candidate."""
     missing = [set(s.report.missing) for s in sets]
     return len(set.intersection(*missing)) if missing else 0
+
+
+def own_turns(run: Run, s) -> Run:
+    """A candidate's run without the turns where it only stands in for the first usable
+    candidate (:attr:`RewriteReport.from_other`): what the combined policies read."""
+    if not s.report.from_other:
+        return run
+    drop = pa.array(s.report.from_other, pa.string())
+    idx = np.flatnonzero(pc.invert(pc.is_in(run.qid, value_set=drop)).to_numpy(
+        zero_copy_only=False))
+    return Run(run.qid.take(idx), run.docno.take(idx), run.score[idx], run.runid, run.source)
 
 
 def oracle_choice(per_query: list, qids) -> dict:
@@ -189,11 +203,12 @@ def candidate_rows(name: str, cands, policies: list, search, score, per_query, m
             continue
         chosen = None
         if p.name == "fuse":
-            run = fuse([run_of(i)[1] for i in range(n)], method=p.method, runid=f"cqr-{row}")
+            run = fuse([own_turns(run_of(i)[1], sets[i]) for i in range(n)], method=p.method,
+                       runid=f"cqr-{row}")
             t, n_cut = merged_topics(sets), run_of(0)[2]
         elif p.name == "oracle":
             qids = list(dict.fromkeys(q for i in range(n) for q in run_of(i)[0].qids))
-            scored = [per_query(run_of(i)[1]) for i in range(n)]
+            scored = [per_query(own_turns(run_of(i)[1], sets[i])) for i in range(n)]
             choice = oracle_choice(scored, qids)
             t = merged_topics(sets, choice)
             run = chosen_run([run_of(i)[1] for i in range(n)], choice, f"cqr-{row}")

