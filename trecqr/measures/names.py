@@ -280,11 +280,13 @@ def map_gains(qrels, gains):
 
 
 def check_options(options) -> None:
-    """ir_measures names carry their own parameters: trec_eval's options must be left alone."""
+    """ir_measures names carry their own parameters: trec_eval's options that would change them
+    must be left alone. ``-c`` is the exception: it makes trec_eval names average every qrels
+    topic, a topic without results counting 0, which is what ir_measures names always do, so
+    beside them it changes nothing of theirs and lets one output hold one population."""
     default = Options()
     changed = [(attr, flag) for attr, flag in (("relevance_level", "-l"), ("max_docs", "-M"),
-                                               ("judged_only", "-J"), ("complete", "-c"),
-                                               ("compat", "--compat"))
+                                               ("judged_only", "-J"), ("compat", "--compat"))
                if getattr(options, attr) != getattr(default, attr)]
     if changed:
         head = "ir_measures names carry their own parameters (rel=, judged_only=, @cutoff); "
