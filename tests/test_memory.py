@@ -38,13 +38,98 @@ def _cap(kb: int):
 
 def test_a_tiny_cap_is_one_line_naming_it():
     """Under 120 MB not even Python's libraries load: one line naming the cap, exit 2 (it was
-    an internal error: "can't start new thread", a library that failed to map)."""
+    an internal error: "can't start new thread", a library that failed to map), said before
+    numpy's OpenBLAS fails on its own."""
     res = subprocess.run(CMD + ["eval", "-m", "map", str(Q), str(R)], capture_output=True,
                          timeout=300, preexec_fn=_cap(120_000))
     assert res.returncode == 2, res.stderr
-    assert res.stderr.decode() == \
-        "trecqr: out of memory under the address-space limit (ulimit -v 120000)\n"
+    line = res.stderr.decode()
+    assert line.startswith("trecqr: not enough memory to start: numpy and pyarrow need about ")
+    assert line.endswith(" of address space, more than the address-space limit "
+                         "(ulimit -v 120000) allows\n")
     assert res.stdout == b""
+
+
+FIXTURE = (str(ROOT / "fixtures" / "cast2021" / "qrels.txt"),
+           str(ROOT / "fixtures" / "cast2021" / "manual_bm25.run"))
+DOORS = {"console script": CMD, "python -m trecqr": [sys.executable, "-m", "trecqr"]}
+
+
+def _capped_eval(door, kb):
+    return subprocess.run(DOORS[door] + ["eval", "-m", "map", *FIXTURE], capture_output=True,
+                          timeout=300, preexec_fn=_cap(kb), cwd=ROOT)
+
+
+def _one_memory_line(res) -> str:
+    """Exit 2, nothing on stdout, one line on stderr that speaks of memory."""
+    assert res.returncode == 2, res.stderr
+    assert res.stdout == b"" and b"Traceback" not in res.stderr
+    lines = res.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("trecqr: ") and "memory" in lines[0], lines
+    return lines[0]
+
+
+@pytest.mark.parametrize("door", sorted(DOORS))
+@pytest.mark.parametrize("kb", [100_000, 150_000, 200_000, 250_000])
+def test_eval_under_a_cap_too_small_for_it_is_one_line(door, kb):
+    """The README's run under ulimit -v 100000-250000: one line, exit 2 (at 200000 it was two
+    tracebacks: a MemoryError importing pyarrow, another in the error handler)."""
+    line = _one_memory_line(_capped_eval(door, kb))
+    assert f"(ulimit -v {kb})" in line
+
+
+def test_wherever_memory_runs_out_the_failure_is_one_line():
+    """Caps from start-up to a successful run: every failure is one line and exit 2 (OpenBLAS
+    printed its own error and exited 1, jemalloc added a line, Arrow's thread pool aborted),
+    and a run that fits prints what it prints without a cap."""
+    want = subprocess.run(CMD + ["eval", "-m", "map", *FIXTURE], capture_output=True,
+                          timeout=300, cwd=ROOT)
+    for kb in range(65_000, 300_000, 20_000):  # 185000 and 205000 failed natively
+        res = subprocess.run(CMD + ["eval", "-m", "map", *FIXTURE], capture_output=True,
+                             timeout=300, preexec_fn=_cap(kb), cwd=ROOT)
+        if res.returncode == 0:
+            assert (res.stdout, res.stderr) == (want.stdout, want.stderr), kb
+        else:
+            _one_memory_line(res)
+
+
+def test_memory_exhausted_on_the_error_path_is_still_one_line():
+    """A MemoryError while the line for another one is composed: the line made at start."""
+    code = ("import trecqr.launch as launch, trecqr.cli.failures as failures\n"
+            "def failing(exc):\n    raise MemoryError\n"
+            "failures.failure_line = failing\n"
+            "launch._last_line(MemoryError())\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
+    assert (res.returncode, res.stdout, res.stderr) == (2, b"", b"trecqr: out of memory\n")
+
+
+def test_the_error_path_reads_proc_without_importing_codecs(monkeypatch):
+    """/proc is read as bytes: a text file's codec lookup imports a module, which cannot
+    happen once memory has run out."""
+    import builtins
+
+    opened = []
+    real_open = builtins.open
+
+    def spy(file, mode="r", *args, **kwargs):
+        opened.append((file, mode, kwargs.get("encoding")))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    memory.out_of_memory_line()
+    assert opened and all("b" in mode for _, mode, _ in opened)
+
+
+def test_scipy_is_imported_only_where_a_cap_leaves_room(monkeypatch):
+    """scipy's own OpenBLAS retries for ever when its buffers cannot be mapped (compare hung
+    under ulimit -v 300000): below its share, one line instead."""
+    monkeypatch.delitem(sys.modules, "scipy.stats", raising=False)
+    monkeypatch.setattr(memory, "available",
+                        lambda: (100 * MB, 200 * MB, "the address-space limit (ulimit -v 1)"))
+    with pytest.raises(memory.TrecqrError, match=r"^not enough memory: scipy's statistics "
+                       r"need about 377 MB \(385025 KB\), more than the address-space limit"):
+        memory.scipy_stats()
+    assert "scipy.stats" not in sys.modules
 
 
 def test_an_ample_cap_changes_no_output(small_run):
@@ -161,5 +246,7 @@ def test_out_of_memory_errors_are_recognised():
     assert memory.is_out_of_memory(RuntimeError("can't start new thread"))
     assert memory.is_out_of_memory(ImportError("libstdc++.so.6: failed to map segment from "
                                                "shared object"))
+    assert memory.is_out_of_memory(Exception("Unknown error: Failed to launch worker thread: "
+                                             "Resource temporarily unavailable"))  # Arrow
     assert not memory.is_out_of_memory(RuntimeError("something else"))
     assert not memory.is_out_of_memory(ImportError("No module named x"))

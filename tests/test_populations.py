@@ -19,10 +19,14 @@ from pathlib import Path
 import pytest
 
 import trecqr
+from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures" / "cast2021"
-TE = {"9.0.8": Path("/work/te/te908"), "10.0": Path("/work/te/te10")}
+# trec_eval binaries built from the official source, when a developer names them (CI has none:
+# the test then checks trecqr's line against the values pytrec_eval and the docs give)
+TE = {"9.0.8": Path(os.environ.get("TRECQR_TE908", "/nonexistent")),
+      "10.0": Path(os.environ.get("TRECQR_TE10", "/nonexistent"))}
 
 # the minimal case: q1 judges d1=1, d2=0; q2 judges d3=1; the run ranks d2, d1 for q1 only
 QRELS = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}}
@@ -237,3 +241,22 @@ def test_duplicated_judgments_refused_in_ir_measures_terms():
     assert "duplicate judgment for topic 'q1' and docno 'd1'" in message
     assert "RR@3 = 1.0 beside RR = 0.5" in message
     assert "drop_duplicates(['query_id', 'doc_id']" in message
+
+
+def test_complete_beside_ir_measures_names_gives_one_population(tmp_path):
+    """-c next to ir_measures names changes only the trec_eval names: each keeps the value
+    eval gives it alone (RR@3 as without -c, recip_rank as with -c alone), and the whole
+    output averages the qrels topics. Before, -c was refused beside an ir_measures name,
+    while compare accepted it."""
+    q, r = tmp_path / "q.txt", tmp_path / "r.run"
+    q.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
+    r.write_text("q1 Q0 d2 1 2.0 r\nq1 Q0 d1 2 1.0 r\n")
+    mixed = run_cli(["eval", "-c", "-m", "RR@3", "-m", "recip_rank", str(q), str(r)])
+    assert mixed.exit_code == 0, mixed.stderr
+    assert mixed.stdout == ("recip_rank            \tall\t0.2500\n"
+                            "RR@3                  \tall\t0.2500\n")
+    assert "recip_rank: 2 qrels topics (-c: " in mixed.stderr
+    assert "RR@3: 2 qrels topics (ir_measures: " in mixed.stderr
+    res = trecqr.evaluate(str(q), str(r), ["RR@3", "recip_rank"], complete=True)
+    assert res.aggregate() == {"RR@3": 0.25, "recip_rank": 0.25}
+    assert res.n == {"RR@3": 2, "recip_rank": 2}

@@ -18,9 +18,7 @@ from .report import outputs
 
 def evaluate_one(qrels, run, measures, options, rel_format, zscores, engine):
     """The Evaluation ``trecqr eval`` prints for one run (qrels: a path or a parsed file)."""
-    trec_args, irm = list(measures), []
-    if any(("@" in m or "(" in m) for m in measures):  # ir_measures names: RR@3, R(rel=2)
-        trec_args, irm = split_measures(list(measures))
+    trec_args, irm = split_measures(list(measures))  # as the API reads them: AP, RR@3
     if irm and rel_format != "diversity":  # ir_measures names (RR@3, nDCG@10): API path
         if rel_format != "qrels" or engine != "native":
             raise UsageError(f"ir_measures names ({irm[0][0]}) need -R qrels and the native "

@@ -133,13 +133,15 @@ def _call(fn, rel: Relevance, run, args: tuple):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = fn(rel.load(), run, *args)
-    return result, [(str(w.message), w.category) for w in caught]  # the category: --quiet
+    # the category: --quiet; trecqr's own warnings whole (their command-line wording, cli)
+    return result, [(w.message if hasattr(w.message, "cli") else str(w.message), w.category)
+                    for w in caught]
 
 
 def _unwrap(out):
     result, messages = out
-    for text, category in messages:
-        warnings.warn(text, category, stacklevel=2)
+    for message, category in messages:
+        warnings.warn(message, category, stacklevel=2)
     return result
 
 

@@ -35,8 +35,35 @@ class InputError(TrecqrError, ValueError):
         return f"{self.source}:{self.line}: "
 
 
+class NoCommonTopicsError(InputError):
+    """No topic of the run is among the qrels' topics. It keeps (some of) both id lists, so
+    that the command line can say when they spell the same turns two ways (``QReCC-Test_5_2``
+    and ``5_2``) and which option converts them."""
+
+    SAMPLE = 2000  # ids kept per side: enough to find shared turns, small to pickle
+
+    def __init__(self, source: str, line: int | None, message: str, run_ids=(),
+                 qrels_ids=()):
+        super().__init__(source, line, message)
+        self.run_ids = tuple(run_ids)[:self.SAMPLE]
+        self.qrels_ids = tuple(qrels_ids)[:self.SAMPLE]
+
+    def __reduce__(self):
+        return (type(self), (self.source, self.line, self.message, self.run_ids,
+                             self.qrels_ids))
+
+
 class UsageError(TrecqrError, ValueError):
-    """Bad options or measure names (reported as ``trecqr: message``)."""
+    """Bad options or measure names (reported as ``trecqr: message``).
+
+    ``cli``, when given, is the same message in the command line's words (``-c`` where Python
+    says ``complete=``): hints name the options of the door the user came through, so the
+    command line prints ``cli`` and Python shows the message.
+    """
+
+    def __init__(self, message: str = "", *, cli: str | None = None):
+        super().__init__(message)
+        self.cli = cli
 
 
 def hinted(exc: TrecqrError, python: str, cli: str) -> TrecqrError:

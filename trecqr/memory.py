@@ -19,6 +19,7 @@ import ctypes
 import ctypes.util
 import os
 import resource
+import sys
 import threading
 
 from .errors import TrecqrError
@@ -35,6 +36,14 @@ HEADROOM = 48 * MB  # what the last steps (the output, the summary, a thread) ne
 # what a worker process of ``eval RUN RUN ...`` holds before its run: the interpreter, numpy,
 # pyarrow and the scorer (measured about 60 MB resident; rounded up for the allocators)
 WORKER_BYTES = 128 * MB
+# the address space a command takes before it reads its first file, under fit_process's
+# settings: numpy (85 MB, most of it OpenBLAS's buffers), pyarrow (95 MB) and the first threads
+# of Arrow's pools, measured 190 MB in all and rounded up. Under less, native code fails where
+# Python cannot catch it: OpenBLAS exits with its own message, Arrow's thread pool aborts.
+STARTUP_BYTES = 208 * MB
+# what importing scipy.stats adds (its own OpenBLAS's buffers, which, when they cannot be
+# mapped, it retries for ever): measured 157 MB, rounded up
+SCIPY_BYTES = 176 * MB
 
 
 def address_space_limit() -> int | None:
@@ -48,8 +57,8 @@ def _cgroup_files() -> list:
     memory.limit_in_bytes), innermost first, with the matching usage file."""
     out = []
     try:
-        with open("/proc/self/cgroup", encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        with open("/proc/self/cgroup", "rb") as fh:  # bytes: see _read
+            lines = fh.read().decode("utf-8", "surrogateescape").splitlines()
     except OSError:
         return out
     for line in lines:
@@ -69,9 +78,11 @@ def _cgroup_files() -> list:
 
 
 def _read(path: str) -> str | None:
+    """The text of a small /proc or /sys file. Read as bytes: a text file's codec lookup
+    imports a module, which fails when memory has run out (this runs on that error path)."""
     try:
-        with open(path, encoding="ascii") as fh:
-            return fh.read()
+        with open(path, "rb") as fh:
+            return fh.read().decode("ascii")
     except (OSError, ValueError):
         return None
 
@@ -99,13 +110,12 @@ def capped() -> bool:
 
 
 def _status_kb(field: str) -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
+    for line in (_read("/proc/self/status") or "").splitlines():
+        if line.startswith(field + ":"):
+            try:
+                return int(line.split()[1])
+            except (ValueError, IndexError):
+                break
     return 0
 
 
@@ -133,6 +143,8 @@ def fit_process() -> None:
         os.environ.setdefault(name, "1")  # OMP_NUM_THREADS also sizes Arrow's CPU pool
     os.environ.setdefault("ARROW_IO_THREADS", "1")
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    # Arrow's jemalloc starts a background thread at load; when it cannot, it prints a line
+    os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
     try:
         threading.stack_size(STACK_BYTES)
     except (ValueError, RuntimeError):
@@ -147,6 +159,37 @@ def fit_process() -> None:
             libc.pthread_attr_destroy(attr)
     except (OSError, AttributeError):
         pass
+
+
+def startup_problem() -> str | None:
+    """The one line for a process whose address-space limit cannot hold numpy, pyarrow and
+    Arrow's first threads (:data:`STARTUP_BYTES`), None when it can or there is no such limit.
+    Checked by the console script at start, while it holds only the interpreter: past that
+    point a failure is a Python error, said in one line."""
+    limit = address_space_limit()
+    if limit is None or "numpy" in sys.modules:
+        return None
+    need = _status_kb("VmSize") * 1024 + STARTUP_BYTES
+    if need <= limit:
+        return None
+    return (f"trecqr: not enough memory to start: numpy and pyarrow need about "
+            f"{need // MB + 1} MB ({need // 1024 + 1} KB) of address space, more than the "
+            f"address-space limit (ulimit -v {limit // 1024}) allows")
+
+
+def scipy_stats():
+    """``scipy.stats``, imported only where a memory cap leaves room for it: under less,
+    scipy's OpenBLAS would hang; this says so in one line (TrecqrError) instead."""
+    if "scipy.stats" not in sys.modules:
+        left = available()
+        if left is not None and left[0] < SCIPY_BYTES:
+            need = left[1] + SCIPY_BYTES
+            raise TrecqrError(f"not enough memory: scipy's statistics need about "
+                              f"{need // MB + 1} MB ({need // 1024 + 1} KB), more than "
+                              f"{left[2]} allows")
+    from scipy import stats
+
+    return stats
 
 
 def pool_workers(wanted: int, largest_run: int) -> int:
@@ -195,5 +238,6 @@ def is_out_of_memory(exc: BaseException) -> bool:
     text = str(exc)
     return isinstance(exc, MemoryError) or (
         isinstance(exc, RuntimeError) and "can't start new thread" in text) or (
+        "Failed to launch worker thread" in text) or (  # Arrow's thread pools (ArrowException)
         isinstance(exc, (ImportError, OSError)) and (
             "failed to map segment" in text or "cannot allocate memory" in text.lower()))

@@ -32,11 +32,28 @@ def name_it(exc, keyword: str, options: dict | None = None):
     return hinted(exc, f"name it with {python}=", f"name it with {cli}")
 
 
+def id_field_parts(qid_field):
+    """An id field option as given (``"conv_turn"``, ``"CONV,TURN"`` or a pair): one name, or a
+    (conv, turn) pair; any other shape is refused before the file is read, whatever it holds."""
+    if isinstance(qid_field, str) and "," in qid_field:
+        qid_field = tuple(f.strip() for f in qid_field.split(","))
+    if isinstance(qid_field, (tuple, list)):
+        if len(qid_field) != 2 or not all(qid_field):
+            raise UsageError(f"id field {','.join(qid_field)!r}: give one field name or two, "
+                             "CONV,TURN")
+        return tuple(qid_field)
+    if not qid_field:
+        raise UsageError("id field: empty name")
+    return qid_field
+
+
 def check_named_fields(name: str, named: dict, fields) -> None:
     """Refuse, before any work, a field named by an option (named: {keyword: field or fields})
     that no record of the file has, listing the fields the file has (fields: their union)."""
     have = set(fields)
-    for value in named.values():
+    for keyword, value in named.items():
+        if keyword in ("id_field", "qid_field") and value is not None:
+            id_field_parts(value)  # its shape first: a wrong shape is no typo of a field
         values = [value] if isinstance(value, str) else list(value or ())
         for f in values:
             parts = [p.strip() for p in f.split(",")] if isinstance(f, str) and "," in f \

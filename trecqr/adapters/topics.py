@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError, UsageError
 from ..formats.textio import decode_text, read_source
 from ..formats.writer import atomic_write_text
-from .fields import check_named_fields, field_list, name_it
+from .fields import check_named_fields, field_list, id_field_parts, name_it
 from .turn_ids import convert_ids
 
 FORMATS = ("trec", "tsv", "jsonl")
@@ -308,15 +308,8 @@ def id_getter(name: str, record: dict, qid_field=None, keyword: str = "qid_field
     or the first of QID_FIELDS / TURN_FIELD_PAIRS present in record. Also returns its label.
     keyword: the caller's argument that names the id field, for the hint when none is found."""
     if qid_field is not None:
-        if isinstance(qid_field, str) and "," in qid_field:
-            qid_field = tuple(f.strip() for f in qid_field.split(","))
-        if isinstance(qid_field, (tuple, list)) and (
-                len(qid_field) != 2 or not all(qid_field)):
-            raise UsageError(f"id field {','.join(qid_field)!r}: give one field name or two, "
-                             "CONV,TURN")
-        if not qid_field:
-            raise UsageError("id field: empty name")
-        if isinstance(qid_field, (tuple, list)):
+        qid_field = id_field_parts(qid_field)
+        if isinstance(qid_field, tuple):
             conv_f, turn_f = qid_field
             return (lambda r: f"{r[conv_f]}_{r[turn_f]}"), f"{conv_f}_{turn_f}", (conv_f, turn_f)
         return (lambda r: str(r[qid_field])), qid_field, (qid_field,)

@@ -250,3 +250,25 @@ def restyle(obj, style: str):
     if "codes" in names:
         changes["codes"] = None  # the scanner's topic table names the old qids
     return dataclasses.replace(obj, **changes)
+
+
+def same_turns(ids_a, ids_b) -> tuple[str, str] | None:
+    """(an id of ids_a, the id of ids_b that names the same turn in another style), when the
+    two lists share no id but name some turn both (``QReCC-Test_5_2`` and ``5_2``); None
+    otherwise. Ids that are not turn ids are passed over."""
+    by_turn = {}
+    for qid in ids_b:
+        try:
+            conv, turn, _ = split_id(qid)
+        except UsageError:
+            continue
+        by_turn.setdefault((conv, turn), qid)
+    for qid in ids_a:
+        try:
+            conv, turn, _ = split_id(qid)
+        except UsageError:
+            continue
+        other = by_turn.get((conv, turn))
+        if other is not None and other != qid:
+            return qid, other
+    return None

@@ -12,11 +12,11 @@ from ..api_many import eval_runs, expand_runs
 from ..errors import UsageError
 from ..formats.writer import atomic_write_text
 from ..report import outputs
-from ..scorer.idspace import ignore_id_space
 from ..scorer.options import Options
-from .lifecycle import run_guarded
+from .lifecycle import quiet_notes, run_guarded
 from .measures import measures_help
 from .options import CONTEXT
+from .types import CInteger
 
 
 @click.command("eval", context_settings=CONTEXT)
@@ -27,12 +27,12 @@ from .options import CONTEXT
               help="Average over every qrels topic; topics missing from the run count 0.")
 @click.option("-n", "nosummary", is_flag=True, help="No summary ('all') rows.")
 @click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
-@click.option("-M", "max_docs", type=int, default=None, metavar="N",
+@click.option("-M", "max_docs", type=CInteger(), default=None, metavar="N",
               help="Keep the first N documents of each topic (after tie-breaking).")
-@click.option("-l", "level", type=click.IntRange(-2**63, 2**63 - 1), default=1,
+@click.option("-l", "level", type=CInteger(-2**63, 2**63 - 1), default=1,
               show_default=True, metavar="N",
               help="Minimum grade counted relevant.")
-@click.option("-N", "num_docs", type=click.IntRange(0, 2**62), default=None, metavar="N",
+@click.option("-N", "num_docs", type=CInteger(0, 2**62), default=None, metavar="N",
               help="Number of documents in the collection (for utility's 4th coefficient).")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
               callback=measures_help, is_eager=True,
@@ -52,7 +52,8 @@ from .options import CONTEXT
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
 @click.option("--engine", type=click.Choice(["native", "pytrec_eval"]), default="native",
               show_default=True, help="native, or delegate computation to pytrec_eval.")
-@click.option("--quiet", is_flag=True, help="No coverage line on stderr.")
+@click.option("--quiet", is_flag=True,
+              help="No coverage line or notes (id space, measure names) on stderr.")
 @click.option("-j", "--jobs", type=int, default=None, metavar="N",
               help="Score several runs in N worker processes (default: every usable core, "
                    "within the cgroup's CPU quota and memory limit, when the runs are large "
@@ -78,8 +79,8 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
     Several runs (or a folder, or a glob pattern) are scored in parallel, the qrels read once;
     the trec output is each run's output in turn, the others get a ``run`` column."""
     def job():
-        if quiet:  # trecqr/scorer/idspace.py
-            ignore_id_space()
+        if quiet:
+            quiet_notes()
         paths, several = expand_runs(runs)
         if collection is not None and protocol not in ("qrecc-official", "topiocqa-official"):
             raise UsageError("--collection goes with --protocol qrecc-official or "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..errors import InputError, TrecqrError, UsageError
+from ..errors import InputError, NoCommonTopicsError, TrecqrError, UsageError
 from ..extras import missing_extra_line
 from ..interrupts import Interrupted, received
 from ..memory import is_out_of_memory, out_of_memory_line
@@ -75,6 +75,21 @@ def os_error_line(exc: OSError) -> str:
     return f"trecqr: {os.fsdecode(name) if isinstance(name, bytes) else name}: {why}"
 
 
+def _qid_style_hint(exc: NoCommonTopicsError) -> str:
+    """When the run and the qrels name the same turns in two id styles: which, and the
+    option that writes qrels (or topics) in the run's style."""
+    from ..adapters.turn_ids import same_turns, split_id  # the error path only
+
+    found = same_turns(exc.run_ids, exc.qrels_ids)
+    if found is None:
+        return ""
+    run_id, qrels_id = found
+    style = split_id(run_id)[2]
+    return (f"; they name the same turns in two id styles (run {run_id!r}, qrels "
+            f"{qrels_id!r}): write the qrels in the run's style with --qid-style {style} "
+            "(trecqr convert qrecc, topiocqa or irds; convert topics for topics)")
+
+
 def failure_line(exc: BaseException) -> tuple[str, int]:
     """(the one line, exit status) for an exception that ends a command."""
     if isinstance(exc, Interrupted):
@@ -83,6 +98,8 @@ def failure_line(exc: BaseException) -> tuple[str, int]:
         return failure_line(Interrupted(received[0]))
     if isinstance(exc, KeyboardInterrupt):
         return "trecqr: interrupted", 130
+    if isinstance(exc, NoCommonTopicsError):
+        return str(exc) + _qid_style_hint(exc), 2
     if isinstance(exc, InputError):
         return exc.cli or str(exc), 2  # the hint in the command line's words (errors.hinted)
     if isinstance(exc, (UsageError, TrecqrError)):

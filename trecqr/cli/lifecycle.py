@@ -121,10 +121,20 @@ def run_guarded(fn):
 def _flush_warnings(caught) -> None:
     seen = set()
     for w in caught or ():
-        text = str(w.message)
+        text = getattr(w.message, "cli", None) or str(w.message)  # the CLI's words, if any
         if text not in seen:
             seen.add(text)
             echo_line(f"trecqr: warning: {text}")
+
+
+def quiet_notes() -> None:
+    """--quiet: leave the notes out of stderr (the id-space warning, the measure-name notes),
+    inside the command's warning capture (called from its work)."""
+    from ..measures.names import ignore_measure_notes  # lazy: numpy, for commands that score
+    from ..scorer.idspace import ignore_id_space
+
+    ignore_id_space()
+    ignore_measure_notes()
 
 
 def run_main(main) -> None:

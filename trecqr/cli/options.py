@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from .types import FiniteFloat
+from .types import CInteger, FiniteFloat
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}  # every command answers -h
 
@@ -15,7 +15,7 @@ def topic_options(f):
     """-c, -l and --compat, with trec_eval's meaning."""
     f = click.option("--compat", type=click.Choice(["9.0.8", "10.0"]), default="9.0.8",
                      show_default=True, help="trec_eval version to reproduce.")(f)
-    f = click.option("-l", "level", type=click.IntRange(-2**63, 2**63 - 1), default=1,
+    f = click.option("-l", "level", type=CInteger(-2**63, 2**63 - 1), default=1,
                      show_default=True, metavar="N",
                      help="Minimum grade counted relevant (trec_eval's long, as eval's -l).")(f)
     f = click.option("-c", "complete", is_flag=True,
@@ -33,7 +33,10 @@ def correction_options(f):
 
 
 def qrels_runs_measures(f):
-    """QRELS RUN... and the repeatable -m MEASURE."""
+    """QRELS RUN... and the repeatable -m MEASURE (with --quiet, which silences the notes on
+    the names: ``MRR@3`` means ir_measures' true cutoff)."""
+    f = click.option("--quiet", is_flag=True,
+                     help="No notes (id space, measure names) on stderr.")(f)
     f = click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
                      help="trec_eval measure (map, ndcg_cut.3, recip_rank, ...); repeatable.")(f)
     f = click.argument("runs", nargs=-1, required=True, type=str)(f)
@@ -50,7 +53,7 @@ def comparison_options(f):
         click.option("--all-pairs", is_flag=True,
                      help="Compare every pair of runs, not vs a baseline."),
         topic_options,
-        click.option("-M", "max_docs", type=int, default=None, metavar="N",
+        click.option("-M", "max_docs", type=CInteger(), default=None, metavar="N",
                      help="Keep the first N documents of each topic."),
         click.option("-J", "judged_only", is_flag=True, help="Score judged documents only."),
         click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",

@@ -11,8 +11,7 @@ from ..errors import UsageError
 from ..formats.writer import atomic_write_text
 from ..report import breakdown, compare, diff, plots
 from ..report.breakdown import DEFAULT_MAX_DEPTH
-from ..scorer.idspace import ignore_id_space
-from .lifecycle import run_guarded
+from .lifecycle import quiet_notes, run_guarded
 from .options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
                       say_written, table_output_options, topic_options)
 
@@ -21,14 +20,13 @@ from .options import (CONTEXT, comparison_options, correction_options, qrels_run
 @qrels_runs_measures
 @comparison_options
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
-@click.option("--quiet", is_flag=True, help="No id-space warning on stderr.")
-def compare_command(qrels, runs, measures, baseline, all_pairs, complete, level, max_docs,
+def compare_command(qrels, runs, measures, quiet, baseline, all_pairs, complete, level, max_docs,
                     judged_only, compat, test, correction, alpha, permutations, bootstrap, seed,
-                    fmt, places, output, quiet):
+                    fmt, places, output):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
     def job():
-        if quiet:  # trecqr/scorer/idspace.py
-            ignore_id_space()
+        if quiet:
+            quiet_notes()
         if baseline is not None and all_pairs:
             raise UsageError("--baseline and --all-pairs exclude each other")
         cmp = compare.compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,
@@ -57,10 +55,12 @@ def compare_command(qrels, runs, measures, baseline, all_pairs, complete, level,
 @topic_options
 @correction_options
 @table_output_options(["text", "json", "csv"])
-def breakdown_command(qrels, runs, measures, by, labels, max_depth, baseline, groups, complete,
+def breakdown_command(qrels, runs, measures, quiet, by, labels, max_depth, baseline, groups, complete,
                       level, compat, correction, alpha, fmt, places, output):
     """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
     def job():
+        if quiet:
+            quiet_notes()
         if by != "depth" and labels is None and groups is None:
             raise UsageError(f"--by {by} needs --labels FILE")
         bd = breakdown.breakdown(qrels, list(runs), list(measures), by=by, labels=labels,

@@ -13,7 +13,7 @@ import click
 from ..errors import UsageError
 from ..formats.writer import atomic_write_text
 from ..report.html import report_page
-from .lifecycle import run_guarded
+from .lifecycle import quiet_notes, run_guarded
 from .options import CONTEXT, comparison_options, qrels_runs_measures, say_written
 
 
@@ -39,13 +39,15 @@ from .options import CONTEXT, comparison_options, qrels_runs_measures, say_writt
 @click.option("--title", default=None, help="Page title (default: the run names).")
 @click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimal places shown.")
-def command(qrels, runs, measures, output, baseline, all_pairs, complete, level, compat,
+def command(qrels, runs, measures, quiet, output, baseline, all_pairs, complete, level, compat,
             max_docs, judged_only, test, correction, alpha, permutations, bootstrap, seed,
             rewrites, raw, manual, collection, index_dir, groups, k, title, places):
     """Write one self-contained HTML page comparing RUNs on QRELS: compare's summary, plots,
     a sortable per-turn table and, per turn, the conversation, rewrites and top k."""
 
     def job():
+        if quiet:
+            quiet_notes()
         if baseline is not None and all_pairs:
             raise UsageError("--baseline and --all-pairs exclude each other")
         if collection is not None and index_dir is not None:

@@ -8,6 +8,7 @@ is checked, with click's one usage line, before any work.
 from __future__ import annotations
 
 import math
+import re
 
 import click
 
@@ -20,3 +21,28 @@ class FiniteFloat(click.FloatRange):
         if rv is not None and not math.isfinite(rv):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return rv
+
+
+_C_DIGITS = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+[ \t\n\v\f\r]*", re.ASCII)
+
+
+class CInteger(click.IntRange):
+    """An integer option of trec_eval's (-l, -M, -N): ASCII digits only. Python's int reads
+    ``٣`` as 3 and ``1_0`` as 10, where trec_eval's atol reads 0 and 1; rather than a number
+    that differs from trec_eval's, the option is refused with click's one usage line."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not _C_DIGITS.fullmatch(value) and _python_int(value):
+            self.fail(f"{value!r} is not an integer in ASCII digits (trec_eval's atol would "
+                      "read only its leading ASCII digits, 0 if none).", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _python_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from .arrays import as_numpy, one_chunk
 from .fastread import fast_table
+from .run import parse_score
 from .textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
 from .writer import atomic_write_lines
@@ -84,13 +85,24 @@ def warn_truncated(source: str, line, text: str, value: int, count: int) -> None
                   f"trec_eval's atol does{more}", TruncatedGradeWarning, stacklevel=3)
 
 
+# said when the first line of "qrels" is a run line: the arguments are the wrong way round
+SWAPPED = "; this is a run line (qid Q0 docno rank score runid): qrels go first, then the runs"
+
+
+def _run_line(fields) -> bool:
+    """A TREC run line: six fields, an integer rank and a numeric score."""
+    return len(fields) == 6 and _INT.match(fields[3]) is not None and \
+        parse_score(fields[4]) is not None
+
+
 def _python_qrels(src: Source, comments: bool) -> Qrels:
     qids, docnos, grades = [], [], []
     first_truncated, count = None, 0
     for number, fields in python_lines(src, comments=comments):
         if len(fields) != 4:
             raise InputError(src.name, number,
-                             f"expected 4 fields ({QRELS_FIELDS}), found {len(fields)}")
+                             f"expected 4 fields ({QRELS_FIELDS}), found {len(fields)}"
+                             + (SWAPPED if not qids and _run_line(fields) else ""))
         grade, truncated = parse_grade(fields[3], src.name, number)
         if truncated:
             count += 1

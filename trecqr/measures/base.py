@@ -47,8 +47,11 @@ def batch_memo(batch, key, compute):
         memo[key] = compute()
     return memo[key]
 
-_ATOL = re.compile(r"\s*[+-]?\d+")
-_ATOF = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+# C's isspace and isdigit (the C locale): ASCII only, so ``P.５`` has no digits for trec_eval
+# (its atol reads 0: "Negative cutoff detected") and none here
+_ATOL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+", re.ASCII)
+_ATOF = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:0[xX][0-9a-fA-F.]|[0-9]|\.[0-9]|inf|nan)",
+                   re.ASCII | re.IGNORECASE)
 
 
 def atol(text: str, measure: str) -> int:
@@ -62,10 +65,19 @@ def atol(text: str, measure: str) -> int:
 
 
 def atof(text: str, measure: str) -> float:
-    m = _ATOF.match(text)
-    if not m:
+    """C atof on a parameter: the longest numeric prefix, hexadecimal included (``0x1p1`` is
+    2.0, as glibc reads it); no number at all is an error, and so are ``nan`` and ``inf``,
+    which trec_eval takes and then prints as values (``ndcg.1=nan``: nan)."""
+    from ..scorer.zscores import c_atof  # C's atof, as -Z reads its file
+
+    if not _ATOF.match(text):
         raise UsageError(f"measure {measure!r}: parameter {text!r} is not a number")
-    return float(m.group())
+    value = c_atof(text)
+    if not math.isfinite(value):
+        raise UsageError(f"measure {measure!r}: parameter {text!r} is not a finite number "
+                         "(trec_eval reads nan and inf, then prints nan or inf values): give "
+                         "a finite number")
+    return value
 
 
 @dataclass(frozen=True)

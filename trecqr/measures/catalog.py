@@ -13,11 +13,12 @@ Built from the declarations themselves, so the list cannot drift from what is co
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import re
 from dataclasses import dataclass
 
-from .base import REGISTRY
+from .base import REGISTRY, LongCutoffs
 from .irm_native import NATIVE
 from .table import FAMILY, MODULE_OF, NICKNAMES, TABLE
 
@@ -106,3 +107,118 @@ def format_catalog(rows, width: int = 100) -> str:
         text = r.description if len(r.description) <= room else r.description[:room - 3] + "..."
         lines.append(f"  {r.name:<{name_w}}  {r.family:<{fam_w}}  {text}".rstrip())
     return "\n".join(lines) + "\n"
+
+
+# The same measure under its ir_measures name, trec_eval's name at full depth and trec_eval's
+# name with a cutoff (None: that side has none), and the other spellings users type for it:
+# the nearest names an unknown measure is offered (:func:`nearest_names`).
+_SAME_MEASURE = (
+    ("AP", "map", "map_cut", ("MAP",)),
+    ("RR", "recip_rank", None, ("MRR",)),
+    ("nDCG", "ndcg", "ndcg_cut", ("NDCG",)),
+    ("P", None, "P", ("Precision",)),
+    ("R", None, "recall", ("Recall",)),
+    ("Success", None, "success", ()),
+    ("Rprec", "Rprec", None, ("RPrec",)),
+    ("Bpref", "bpref", None, ("BPref",)),
+    ("infAP", "infAP", None, ()),
+    ("NumQ", "num_q", None, ()),
+    ("NumRet", "num_ret", None, ()),
+    ("NumRel", "num_rel", None, ()),
+    ("NumRelRet", "num_rel_ret", None, ()),
+    ("SetP", "set_P", None, ()),
+    ("SetR", "set_recall", None, ()),
+    ("SetAP", "set_map", None, ()),
+    ("SetF", "set_F", None, ()),
+)
+_CUTOFF_FORM = re.compile(r"^(.+?)[@._](\d+)$", re.ASCII)  # ndcg@3, ndcg_cut_3, p.5
+
+
+def _same_measure(base: str):
+    low = base.lower()
+    for row in _SAME_MEASURE:
+        irm, full, cut, others = row
+        if low in {n.lower() for n in (irm, full, cut, *others) if n}:
+            return row
+    return None
+
+
+def _spellings(base: str, k: str | None, rest: str, trec: set, lower: dict) -> list:
+    """The names of measure ``base`` (any case) with cutoff ``k`` or ir_measures parameters
+    ``rest``, in both spellings: ``ndcg``, 3 -> ``nDCG@3``, ``ndcg_cut.3``."""
+    out = []
+    row = _same_measure(base)
+    if row is not None:
+        irm, full, cut, _ = row
+        if k is not None:
+            out += [f"{irm}@{k}"] + ([f"{cut}.{k}"] if cut else [full])
+        else:
+            out += [_irm_form(irm, rest)] + ([] if rest else [full or f"{cut}.10"])
+    for n in lower.get(base.lower(), []):
+        if n in trec:  # a trec_eval name in its value's spelling (map_cut_10, relative_P_5)
+            if k is not None and isinstance(REGISTRY[n].params, LongCutoffs):
+                out.append(f"{n}.{k}")
+            elif k is None and not rest:
+                out.append(n)
+        elif k is not None:
+            out.append(f"{n}@{k}")
+        else:
+            out.append(_irm_form(n, rest))
+    return out
+
+
+def _irm_form(name: str, rest: str) -> str:
+    """An ir_measures name with its parameters ``rest``, and ``@10`` where it needs a cutoff
+    (``P`` alone is not a measure)."""
+    if "@" in rest:
+        return name + rest
+    try:
+        import ir_measures
+
+        info = ir_measures.measures.registry[name].SUPPORTED_PARAMS.get("cutoff")
+    except (ImportError, KeyError):
+        info = None
+    return name + rest + ("@10" if info is not None and info.required else "")
+
+
+def nearest_names(name: str, compat: str = "10.0") -> list:
+    """Up to three measure names close to ``name``, which no table knows: the same measure in
+    the other spelling (``ndcg@3`` -> ``nDCG@3``, ``ndcg_cut.3``; ``ndcg_cut_3`` -> the
+    parameter form ``ndcg_cut.3``; ``mrr`` -> ``MRR``, ``recip_rank``), names that differ in
+    case only, else difflib's close matches of the name's base."""
+    trec = {r.name for r in trec_eval_measures(compat) if r.kind == "trec_eval"}
+    lower = {}
+    for n in sorted({r.name for r in trec_eval_measures(compat)} | set(_irm_registry_names())):
+        lower.setdefault(n.lower(), []).append(n)
+    out = [n if n in trec else _irm_form(n, "") for n in lower.get(name.lower(), [])]
+    head = re.match(r"[^(@]*", name).group()
+    cutoff = _CUTOFF_FORM.match(head + name[len(head):].rpartition(")")[2])
+    if cutoff and "(" not in name:
+        base, k, rest = cutoff.group(1), cutoff.group(2), ""
+    else:
+        base, k, rest = head, None, name[len(head):]
+        if rest.startswith("@"):  # a cutoff that is not digits: leave it as written
+            base, rest = head, rest
+    out += _spellings(base, k, rest, trec, lower)
+    if not out:
+        for close in difflib.get_close_matches(base.lower(), list(lower), n=3, cutoff=0.75):
+            out += _spellings(close, k, rest, trec, lower)
+    seen = set()
+    return [n for n in out if n != name and not (n in seen or seen.add(n))][:3]
+
+
+def _irm_registry_names() -> list:
+    try:
+        import ir_measures
+    except ImportError:  # pragma: no cover - a dependency
+        return []
+    return list(ir_measures.measures.registry)
+
+
+def unknown_measure_message(name: str, compat: str = "10.0") -> str:
+    """``unknown measure 'mrr'``, the nearest names, and where the list of names is."""
+    near = nearest_names(name, compat)
+    hint = ""
+    if near:
+        hint = "; did you mean " + " or ".join(repr(n) for n in near) + "?"
+    return f"unknown measure {name!r}{hint} (trecqr measures lists every name)"

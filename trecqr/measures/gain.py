@@ -36,8 +36,8 @@ import numpy as np
 from ..scorer.rankings import PAD
 from .base import batch_memo
 
-_C_ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
-_VALID_INT = re.compile(r"[+-]?\d+\Z")
+_C_ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")  # C's isdigit: ASCII only
+_VALID_INT = re.compile(r"[+-]?[0-9]+\Z")
 _INT_MIN = -(2 ** 31)
 
 

@@ -28,6 +28,11 @@ whichever pytrec_eval invocation comes first in a set's iteration order).
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import warnings
+
 import numpy as np
 
 from ..errors import UsageError
@@ -77,6 +82,55 @@ def split_measures(measures):
     return trec, irm
 
 
+class MeasureNameWarning(UserWarning):
+    """An ir_measures name that means something else than the measure papers give that name
+    (``MRR@3``: a true cutoff, where the CQR papers' "MRR@3" is trec_eval's ``recip_rank``).
+    Filter it (``warnings.filterwarnings("ignore", category=MeasureNameWarning)``) to silence
+    it; on the command line ``--quiet`` does. ``cli``: the note in the command line's words."""
+
+    def __init__(self, message: str, cli: str | None = None):
+        super().__init__(message)
+        self.cli = cli
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_ALIAS_CUTOFF = re.compile(r"^MRR(\(.*\))?@(\S+)$")  # MRR@3, MRR(rel=2)@3
+
+
+def alias_notes(callers) -> None:
+    """Warn (:class:`MeasureNameWarning`) once per name whose ir_measures meaning differs from
+    the meaning papers give it: ``MRR@k`` is ir_measures' ``RR@k`` (MRR is its alias of RR),
+    a true cutoff (0 when no relevant document is in the top k, as MS MARCO's MRR@10), while
+    the CQR papers' "MRR@3" is trec_eval's ``recip_rank`` of their 100-deep runs."""
+    for caller in dict.fromkeys(callers):
+        found = _ALIAS_CUTOFF.match(caller)
+        if found is None:
+            continue
+        k = found.group(2)
+        head = (f"{caller} is ir_measures' RR@{k}, a true cutoff (0 when no relevant document "
+                f"is in the top {k}, as MS MARCO's MRR@10); the CQR papers' \"MRR@3\" is "
+                "trec_eval's recip_rank of 100-deep runs: ")
+        warnings.warn(MeasureNameWarning(
+            head + "ask for 'recip_rank' (max_docs=100 cuts deeper runs; filter "
+                   "MeasureNameWarning to hide this note)",
+            cli=head + "type -m recip_rank (-M 100 cuts deeper runs; --quiet hides this note)"),
+            stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel, from alias_notes' caller, of the first frame outside
+    trecqr: the warning names the caller's line, whichever door it came through."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def ignore_measure_notes() -> None:
+    """--quiet: leave the measure-name notes out (inside the command's warning capture)."""
+    warnings.filterwarnings("ignore", category=MeasureNameWarning)
+
+
 class IrMeasuresColumn(Measure):
     """An output column for an ir_measures name (not registered: never a ``-m`` name)."""
 
@@ -96,6 +150,9 @@ def not_provided():
     return NOT_PROVIDED
 
 
+_C_LONG_MAX = 2 ** 63 - 1  # pytrec_eval reads cutoffs as C longs (atol saturates there)
+
+
 def _cutoff(m, what="cutoff"):
     value = m[what]
     if value is not_provided():
@@ -103,11 +160,65 @@ def _cutoff(m, what="cutoff"):
     return value
 
 
+def _check_cutoff(m) -> None:
+    """A cutoff past a C long: pytrec_eval's atol saturates it (``P_9223372036854775807``),
+    where ir_measures looks for the value under the cutoff as written and fails (KeyError):
+    ir_measures gives no value, so trecqr refuses it in one line."""
+    value = m["cutoff"] if "cutoff" in m.SUPPORTED_PARAMS else None
+    if isinstance(value, int) and value > _C_LONG_MAX:
+        raise UsageError(f"ir_measures measure {str(m)!r}: cutoff past 2**63-1, which "
+                         "ir_measures' pytrec_eval provider cannot score (pytrec_eval reads "
+                         f"it as {_C_LONG_MAX}, then ir_measures finds no value): give at "
+                         f"most {_C_LONG_MAX}")
+
+
+_EXAMPLE_VALUES = {"cutoff": 10, "max_rel": 4, "rel": 2}  # in examples of a measure's use
+
+
+def check_params(caller: str, m) -> None:
+    """ir_measures' ``validate_params``, with messages that say what a parameter is and how
+    to give it (ir_measures says ``invalid param max_rel=<object object at 0x...>``)."""
+    supported = m.SUPPORTED_PARAMS
+    unknown = sorted(set(m.params) - set(supported))
+    if unknown:
+        raise UsageError(f"ir_measures measure {caller!r}: no parameter {unknown[0]!r}; "
+                         f"{m.NAME} takes {', '.join(supported) or 'none'}")
+    missing = [p for p, info in supported.items()
+               if info.required and m.params.get(p, not_provided()) is not_provided()]
+    if missing:
+        said = ", ".join(f"{p} ({supported[p].desc or 'required'})" for p in missing)
+        raise UsageError(f"ir_measures measure {caller!r} needs {said}: e.g. "
+                         f"{_example(m, missing)!r}")
+    for p, info in supported.items():
+        value = m.params.get(p, not_provided())
+        if value is not_provided() or info.validate(value):
+            continue
+        need = (f"one of {', '.join(map(repr, info.choices))}"
+                if info.choices is not not_provided() and info.dtype in (None, type(value))
+                else _a(getattr(info.dtype, "__name__", "value")))
+        raise UsageError(f"ir_measures measure {caller!r}: {p} ({info.desc}) must be {need}, "
+                         f"not {value!r}")
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
+def _example(m, missing) -> str:
+    """The measure with every required parameter given: ``SDCG(max_rel=4)@10``."""
+    params = {p: v for p, v in m.params.items() if p != "cutoff"}
+    params.update({p: _EXAMPLE_VALUES.get(p, 1) for p in missing if p != "cutoff"})
+    cutoff = m.params.get("cutoff", _EXAMPLE_VALUES["cutoff"] if "cutoff" in missing else None)
+    text = m.NAME + (f"({','.join(f'{p}={v!r}' for p, v in params.items())})" if params else "")
+    return text + (f"@{cutoff}" if cutoff is not None else "")
+
+
 def pytrec_item(m, setf_count: int):
     """(options key, pytrec_eval measure string, result key) as ir_measures' provider builds
     them (providers/pytrec_eval_provider.py)."""
     NOT_PROVIDED = not_provided()
     name = m.NAME
+    _check_cutoff(m)
     rel = m["rel"] if "rel" in m.SUPPORTED_PARAMS else 1
     jo = bool(m["judged_only"]) if "judged_only" in m.SUPPORTED_PARAMS else False
     key, match = (rel, 0, None, jo), None
@@ -169,15 +280,20 @@ def map_gains(qrels, gains):
 
 
 def check_options(options) -> None:
-    """ir_measures names carry their own parameters: trec_eval's options must be left alone."""
+    """ir_measures names carry their own parameters: trec_eval's options that would change them
+    must be left alone. ``-c`` is the exception: it makes trec_eval names average every qrels
+    topic, a topic without results counting 0, which is what ir_measures names always do, so
+    beside them it changes nothing of theirs and lets one output hold one population."""
     default = Options()
-    changed = [flag for flag, attr in (("relevance_level", "relevance_level"),
-                                       ("max_docs", "max_docs"), ("judged_only", "judged_only"),
-                                       ("complete", "complete"), ("compat", "compat"))
+    changed = [(attr, flag) for attr, flag in (("relevance_level", "-l"), ("max_docs", "-M"),
+                                               ("judged_only", "-J"), ("compat", "--compat"))
                if getattr(options, attr) != getattr(default, attr)]
     if changed:
-        raise UsageError("ir_measures names carry their own parameters (rel=, judged_only=, "
-                         f"@cutoff); {', '.join(changed)} apply to trec_eval names only")
+        head = "ir_measures names carry their own parameters (rel=, judged_only=, @cutoff); "
+        tail = " applies" if len(changed) == 1 else " apply"
+        tail += " to trec_eval names only"
+        raise UsageError(head + ", ".join(f"{a}=" for a, _ in changed) + tail,
+                         cli=head + ", ".join(f for _, f in changed) + tail)
 
 
 def aggregator(m) -> str:

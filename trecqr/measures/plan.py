@@ -25,7 +25,8 @@ from functools import cached_property, lru_cache
 from ..errors import UsageError
 from ..scorer.options import Options
 from .irm_native import Native, native
-from .names import aggregator, check_options, not_provided, pytrec_item, split_measures
+from .names import (aggregator, alias_notes, check_options, check_params, not_provided,
+                    pytrec_item, split_measures)
 from .pytrec_values import COMPAT, c_int, normalize_measures, select_measures, value_keys
 from .selection import select
 
@@ -176,6 +177,8 @@ def make_plan(measures, options: Options | None = None, *, irm_semantics: bool =
             if len(_PLANS) >= _PLANS_KEPT:
                 _PLANS.pop(next(iter(_PLANS)))
             _PLANS[key] = plan
+    else:  # a plan made before: its notes again (plan_of said them for a new one)
+        alias_notes(n.caller for n in plan.irm)
     return plan
 
 
@@ -191,6 +194,7 @@ def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
     options = options or Options()
     trec = tuple(select(trec_args, options.compat)) if trec_args or not irm else ()
     names, groups = _irm_names(irm, options) if irm else ((), ())
+    alias_notes(n.caller for n in names)
     c_specs = _all_c_specs(trec, groups, options)
     plan = Plan(options, trec, names, groups, irm_semantics, c_specs=c_specs,
                 c_irm_keys=_c_irm_keys(names, groups) if c_specs else None)
@@ -207,6 +211,12 @@ def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
     return plan
 
 
+def _longest(cutoff):
+    """A Python-side cutoff within numpy's int64: past any ranking, it cuts nothing
+    (ir_measures' ``Judged@k`` and ``RR@k`` compare ranks with it in Python)."""
+    return None if cutoff is None else min(cutoff, _C_LONG - 1)
+
+
 def _irm_names(irm, options: Options):
     """(IrmName per distinct caller name, PytrecGroup per pytrec_eval invocation)."""
     import ir_measures  # parsed names are ir_measures objects: it is imported already
@@ -221,6 +231,7 @@ def _irm_names(irm, options: Options):
             continue
         seen.add(caller)
         try:
+            check_params(caller, m)
             m.validate_params()
             via_pytrec = ir_measures.pytrec_eval.supports(m)
             via_judged = not via_pytrec and ir_measures.judged.supports(m)
@@ -237,14 +248,14 @@ def _irm_names(irm, options: Options):
             cutoff = None if m["cutoff"] is not_provided() else m["cutoff"]
             if cutoff is not None and cutoff < 1:
                 raise UsageError(f"{caller!r}: the cutoff must be at least 1")
-            names.append(IrmName(caller, m, "judged", agg, cutoff=cutoff))
+            names.append(IrmName(caller, m, "judged", agg, cutoff=_longest(cutoff)))
         elif via_msmarco:
             cutoff = m["cutoff"]
             if cutoff is not_provided():
                 raise UsageError(f"ir_measures measure {m} needs @cutoff")
             if cutoff < 1:
                 raise UsageError(f"{caller!r}: the cutoff must be at least 1")
-            names.append(IrmName(caller, m, "msmarco", agg, cutoff=cutoff))
+            names.append(IrmName(caller, m, "msmarco", agg, cutoff=_longest(cutoff)))
         elif (row := native(m)) is not None:
             names.append(IrmName(caller, m, "native", agg, row=row))
         else:

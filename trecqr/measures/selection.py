@@ -30,10 +30,12 @@ def select(args: list[str] | tuple[str, ...], compat: str = "9.0.8") -> list[tup
         elif name in table:
             marked.add(name)
         else:
-            hint = ""
             if name in MODULE_OF:
-                hint = f" (not in trec_eval {compat}; try --compat 10.0)"
-            raise UsageError(f"unknown measure {arg!r}{hint}")
+                text = f"unknown measure {arg!r} (not in trec_eval {compat}; try "
+                raise UsageError(text + "compat='10.0')", cli=text + "--compat 10.0)")
+            from .catalog import unknown_measure_message  # the error path only
+
+            raise UsageError(unknown_measure_message(arg, compat))
     for name in marked:
         load_family(name)  # import only the families asked for
     out = []

@@ -29,6 +29,7 @@ import os
 import numpy as np
 
 from ..errors import UsageError
+from ..memory import scipy_stats
 from .comparison import Comparison, PairResult, plural, topics_line
 from .populations import score_table
 from .tables import render_latex, render_markdown
@@ -41,7 +42,7 @@ from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 def t_test(a, b) -> tuple[float, float]:
     """Paired two-sided t-test of a against b: (t, p), exactly scipy.stats.ttest_rel(a, b).
     When every difference is 0 (scipy gives nan), returns (0.0, 1.0)."""
-    from scipy import stats
+    stats = scipy_stats()  # under a memory cap, only when it fits
 
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)

@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from ..errors import UsageError
+from ..memory import scipy_stats
 from ..formats.writer import atomic_write_bytes
 from .breakdown import DEFAULT_MAX_DEPTH, label_key, depth_groups, score_table
 
@@ -71,7 +72,7 @@ def save_figure(fig, path) -> None:
 
 def t_band(values, level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): t-based confidence interval of the mean; nan bounds when n < 2."""
-    from scipy import stats
+    stats = scipy_stats()  # under a memory cap, only when it fits
 
     v = np.asarray(values, dtype=np.float64)
     n = len(v)

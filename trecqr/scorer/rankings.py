@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow.compute as pc
 
-from ..errors import InputError
+from ..errors import InputError, NoCommonTopicsError
 from ..formats.arrays import arrow_indices, as_numpy
 from ..formats.order import qid_codes, topics_of, trec_order
 from .ordering import (blocks_in_order, block_ranks, duplicate_rows, raise_duplicate,
@@ -65,10 +65,10 @@ class Rankings:
         """Fail where trec_eval fails: no topic in common; or, under 10.0 without -c, a judged
         topic without results (10.0 loops over the judged topics and exits on it)."""
         if len(self.qids) == 0:
-            raise InputError(run_source, None,
-                             f"no queries with both results and relevance info: none of the "
-                             f"{len(self.run_only)} topics of the run is among the "
-                             f"{len(self.qrels_only)} topics of {rel_source}")
+            raise NoCommonTopicsError(
+                run_source, None, f"no queries with both results and relevance info: none of "
+                f"the {len(self.run_only)} topics of the run is among the "
+                f"{len(self.qrels_only)} topics of {rel_source}", self.run_only, self.qrels_only)
         if self.options.v10 and not self.options.complete and self.qrels_only:
             raise InputError(run_source, None,
                              f"topic {self.qrels_only[0]!r} of {rel_source} has no results "

@@ -31,7 +31,7 @@ MISSING_ZSCORE_VALUE = -1000000.0
 _ATOF = re.compile(
     r"[ \t\n\v\f\r]*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)"
     r"|((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))",
-    re.IGNORECASE)
+    re.IGNORECASE | re.ASCII)  # C's isdigit: ASCII digits only
 
 
 def c_atof(text: str) -> float:
