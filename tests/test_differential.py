@@ -7,15 +7,10 @@ reference (pytrec_eval, ir_measures' own pipeline), the other doors, and state t
 its reference averages. The full campaign (with cqr and the trec_eval binaries) is
 benchmarks/differential.py.
 
-TRECQR_DIFF_KNOWN=1 reports, as a warning, a failure whose families are all in KNOWN_TODAY
-(the disagreements the harness found on the code it was written against) and fails on any
-other; by default every failure fails.
+Every failure fails its test, with the classes it found and a reproducer.
 """
 
 from __future__ import annotations
-
-import os
-import warnings
 
 import pytest
 
@@ -28,31 +23,6 @@ import differential_stated as stated
 
 SEEDS = range(40)
 
-# the families (differential_campaign.FAMILIES) each case of the slice found on the code the
-# harness was written against (main at c22d948), the classes of issue 29's "Why"; seeds not
-# listed passed. Used only under TRECQR_DIFF_KNOWN=1.
-KNOWN_TODAY = {
-    2: ('breakdown-n', 'empty-dict', 'irm-mean', 'irm-n', 'irm-topics', 'mixed-n'),
-    4: ('c-9.0.8', 'empty-dict'),
-    5: ('breakdown-n', 'empty-dict', 'irm-mean', 'irm-n', 'irm-topics', 'mixed-n'),
-    7: ('irm-mean', 'irm-n', 'irm-topics', 'mixed-n'),
-    12: ('empty-dict',),
-    13: ('empty-dict-refused',),
-    14: ('empty-dict',),
-    15: ('irm-n', 'irm-topics', 'mixed-n'),
-    17: ('breakdown-n', 'empty-dict', 'irm-mean', 'irm-n', 'irm-topics', 'mixed-n'),
-    23: ('empty-dict', 'irm-mean', 'irm-n', 'irm-topics', 'mixed-n'),
-    25: ('c-9.0.8',),
-    27: ('empty-dict-refused',),
-    30: ('empty-dict-refused',),
-    36: ('empty-dict',),
-    'issue': ('empty-dict', 'irm-mean', 'irm-n', 'irm-topics', 'mixed-n'),
-}
-
-# on that code, the provider's column order in pt.Experiment follows PYTHONHASHSEED: found in
-# some runs, not in others (a fixed order makes the check deterministic)
-HASH_DEPENDENT = {"order"}
-
 ISSUE_CASE = Case(  # issue 29's minimal case: q1 judges d1=1, d2=0; q2 judges d3=1
     seed=-1, source="issue 29", measures=[("recip_rank", "recip_rank"), ("RR@3", "RR@3")],
     qrels=[("1_1", "d1", 1), ("1_1", "d2", 0), ("1_2", "d3", 1)],
@@ -61,17 +31,13 @@ ISSUE_CASE = Case(  # issue 29's minimal case: q1 judges d1=1, d2=0; q2 judges d
     empty={"runA": ["1_2"]}, options={})
 
 
-def _verdict(name, tally: Tally, known):
+def _verdict(name, tally: Tally):
     if not tally.failures:
         return
-    families = {family(cls)[0] for cls in tally.failures}
     lines = [f"{len(fails)} x {cls} [{family(cls)[0]}]: {fails[0][1]}"
              for cls, fails in sorted(tally.failures.items())]
-    report = f"{name}: {len(lines)} failing classes\n" + "\n".join(lines[:25])
-    if os.environ.get("TRECQR_DIFF_KNOWN") == "1" and families <= set(known) | HASH_DEPENDENT:
-        warnings.warn(f"known disagreements ({', '.join(sorted(families))}): {report}")
-        return
-    pytest.fail(report, pytrace=False)
+    pytest.fail(f"{name}: {len(lines)} failing classes\n" + "\n".join(lines[:25]),
+                pytrace=False)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -79,15 +45,13 @@ def test_every_door_agrees(seed):
     """One seeded case: every door equals its reference and the other doors, and states the
     population it averages."""
     case = make_case(seed)
-    _verdict(case.describe(), case_failures(case, with_pt=True),
-             KNOWN_TODAY.get(seed, ()))
+    _verdict(case.describe(), case_failures(case, with_pt=True))
 
 
 def test_the_issue_minimal_case():
     """Issue 29's minimal case through every door (run A lacks the judged topic 1_2; its dict
     form holds it as an empty ranking)."""
-    _verdict("issue 29's case", case_failures(ISSUE_CASE, with_pt=True),
-             KNOWN_TODAY.get("issue", ()))
+    _verdict("issue 29's case", case_failures(ISSUE_CASE, with_pt=True))
 
 
 def test_the_references_follow_each_tools_rule():
