@@ -281,3 +281,16 @@ def test_search_where_no_topic_retrieves_anything(tmp_path):
     assert line == (f"trecqr: none of the 2 topics retrieved anything from {idx}: nothing to "
                     "write; check that the topics go with this index")
     assert not out.exists()
+
+
+def test_no_summary_without_per_topic_rows_is_refused(tmp_path):
+    """eval -n without -q: trec_eval prints nothing and exits 0; trecqr refuses in one line
+    (an empty output from a non-empty input), and writes no -o file."""
+    out = tmp_path / "o.txt"
+    res = run_cli(["eval", "-n", "-m", "map", "-o", str(out), str(FX / "qrels.txt"),
+                   str(FX / "manual_bm25.run")])
+    assert res.exit_code == 2
+    assert res.stderr.strip().splitlines() == [
+        "trecqr: -n leaves out the summary rows, and without -q there is nothing else to "
+        "print: add -q for the per-topic rows, or leave -n out"]
+    assert not out.exists()

@@ -81,6 +81,9 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
     def job():
         if quiet:
             quiet_notes()
+        if nosummary and not query:  # trec_eval prints nothing then, and exits 0
+            raise UsageError("-n leaves out the summary rows, and without -q there is nothing "
+                             "else to print: add -q for the per-topic rows, or leave -n out")
         paths, several = expand_runs(runs)
         if collection is not None and protocol not in ("qrecc-official", "topiocqa-official"):
             raise UsageError("--collection goes with --protocol qrecc-official or "
