@@ -29,7 +29,8 @@ import os
 import numpy as np
 
 from ..errors import UsageError
-from ..memory import scipy_stats
+from ..stats.corrections import adjust, bonferroni, holm  # noqa: F401 (compare's names)
+from ..stats.paired import randomization_test, t_test
 from .comparison import Comparison, PairResult, plural, topics_line
 from .populations import score_table
 from .tables import render_latex, render_markdown
@@ -37,44 +38,6 @@ from .text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels
-
-
-def t_test(a, b) -> tuple[float, float]:
-    """Paired two-sided t-test of a against b: (t, p), exactly scipy.stats.ttest_rel(a, b).
-    When every difference is 0 (scipy gives nan), returns (0.0, 1.0)."""
-    stats = scipy_stats()  # under a memory cap, only when it fits
-
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if len(a) < 2:
-        return math.nan, math.nan
-    d = a - b
-    if not np.any(d):
-        return 0.0, 1.0
-    res = stats.ttest_rel(a, b)
-    return float(res.statistic), float(res.pvalue)
-
-
-def randomization_test(d, permutations: int = 10000, rng=None, chunk: int = 1000) -> float:
-    """Paired randomization (sign-flip) test of the per-topic differences d, two-sided.
-
-    p = (count + 1) / (B + 1), count = number of the B random sign vectors s with
-    |sum(s * d)| >= |sum(d)| (with a relative tolerance of 1e-12 for float ties)."""
-    d = np.asarray(d, dtype=np.float64)
-    if permutations < 1:
-        raise UsageError("--permutations must be at least 1")
-    rng = np.random.default_rng(rng)
-    observed = abs(float(np.sum(d)))
-    tol = 1e-12 * max(1.0, float(np.sum(np.abs(d))))
-    count = 0
-    done = 0
-    while done < permutations:
-        k = min(chunk, permutations - done)
-        signs = rng.integers(0, 2, size=(k, len(d)), dtype=np.int8) * 2 - 1
-        sums = np.abs(signs.astype(np.float64) @ d)
-        count += int(np.count_nonzero(sums >= observed - tol))
-        done += k
-    return (count + 1) / (permutations + 1)
 
 
 def bootstrap_ci(d, samples: int = 10000, level: float = 0.95, rng=None,
@@ -107,38 +70,6 @@ def effect_size(d) -> float:
     if sd == 0:
         return 0.0 if m == 0 else math.nan
     return m / sd
-
-
-def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjusted p-values: sort ascending p_(1..m);
-    adj_(i) = max_{j<=i} min(1, (m - j + 1) * p_(j)). nan p-values stay nan (not counted in m)."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = len(ok)
-    if m == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    out[order] = np.maximum.accumulate(scaled)
-    return out
-
-
-def bonferroni(pvalues) -> np.ndarray:
-    """min(1, m * p), m the number of (non-nan) p-values."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    m = int(np.count_nonzero(~np.isnan(p)))
-    return np.minimum(1.0, m * p)
-
-
-def adjust(pvalues, method: str) -> np.ndarray:
-    if method == "holm":
-        return holm(pvalues)
-    if method == "bonferroni":
-        return bonferroni(pvalues)
-    if method == "none":
-        return np.asarray(pvalues, dtype=np.float64).copy()
-    raise UsageError(f"unknown correction {method!r} (holm, bonferroni, none)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from ..errors import UsageError
+from ..memory import scipy_stats
 
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 WILCOXON_METHODS = ("auto", "exact", "asymptotic")
@@ -44,7 +44,7 @@ def t_test(a, b) -> tuple[float, float]:
         return math.nan, math.nan
     if not np.any(a - b):
         return 0.0, 1.0
-    res = stats.ttest_rel(a, b)
+    res = scipy_stats().ttest_rel(a, b)  # imported when it fits under a memory cap
     return float(res.statistic), float(res.pvalue)
 
 
@@ -75,7 +75,7 @@ def wilcoxon(a, b, zero_method: str = "wilcox", method: str = "auto") -> tuple[f
         return math.nan, math.nan
     if not np.any(a - b):
         return 0.0, 1.0
-    res = stats.wilcoxon(a, b, zero_method=zero_method, correction=False, method=method)
+    res = scipy_stats().wilcoxon(a, b, zero_method=zero_method, correction=False, method=method)
     return float(res.statistic), float(res.pvalue)
 
 
@@ -90,7 +90,8 @@ def randomization_test(d, permutations: int = 10000, rng=None, chunk: int = 1000
     decide a tie). The +1 counts the observed signs themselves: p is never 0."""
     d = np.asarray(d, dtype=np.float64)
     if permutations < 1:
-        raise UsageError("permutations must be at least 1")
+        raise UsageError("permutations must be at least 1",
+                         cli="--permutations must be at least 1")
     rng = np.random.default_rng(rng)
     observed = abs(float(np.sum(d)))
     tol = 1e-12 * max(1.0, float(np.sum(np.abs(d))))
