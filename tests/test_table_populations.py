@@ -12,6 +12,7 @@ and d2=0, q2 judges d3=1; run1 ranks d2, d1 for q1 and has no q2; run2 has both)
 from __future__ import annotations
 
 import json
+import re
 
 import ir_measures
 import pytest
@@ -359,3 +360,22 @@ def test_cqr_complete_preset_averages_every_qrels_turn(demo_index, tmp_path):
     with pytest.raises(UsageError, match="--missing drop takes turns out of the average"):
         cqr(DEMO / "qrels.txt", [topics], index=demo_index, preset="chatty-goose-cast2019",
             missing="drop")
+
+
+def test_report_page_lists_every_topic_its_means_average(tmp_path):
+    """Under a population of every qrels topic (-c, or ir_measures names), the page's per-topic
+    values list a topic the run lacks as 0, as its mean counts it (the differential campaign's
+    seed 575: the page listed only the run's topics beside a mean over both)."""
+    q, r1, r2 = tmp_path / "q.txt", tmp_path / "a.run", tmp_path / "b.run"
+    q.write_text("t1 0 d1 1\nt2 0 d2 1\n")
+    r1.write_text("t1 Q0 x 1 1.7 a\n")
+    r2.write_text("t2 Q0 d2 1 1.6 b\n")
+    page = tmp_path / "page.html"
+    res = run_cli(["report", "-o", str(page), "-m", "RR@3", "-c", str(q), str(r1), str(r2)])
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(re.search(r'<script id="trecqr-data" type="application/json">(.*?)'
+                                r'</script>', page.read_text(), re.S).group(1))
+    assert sorted(data["ids"]) == ["t1", "t2"]
+    for values in data["values"]:
+        assert None not in values[0] and len(values[0]) == 2
+    assert sorted(data["values"][1][0]) == [0.0, 1.0]

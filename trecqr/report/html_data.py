@@ -244,8 +244,10 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
         "groups": [[gindex[g] for g in group_of.get(t, _canon_groups(group_of, t))]
                    for t in ids] if group_of else None,
         "group_names": group_names,
-        "values": [[[_num(table.values[i][m].get(t)) for t in ids] for m in table.measures]
-                   for i in range(len(runs))],
+        # every qrels topic is in the means of a QRELS population, one a run lacks as 0: the
+        # page lists it with that 0, so that each run's column averages to its mean
+        "values": [[[_num(table.values[i][m].get(t, 0.0 if table.complete else None))
+                     for t in ids] for m in table.measures] for i in range(len(runs))],
         "unjudged": unjudged, "first_rel": first_rel, "topk": topk,
         "grades": [{str(c): g for c, g in gr.items()} for gr in grades],
         "docs": docids, "text": None if wanted is None else [wanted.get(d) for d in docids],
