@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import socket
 import tempfile
 from pathlib import Path
@@ -11,10 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from trecqr.adapters.session_model import MISSING_LAST, MISSING_ZERO, candidate_id
+# ir_datasets makes folders under its home when imported, and fixes its datasets' file paths
+# under it then: every test process gets a private home before anything imports ir_datasets, so
+# nothing reads or writes ~/.ir_datasets and the paths do not depend on which test came first
+IRDS_HOME = Path(tempfile.mkdtemp(prefix="trecqr-irds-"))
+os.environ["IR_DATASETS_HOME"] = str(IRDS_HOME)
+atexit.register(shutil.rmtree, IRDS_HOME, ignore_errors=True)
 
-# ir_datasets makes folders under its home when imported: keep the tests out of ~/.ir_datasets
-os.environ.setdefault("IR_DATASETS_HOME", tempfile.mkdtemp(prefix="trecqr-irds-"))
+from trecqr.adapters.session_model import MISSING_LAST, MISSING_ZERO, candidate_id  # noqa: E402
+
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,32 +3,21 @@ and the evaluation-protocol presets."""
 
 from __future__ import annotations
 
-import atexit
-import os
 import shutil
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import data_path
+from conftest import IRDS_HOME, data_path
 
 # ir_datasets fixes the TREC CAsT file paths (IR_DATASETS_HOME/trec-cast/...) when it is first
-# imported: import it here, at collection, with a private home, so nothing is read from or
-# written to ~/.ir_datasets.
-_HOME = Path(tempfile.mkdtemp(prefix="trecqr-irds-home-"))
-atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
-if "ir_datasets" not in sys.modules:
-    _old = os.environ.get("IR_DATASETS_HOME")
-    os.environ["IR_DATASETS_HOME"] = str(_HOME)
-    import ir_datasets  # noqa: F401
-    import ir_datasets.datasets.trec_cast  # noqa: F401
-    if _old is None:
-        del os.environ["IR_DATASETS_HOME"]
-    else:
-        os.environ["IR_DATASETS_HOME"] = _old
+# imported, whichever test imports it first: under the suite's private home (tests/conftest.py),
+# so the CAsT files are placed there and nothing is read from or written to ~/.ir_datasets.
+import ir_datasets  # noqa: E402,F401
+import ir_datasets.datasets.trec_cast  # noqa: E402,F401
+
+_HOME = IRDS_HOME
 
 from trecqr.cli.convert_files import irds_command
 import trecqr  # noqa: E402
