@@ -4,7 +4,6 @@ and the evaluation-protocol presets."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
