@@ -151,6 +151,11 @@ def ranked(run, qkeys, qgrades, k: int, level: int, float32: bool, max_docs=None
 # the page's data
 
 
+def _listed_as_zero(table, measure: str, compat: str) -> bool:
+    """Whether the per-topic rows of ``measure`` list a topic the run lacks, as 0."""
+    return table.complete and (measure in table.irm or compat != "9.0.8")
+
+
 def _num(v):
     return None if v is None or not math.isfinite(v) else float(v)
 
@@ -244,9 +249,11 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
         "groups": [[gindex[g] for g in group_of.get(t, _canon_groups(group_of, t))]
                    for t in ids] if group_of else None,
         "group_names": group_names,
-        # every qrels topic is in the means of a QRELS population, one a run lacks as 0: the
-        # page lists it with that 0, so that each run's column averages to its mean
-        "values": [[[_num(table.values[i][m].get(t, 0.0 if table.complete else None))
+        # a QRELS population's means count a topic a run lacks as 0: the page lists it with
+        # that 0 where every door's per-topic rows do (ir_measures names; trec_eval names under
+        # 10.0's -c, as its -q prints them; 9.0.8's -q -c does not: trecqr.measures.population)
+        "values": [[[_num(table.values[i][m].get(t, 0.0 if _listed_as_zero(table, m, compat)
+                                                  else None))
                      for t in ids] for m in table.measures] for i in range(len(runs))],
         "unjudged": unjudged, "first_rel": first_rel, "topk": topk,
         "grades": [{str(c): g for c, g in gr.items()} for gr in grades],
