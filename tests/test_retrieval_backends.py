@@ -315,7 +315,8 @@ def test_search_says_which_candidate_it_takes(tmp_path, demo_index):
                     f"{2 * len(gpt) - same} distinct within their turn "
                     f"({(2 * len(gpt) - same) / len(gpt):.2f} per turn); {same} turns with all "
                     f"candidates identical, {len(gpt) - same} with several distinct (distinct "
-                    f"per turn: {same} with 1, {len(gpt) - same} with 2); candidate 1 searched "
+                    f"per turn: {same} with 1, {len(gpt) - same} with 2); written as "
+                    f"{2 * len(gpt)} strings; candidate 1 searched "
                     "for every turn (trecqr cqr --candidates each, fuse, mean, sc or oracle uses "
                     "the others)"]
     got = trecqr.evaluate(DEMO / "qrels.txt", tmp_path / "rw.run", ["ndcg_cut.3"]).aggregate()

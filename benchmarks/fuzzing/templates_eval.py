@@ -61,6 +61,7 @@ EVAL = [
     ("measures", ["measures"]),
     ("measures", ["measures", "--kind", "ir_measures", "--compat", "9.0.8"]),
     ("measures", ["measures", "--kind", "trec_eval", "--compat", "10.0"]),
+    ("kernels", ["kernels"]),
     ("fuse", ["fuse", "{crun}", "{crun2}", "-o", "@f.run"]),
     ("fuse", ["fuse", "{crun}", "{crun2}", "-o", "@f.run", "--method", "combmnz", "--norm",
               "zmuv", "--runid", "x"]),
