@@ -147,7 +147,17 @@ def make_case(rng: random.Random, number: int, base: Path, sources: dict, only: 
     case.emptied = emptied
     apply_env(rng, case, paths)
     case.inputs = set(folder.rglob("*"))
+    # an output option pointed at an input file overwrites it: its stamp tells it was written
+    case.stamps = {p: stamp(p) for p in case.inputs}
     return case
+
+
+def stamp(path: Path):
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 def apply_env(rng, case: Case, paths: dict) -> None:

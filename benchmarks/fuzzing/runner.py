@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cases import Case, make_case
+from .cases import Case, make_case, stamp
 
 
 def preload() -> None:
@@ -205,6 +205,8 @@ def classify(case: Case, res: dict) -> dict:
         written = [o for o in case.outputs if o.exists()] + [
             p for p in case.folder.iterdir() if p not in case.inputs
             and p.name not in ("home", "tmp") and p.name not in output_names]
+        written += [p for p, st in getattr(case, "stamps", {}).items()
+                    if p.is_file() and stamp(p) != st]  # an input overwritten as an output
         if all(_blank(p) for p in written):
             flags["empty"] = sorted(p.name for p in written) or ["stdout"]
     return flags
