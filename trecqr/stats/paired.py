@@ -26,11 +26,13 @@ ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 WILCOXON_METHODS = ("auto", "exact", "asymptotic")
 
 
-def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
+def paired_arrays(a, b, what: str = "paired scores") -> tuple[np.ndarray, np.ndarray]:
+    """a and b as float arrays of one dimension and one length (item k of a pairs with item k
+    of b: a topic's scores, or a system's), or a one-line refusal naming ``what`` they are."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
-        raise UsageError(f"paired scores must be two 1-D arrays of the same length "
+        raise UsageError(f"{what} must be two 1-D arrays of the same length "
                          f"(got shapes {a.shape} and {b.shape})")
     return a, b
 
@@ -39,7 +41,7 @@ def t_test(a, b) -> tuple[float, float]:
     """Paired two-sided t-test of ``a`` against ``b``: (t, p), exactly
     ``scipy.stats.ttest_rel(a, b)``; (0.0, 1.0) when every difference is 0, (nan, nan) with
     fewer than two topics."""
-    a, b = _paired(a, b)
+    a, b = paired_arrays(a, b)
     if len(a) < 2:
         return math.nan, math.nan
     if not np.any(a - b):
@@ -66,7 +68,7 @@ def wilcoxon(a, b, zero_method: str = "wilcox", method: str = "auto") -> tuple[f
 
     Returns (0.0, 1.0) when every difference is 0 (no topic separates the systems) and
     (nan, nan) for no topics."""
-    a, b = _paired(a, b)
+    a, b = paired_arrays(a, b)
     if zero_method not in ZERO_METHODS:
         raise UsageError(f"unknown zero_method {zero_method!r} ({', '.join(ZERO_METHODS)})")
     if method not in WILCOXON_METHODS:

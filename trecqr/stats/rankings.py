@@ -26,14 +26,11 @@ import numpy as np
 from scipy import stats
 
 from ..errors import UsageError
+from .paired import paired_arrays
 
 
 def _scores(x, y) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1:
-        raise UsageError(f"system scores must be two 1-D arrays of the same length (got "
-                         f"shapes {x.shape} and {y.shape})")
+    x, y = paired_arrays(x, y, "system scores")
     if len(x) < 2:
         raise UsageError("a ranking agreement needs at least two systems")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
