@@ -72,7 +72,7 @@ def main() -> None:
     # manager's shim in front of it, which would add its own start-up to every run
     script = Path(sys.executable).parent / "trecqr"
     trecqr = [str(script)] if script.exists() else [sys.executable, "-c",
-                                                    "from trecqr.launch import entry; entry()"]
+                                                    "from trecqr.runtime.launch import entry; entry()"]
     tools = {"trecqr": trecqr + ["eval", "--quiet", *mflags, str(qrels), str(run)]}
     if a.trec_eval:
         tools["trec_eval"] = [a.trec_eval, *mflags, str(qrels), str(run)]

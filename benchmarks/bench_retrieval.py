@@ -123,7 +123,7 @@ def timed(cmd: list[str]) -> tuple[float, int]:
 def trecqr_cmd() -> list[str]:
     script = Path(sys.executable).parent / "trecqr"
     return [str(script)] if script.exists() else [sys.executable, "-c",
-                                                  "from trecqr.launch import entry; entry()"]
+                                                  "from trecqr.runtime.launch import entry; entry()"]
 
 
 def pyserini_available() -> bool:

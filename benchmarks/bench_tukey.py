@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "stats")]
 
 from cast_inputs import CAST_RUNS, MEASURES, cast_scores, pairs  # noqa: E402
-from trecqr.stats import anova  # noqa: E402
+from trecqr.report.stats import anova  # noqa: E402
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 CMD = [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
-       "from trecqr.launch import entry; entry()"]
+       "from trecqr.runtime.launch import entry; entry()"]
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
 OLD = b"an older output\n"
 

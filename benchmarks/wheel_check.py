@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / "benchmarks" / "wheel_check.expected"
 EVAL = ["eval", "-m", "official", "-m", "ndcg_cut.3", "fixtures/cast2021/qrels.txt",
         "fixtures/cast2021/manual_bm25.run"]
-KERNELS = ["trecqr.formats._scan", "trecqr.formats._dicts", "trecqr.fusion._pool"]
+KERNELS = ["trecqr.formats._scan", "trecqr.rankings._dicts", "trecqr.fusion._pool"]
 NO_COMPILER_LINE = "error: trecqr's C kernels need a C compiler, and "
 
 

@@ -20,7 +20,7 @@ IRDS_HOME = Path(tempfile.mkdtemp(prefix="trecqr-irds-"))
 os.environ["IR_DATASETS_HOME"] = str(IRDS_HOME)
 atexit.register(shutil.rmtree, IRDS_HOME, ignore_errors=True)
 
-from trecqr.adapters.session_model import MISSING_LAST, MISSING_ZERO, candidate_id  # noqa: E402
+from trecqr.datasets.sessions.model import MISSING_LAST, MISSING_ZERO, candidate_id  # noqa: E402
 
 
 ROOT = Path(__file__).resolve().parent.parent

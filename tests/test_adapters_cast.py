@@ -16,12 +16,12 @@ from conftest import data_path, run_cli
 import trecqr
 from trecqr.cli.convert import cast_command
 from trecqr.cli.convert_files import collapse_command
-from trecqr.adapters.cast import (
+from trecqr.datasets.cast.topics import (
     convert_cast_qrels,
     read_cast_topics,
     write_topics,
 )
-from trecqr.adapters.collapse import (
+from trecqr.datasets.collapse import (
     collapse_file,
     collapse_run,
     document_ids,

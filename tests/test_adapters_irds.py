@@ -20,8 +20,8 @@ _HOME = IRDS_HOME
 
 from trecqr.cli.convert_files import irds_command
 import trecqr  # noqa: E402
-from trecqr.adapters import irds  # noqa: E402
-from trecqr.adapters.presets import preset, preset_names  # noqa: E402
+from trecqr.datasets import irds  # noqa: E402
+from trecqr.protocols.presets import preset, preset_names  # noqa: E402
 from trecqr.errors import UsageError  # noqa: E402
 
 C21 = "cast2021"

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from conftest import data_path
 from trecqr.cli.convert import qrecc_command
-from trecqr.adapters import qrecc
-from trecqr.adapters.topics import read_topics
+from trecqr.datasets.qrecc import files as qrecc
+from trecqr.datasets.topics import read_topics
 from trecqr.errors import InputError, UsageError
 from trecqr.formats import read_qrels
 

@@ -11,9 +11,10 @@ from click.testing import CliRunner
 from conftest import data_path
 
 from trecqr.cli.convert import qrecc_command, topiocqa_command
-from trecqr.adapters import qrecc, topiocqa
-from trecqr.adapters.qrecc import QrelsCounts, canonical_turn_id, read_qrecc_qrels
-from trecqr.adapters.topiocqa import read_topiocqa_qrels, read_turn_types, turn_type_coverage
+from trecqr.datasets import topiocqa
+from trecqr.datasets.qrecc import files as qrecc
+from trecqr.datasets.qrecc.files import QrelsCounts, canonical_turn_id, read_qrecc_qrels
+from trecqr.datasets.topiocqa import read_topiocqa_qrels, read_turn_types, turn_type_coverage
 from trecqr.errors import InputError
 from trecqr.formats import read_qrels
 

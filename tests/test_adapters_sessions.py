@@ -10,7 +10,7 @@ from conftest import data_path, mrr_by_hand
 
 from trecqr.cli.convert_files import sessions_command
 import trecqr
-from trecqr.adapters import sessions as S
+from trecqr.datasets.sessions import logs as S
 from trecqr.errors import InputError
 
 AOL = data_path("sessions", "aol-sample.txt")
@@ -213,7 +213,7 @@ def _ctx_lines():
 
 
 def test_hredqs_ses_sessions_built_from_ctx_lines(tmp_path):
-    from trecqr.adapters.sessions import read_hredqs_sessions  # forwarded name
+    from trecqr.datasets.sessions.logs import read_hredqs_sessions  # forwarded name
 
     ctx = _ctx_lines()
     assert len(ctx) == 5
@@ -284,8 +284,8 @@ def test_session_readers_import_order():
     import subprocess
     import sys
 
-    code = ("import trecqr.adapters.session_readers as R; "
-            "from trecqr.adapters.sessions import read_aolia_qlogs, read_hredqs_sessions; "
+    code = ("import trecqr.datasets.sessions.readers as R; "
+            "from trecqr.datasets.sessions.logs import read_aolia_qlogs, read_hredqs_sessions; "
             "assert read_aolia_qlogs is R.read_aolia_qlogs; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
@@ -390,7 +390,7 @@ def test_convert_sessions_aol_ia_missing_files_one_line(tmp_path, monkeypatch, c
     assert not (tmp_path / "t.tsv").exists()
     assert sorted(p.name for p in base.iterdir()) == []  # nothing fetched, nothing built
     # a fetch ir_datasets would still attempt is refused (irds.offline), also in one line
-    from trecqr.adapters import session_readers as R
+    from trecqr.datasets.sessions import readers as R
 
     monkeypatch.setattr(R, "missing_files", lambda handler: [])
     with pytest.raises(trecqr.errors.UsageError) as e:

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import data_path
 
-from trecqr.adapters import turn_ids as T
-from trecqr.adapters.rewrites import read_rewrites
-from trecqr.adapters.topics import Topics, read_topics, write_topics
+from trecqr.datasets import turn_ids as T
+from trecqr.datasets.rewrites.topics import read_rewrites
+from trecqr.datasets.topics import Topics, read_topics, write_topics
 from trecqr.cli.convert_files import rewrites_command, topics_command
 from trecqr.errors import InputError, UsageError
 from trecqr.formats import read_qrels

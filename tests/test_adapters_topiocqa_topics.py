@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from conftest import data_path
 
 from trecqr.cli.convert import topiocqa_command
-from trecqr.adapters import topiocqa
-from trecqr.adapters.qrecc import QrelsCounts
-from trecqr.adapters.topics import read_topics
-from trecqr.adapters.topiocqa import (
+from trecqr.datasets import topiocqa
+from trecqr.datasets.qrecc.files import QrelsCounts
+from trecqr.datasets.topics import read_topics
+from trecqr.datasets.topiocqa import (
     read_topiocqa_qrels,
     read_topiocqa_turns,
     read_turn_types,

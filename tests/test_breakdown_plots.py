@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import data_path
 from scipy import stats
 
-from trecqr.api import evaluate
+from trecqr.api.evaluation import evaluate
 from trecqr.report.breakdown import breakdown, read_labels
 from trecqr.cli.report import breakdown_command, plot_command
 from trecqr.report.plots import plot_depth, plot_diff, plot_dist

@@ -20,8 +20,8 @@ import pytest
 from conftest import DATA, ROOT
 
 import trecqr
-from trecqr.adapters.rewrites import read_rewrites
-from trecqr.adapters.topics import Topics, read_topics
+from trecqr.datasets.rewrites.topics import read_rewrites
+from trecqr.datasets.topics import Topics, read_topics
 from trecqr.errors import UsageError
 from trecqr.retrieval import candidate_vectors as cv
 from trecqr.retrieval import dense

@@ -12,10 +12,10 @@ import pytest
 
 import trecqr
 from conftest import data_path, run_cli
-from trecqr.adapters.candidates import candidate_paths, parse_policy, read_candidates
-from trecqr.adapters.topics import read_topics
+from trecqr.datasets.rewrites.candidates import candidate_paths, parse_policy, read_candidates
+from trecqr.datasets.topics import read_topics
 from trecqr.errors import UsageError
-from trecqr.retrieval.cqr import COLUMNS
+from trecqr.workflows.cqr import COLUMNS
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
 QRELS = DEMO / "qrels.txt"

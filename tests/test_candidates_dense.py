@@ -15,11 +15,11 @@ import pytest
 
 import trecqr
 from conftest import data_path, run_cli
-from trecqr.adapters.candidates import read_candidates
-from trecqr.adapters.topics import read_topics
+from trecqr.datasets.rewrites.candidates import read_candidates
+from trecqr.datasets.topics import read_topics
 from trecqr.retrieval import dense
-from trecqr.retrieval.cqr import COLUMNS
-from trecqr.retrieval.cqr_candidates import dense_lists
+from trecqr.workflows.cqr import COLUMNS
+from trecqr.workflows.cqr_candidates import dense_lists
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
 QRELS = DEMO / "qrels.txt"

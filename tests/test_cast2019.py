@@ -18,7 +18,7 @@ import pytrec_eval
 from conftest import data_path, run_cli
 
 import trecqr
-from trecqr.adapters.presets import preset, protocol
+from trecqr.protocols.presets import preset, protocol
 
 EXPECTED = Path(__file__).parent / "expected" / "cast2019"
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "cast2021-demo"
@@ -176,7 +176,7 @@ def test_presets_carry_the_retrieval_settings(tmp_path):
     qrels = data_path("cast2019", QRELS)
     assert len(qrels.read_text().splitlines()) == 29350
     # cqr --preset: the preset's depth, k1/b and threshold reach the runs and the scores
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     for name, depth, k1 in (("cast2019", 100, 0.9), ("chatty-goose-cast2019", 1000, 0.82)):
         rep = cqr(FIX / "qrels.txt", FIX / "topics-manual.tsv", collection=FIX / "collection.jsonl",

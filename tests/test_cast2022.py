@@ -12,7 +12,7 @@ import json
 import pytest
 
 import trecqr
-from trecqr.adapters.cast import (CONTEXT_SEP, detect_year, provenance_run, read_cast_topics,
+from trecqr.datasets.cast.topics import (CONTEXT_SEP, detect_year, provenance_run, read_cast_topics,
                                   read_turn_ids)
 from trecqr.errors import InputError
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from conftest import data_path
 from scipy import stats
 
-from trecqr.api import evaluate
+from trecqr.api.evaluation import evaluate
 from trecqr.cli.report import compare_command as command
 from trecqr.report.compare import bonferroni, compare, holm, randomization_test
 

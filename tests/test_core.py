@@ -1,5 +1,5 @@
 """One evaluation core behind every door (issue 20): the plan is made once, one function
-(trecqr.measures.core.execute) runs it, and trec_eval's rankings are built once per call.
+(trecqr.engine.execute.execute) runs it, and trec_eval's rankings are built once per call.
 
 Spies wrap the functions the core calls and record who called them, so a door that went
 another way (a second path, a second ranking) fails here; values are checked against the same
@@ -17,8 +17,10 @@ import pytest
 import trecqr
 from conftest import cast2021_dicts, data_path, run_cli
 from trecqr.formats import Run, read_qrels, read_run
-from trecqr.measures import core, core_rankings, plan as plan_module
-from trecqr.scorer import ordering
+from trecqr.engine import execute as core
+from trecqr.engine import rankings as core_rankings
+from trecqr.engine import plan as plan_module
+from trecqr.rankings import trec_order as ordering
 
 QRELS = data_path("cast2021", "qrels-docs.2021.qrel")
 RUN = data_path("cast2021", "docrun_org_convdr.run")

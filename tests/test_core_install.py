@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from conftest import DATA, ROOT
-from trecqr.extras import EXTRA_OF, missing_extra_line
+from trecqr.runtime.extras import EXTRA_OF, missing_extra_line
 
 FX = ROOT / "fixtures/cast2021"
 QRELS, RUN, RUN2 = FX / "qrels.txt", FX / "manual_bm25.run", FX / "convdr.run"
@@ -35,7 +35,7 @@ sys.meta_path.insert(0, Missing())
 """
 _CLI = _BLOCKER + """
 sys.argv = ["trecqr"] + sys.argv[2:]
-from trecqr.launch import entry
+from trecqr.runtime.launch import entry
 entry()
 """
 

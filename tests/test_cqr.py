@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import trecqr
 from conftest import run_cli
 from trecqr.cli.retrieval import cqr_command as command
-from trecqr.retrieval.cqr import COLUMNS, cqr
+from trecqr.workflows.cqr import COLUMNS, cqr
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
 QRELS = DEMO / "qrels.txt"

@@ -9,7 +9,7 @@ import warnings
 import pytest
 from conftest import ROOT, data_path
 
-from trecqr.adapters.topics import read_topics
+from trecqr.datasets.topics import read_topics
 from trecqr.formats import read_qrels
 from trecqr.retrieval.demo import CAST_TOPICS, FILES, TOPICS, build_cast_demo, build_qrecc_demo
 

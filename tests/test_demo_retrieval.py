@@ -69,7 +69,7 @@ def _check_cast(scores):
 
 
 def test_cast_demo_rewrites_beat_raw_from_python(tmp_path):
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     report = cqr(CAST / "qrels.txt", [CAST / f"topics-{f}.tsv" for f in CAST_EXPECTED],
                  collection=CAST / "collection.jsonl", runs_dir=tmp_path / "runs",

@@ -16,7 +16,7 @@ import pytest
 
 import trecqr
 from conftest import data_path as shared_data
-from trecqr.compat.pytrec import RelevanceEvaluator
+from trecqr.api.pytrec import RelevanceEvaluator
 
 
 def _dicts(qrels_path, run_path):
@@ -118,10 +118,10 @@ def test_compare_takes_ir_measures_names_with_their_values():
 def test_dict_fast_path_equals_columnar_path(level, judged, monkeypatch):
     """formats/_dicts.c ranks run dicts itself: same values, bit for bit, as the columnar
     path (run columns, build_rankings) on the real CAsT 2021 passage runs, every measure."""
-    from trecqr.measures import core_rankings
-    from trecqr.measures import pytrec_values as pv
-    from trecqr.measures.core import execute
-    from trecqr.measures.plan import pytrec_plan
+    from trecqr.engine import rankings as core_rankings
+    from trecqr.engine import pytrec_values as pv
+    from trecqr.engine.execute import execute
+    from trecqr.engine.plan import pytrec_plan
 
     qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
                         shared_data("cast2021", "docrun_org_convdr.run"))
@@ -142,10 +142,10 @@ def test_c_measures_equal_numpy_measures(level, judged, monkeypatch):
     """formats/_dicts.c's dict_values (P, recall, recip_rank, ndcg_cut, map, map_cut with
     trec_eval's loops) gives the numpy measures' doubles bit for bit, keys in the same order,
     on the real CAsT 2021 runs (ties, grades 0-4, empty and unjudged topics)."""
-    from trecqr.measures import core
-    from trecqr.measures import pytrec_values as pv
-    from trecqr.measures.core import execute
-    from trecqr.measures.plan import pytrec_plan
+    from trecqr.engine import execute as core
+    from trecqr.engine import pytrec_values as pv
+    from trecqr.engine.execute import execute
+    from trecqr.engine.plan import pytrec_plan
 
     measures = {"P.1,5,10,1000", "recall.3,100", "recip_rank", "ndcg_cut.1,3,10,2000", "map",
                 "map_cut.5,100"}
@@ -180,7 +180,7 @@ def test_evaluate_dict_fast_path_equals_columnar_path(measures, monkeypatch):
     bit, as the columnar path, on a real run (trec_eval's topics: sorted, an empty dict a
     topic with an empty ranking, as pytrec_eval scores it; ir_measures' defaults and run-order
     means)."""
-    from trecqr.measures import core_rankings
+    from trecqr.engine import rankings as core_rankings
 
     qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
                         shared_data("cast2021", "docrun_org_convdr.run"))
@@ -282,7 +282,7 @@ def test_breakdown_and_plot_take_ir_measures_names(tmp_path, cli):
 def test_evaluate_c_pass_equals_columnar_path_under_options(options, monkeypatch):
     """trec_eval names on dicts in formats/_dicts.c's one pass (-l, -J, 10.0's doubles, -c):
     the Results of the columnar path, bit for bit, on a real run."""
-    from trecqr.measures import core_rankings
+    from trecqr.engine import rankings as core_rankings
 
     qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
                         shared_data("cast2021", "org_convdr.trec"))

@@ -14,7 +14,7 @@ from conftest import ROOT
 
 FX = ROOT / "fixtures" / "cast2021"
 SCRIPT = [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
-          "from trecqr.launch import entry; entry()"]
+          "from trecqr.runtime.launch import entry; entry()"]
 
 
 def _run(prefix, args):

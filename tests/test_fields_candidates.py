@@ -20,13 +20,13 @@ import pytest
 from conftest import data_path, run_cli
 
 import trecqr
-from trecqr.adapters.candidates import read_candidates
-from trecqr.adapters.presets import preset_names
-from trecqr.adapters.rewrites import read_rewrites
-from trecqr.adapters.topics import read_topics
+from trecqr.datasets.rewrites.candidates import read_candidates
+from trecqr.protocols.presets import preset_names
+from trecqr.datasets.rewrites.topics import read_rewrites
+from trecqr.datasets.topics import read_topics
 from trecqr.errors import InputError, UsageError
 from trecqr.retrieval.backends import build_index
-from trecqr.retrieval.cqr import cqr
+from trecqr.workflows.cqr import cqr
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "fixtures" / "cast2021-demo"
@@ -363,7 +363,7 @@ def test_irds_queries_all_without_text_write_no_topics(tmp_path, monkeypatch):
     topics file (a stand-in dataset: no registered dataset has such a field)."""
     from collections import namedtuple
 
-    from trecqr.adapters import irds
+    from trecqr.datasets import irds
 
     Query = namedtuple("Query", ["query_id", "text", "note"])
 

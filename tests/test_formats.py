@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import TE, run_cli
-from trecqr.api import evaluate
+from trecqr.api.evaluation import evaluate
 from trecqr.errors import InputError
 from trecqr.formats import (qrels_from_dict, qrels_from_frame, read_qrels, read_run,
                             run_from_dict, run_from_frame, write_qrels, write_run)

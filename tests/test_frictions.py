@@ -37,7 +37,7 @@ def _cqr_args(*extra):
 
 
 def test_cqr_python_removes_its_runs(private_tmp, tmp_path):
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     report = cqr(CAST / "qrels.txt", [CAST / "topics-raw.tsv"],
                  collection=CAST / "collection.jsonl")

@@ -14,11 +14,11 @@ import pytest
 from conftest import ROOT, data_path, run_cli
 
 import trecqr
-from trecqr.adapters.cast import provenance_run, read_cast_topics
-from trecqr.adapters.collapse import collapse_run
-from trecqr.api import load_qrels, load_run
+from trecqr.datasets.cast.topics import provenance_run, read_cast_topics
+from trecqr.datasets.collapse import collapse_run
+from trecqr.api.evaluation import load_qrels, load_run
 from trecqr.formats.run import read_run
-from trecqr.scorer.idspace import IdSpaceWarning, id_space_problem
+from trecqr.engine.idspace import IdSpaceWarning, id_space_problem
 
 WARNING = "seem to use different document id spaces"
 
@@ -136,7 +136,7 @@ def test_small_inputs_counted_on_dicts_as_on_columns(renumbered, topics, renumbe
     CAsT 2021 run and qrels, renumbered or not."""
     from trecqr.formats import Qrels, Run
     from trecqr.formats.arrays import grouped_dicts
-    from trecqr.scorer.idspace import dict_id_space_problem
+    from trecqr.engine.idspace import dict_id_space_problem
 
     qrels = load_qrels(data_path("cast2021", "qrels-docs.2021.qrel"))
     run = load_run(renumbered if renumber else

@@ -11,8 +11,8 @@ import pytest
 from conftest import data_path, run_cli
 
 import trecqr
-from trecqr.adapters.ikat import CONTEXT_SEP, read_ikat_topics, topics_ptkb_run
-from trecqr.adapters.ikat_runs import passage_run, validate_run
+from trecqr.datasets.ikat.topics import CONTEXT_SEP, read_ikat_topics, topics_ptkb_run
+from trecqr.datasets.ikat.runs import passage_run, validate_run
 
 IK = "ikat"
 SAMPLE = "2024_sample_run.json"

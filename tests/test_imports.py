@@ -4,7 +4,7 @@ trecqr/, read with ast):
 * **click is the command line's**: no module outside trecqr/cli imports click (top level or in a
   function), and no module outside it ends the process or writes to the terminal itself
   (``print``, ``sys.exit``, ``os._exit``, ``sys.stderr``): libraries raise, warn, or send their
-  progress and info lines to :mod:`trecqr.reporting`.
+  progress and info lines to :mod:`trecqr.runtime.progress`.
 * **Imports are at the top of each module**, so that a file's header says what it touches. The
   function-level imports that remain are exactly :data:`LAZY`, each with why it is lazy and the
   start-up time it saves (``python -X importtime``, cumulative, on the development machine;
@@ -30,7 +30,7 @@ PKG = ROOT / "trecqr"
 # why an import inside a function is kept there (the import's own cost, from this machine)
 LAZY = {
     # the command line's start-up: `trecqr -h`, `--version` and every command pay for these
-    ("trecqr.launch", "trecqr.cli"): "the early signal handlers are installed before click, "
+    ("trecqr.runtime.launch", "trecqr.cli"): "the early signal handlers are installed before click, "
                                      "numpy and pyarrow load (~100 ms in which a Ctrl-C would "
                                      "otherwise print a traceback)",
     ("trecqr.cli", "pyarrow"): "jemalloc for the command's work; `trecqr -h` and --version skip "
@@ -38,16 +38,16 @@ LAZY = {
     ("trecqr.retrieval", "trecqr.retrieval.bm25"): "the package's lazy export table "
                                                    "(build_index, search...): `import "
                                                    "trecqr.retrieval` stays light",
-    ("trecqr.cli.eval", "trecqr.adapters.presets"): "--protocol only: the presets pull in the "
+    ("trecqr.cli.eval", "trecqr.protocols.presets"): "--protocol only: the presets pull in the "
                                                     "dataset adapters and the official "
                                                     "evaluators (~80 ms of every eval)",
-    ("trecqr.workers", "multiprocessing"): "only when a pool starts: one run's `trecqr eval` "
+    ("trecqr.runtime.workers", "multiprocessing"): "only when a pool starts: one run's `trecqr eval` "
                                            "skips multiprocessing (~25 ms)",
-    ("trecqr.workers", "concurrent.futures"): "with multiprocessing, above (its process pool, "
+    ("trecqr.runtime.workers", "concurrent.futures"): "with multiprocessing, above (its process pool, "
                                               "~25 ms together)",
     # optional extras and heavy libraries, loaded by the one function that uses them
-    ("trecqr.reporting", "tqdm"): "progress bars only; tqdm is optional (~20 ms)",
-    ("trecqr.adapters.scai", "rouge_score"): "the SCAI protocol's ROUGE only; generative "
+    ("trecqr.runtime.progress", "tqdm"): "progress bars only; tqdm is optional (~20 ms)",
+    ("trecqr.protocols.scai", "rouge_score"): "the SCAI protocol's ROUGE only; generative "
                                              "extra (rouge-score with nltk, ~1-3 s)",
     ("trecqr.generative.text", "rouge_score"): "ROUGE only; generative extra (~1-3 s)",
     ("trecqr.generative.text", "sacrebleu.metrics"): "BLEU only; generative extra (~90 ms)",
@@ -76,17 +76,17 @@ LAZY = {
                                              "starts with its classes, seconds)",
     ("trecqr.retrieval.java_runtime", "pyserini.pyclass"): "pyserini, above",
     # formats/, scorer/, measures/, api*.py and compat/: optional engines and ir_measures
-    ("trecqr.api_many", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
-    ("trecqr.compat.pytrec_engine", "pytrec_eval"): "--engine pytrec_eval only, the "
+    ("trecqr.api.many", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
+    ("trecqr.api.pytrec_engine", "pytrec_eval"): "--engine pytrec_eval only, the "
                                                     "cross-check (~9 ms)",
     ("trecqr.measures.accuracy", "ir_measures"): "its provider base, for ir_measures names "
                                                  "only (~49 ms, below)",
     ("trecqr.measures.cwl", "ir_measures"): "ir_measures names only (~49 ms, below)",
     ("trecqr.measures.gdeval", "ir_measures"): "ir_measures names only (~49 ms, below)",
-    ("trecqr.measures.names", "ir_measures"): "parsing an ir_measures name only: trec_eval "
+    ("trecqr.engine.names", "ir_measures"): "parsing an ir_measures name only: trec_eval "
                                               "names skip it (~49 ms after numpy and pyarrow)",
-    ("trecqr.measures.names", "ir_measures.measures.base"): "ir_measures, above",
-    ("trecqr.measures.names", "ir_measures.providers.base"): "ir_measures, above",
+    ("trecqr.engine.names", "ir_measures.measures.base"): "ir_measures, above",
+    ("trecqr.engine.names", "ir_measures.providers.base"): "ir_measures, above",
     ("trecqr.measures.rbo_compat", "ir_measures"): "ir_measures names only (~49 ms, above)",
     # ir_datasets (the local-only reader of formats/irds_files.py, behind irds: inputs,
     # `convert irds` and irds: collections)
@@ -102,11 +102,11 @@ LAZY = {
     ("trecqr.formats.colfiles", "pyarrow.feather"): "Feather files only (~15 ms)",
     ("trecqr.formats.colfiles", "pyarrow.json"): "JSONL files only (~5 ms)",
     # pandas: an optional extra, for DataFrame outputs only (DataFrame inputs are duck-typed)
-    ("trecqr.api_views", "pandas"): "Results.to_dataframe only; pandas extra (~170 ms)",
+    ("trecqr.api.views", "pandas"): "Results.to_dataframe only; pandas extra (~170 ms)",
     ("trecqr.report.comparison_views", "pandas"): "Comparison.to_dataframe only; pandas extra "
                                                   "(~170 ms)",
     # ir_measures: its registry and parser, read only for ir_measures names
-    ("trecqr.measures.plan", "ir_measures"): "only when a name is not trec_eval's (RR@3...): "
+    ("trecqr.engine.plan", "ir_measures"): "only when a name is not trec_eval's (RR@3...): "
                                              "trec_eval names skip it (~150 ms)",
     ("trecqr.measures.catalog", "ir_measures"): "`trecqr measures` / `-m help` only (~150 ms)",
     # cycles a top-level import would close (the importer is imported by the imported module)
@@ -116,30 +116,30 @@ LAZY = {
     ("trecqr.report.comparison_views", "trecqr.report.tables"): "to_latex: tables imports "
                                                                 "comparison, which imports "
                                                                 "these views",
-    ("trecqr.cli.failures", "trecqr.adapters.turn_ids"): "the --qid-style hint of a run and "
+    ("trecqr.cli.failures", "trecqr.datasets.turn_ids"): "the --qid-style hint of a run and "
                                                          "qrels without a common topic: the "
                                                          "error path only",
-    ("trecqr.cli.lifecycle", "trecqr.measures.names"): "--quiet's filters: numpy only for the "
+    ("trecqr.cli.lifecycle", "trecqr.engine.names"): "--quiet's filters: numpy only for the "
                                                        "commands that score",
-    ("trecqr.cli.lifecycle", "trecqr.scorer.idspace"): "--quiet's filters: pyarrow only for the "
+    ("trecqr.cli.lifecycle", "trecqr.engine.idspace"): "--quiet's filters: pyarrow only for the "
                                                        "commands that score",
-    ("trecqr.launch", "trecqr.cli.failures"): "the last guard's line: after the early signal "
+    ("trecqr.runtime.launch", "trecqr.cli.failures"): "the last guard's line: after the early signal "
                                               "handlers, on the error path only",
-    ("trecqr.measures.base", "trecqr.scorer.zscores"): "C's atof, when a measure parameter is "
+    ("trecqr.measures.base", "trecqr.engine.zscores"): "C's atof, when a measure parameter is "
                                                        "read (the scorer's formats otherwise)",
-    ("trecqr.measures.selection", "trecqr.measures.catalog"): "the nearest names of an unknown "
+    ("trecqr.engine.selection", "trecqr.measures.catalog"): "the nearest names of an unknown "
                                                               "measure: the error path only",
-    ("trecqr.memory", "scipy"): "scipy.stats (~1.3 s) for the t-tests and t bands of compare "
+    ("trecqr.runtime.memory", "scipy"): "scipy.stats (~1.3 s) for the t-tests and t bands of compare "
                                 "and plots only, once a memory cap is known to leave room",
-    ("trecqr.launch", "trecqr.memory"): "after the early signal handlers: ctypes and resource "
+    ("trecqr.runtime.launch", "trecqr.runtime.memory"): "after the early signal handlers: ctypes and resource "
                                         "(10-40 ms) would come before them",
 }
 
 # may write to the terminal or end the process themselves (besides trecqr/cli/)
 TERMINAL_OK = {
-    "trecqr.launch": "the console script's first phase: one line and os._exit on an early "
+    "trecqr.runtime.launch": "the console script's first phase: one line and os._exit on an early "
                      "signal, before trecqr.cli is imported",
-    "trecqr.reporting": "the reporter itself: its stderr implementation writes the lines",
+    "trecqr.runtime.progress": "the reporter itself: its stderr implementation writes the lines",
 }
 
 
@@ -227,12 +227,12 @@ def test_the_rules_see_what_they_should():
     """The resolver and the checks on known lines, so that a broken walker cannot pass."""
     known = modules()
     got = {(m, t): inner for m, p in known.items() for t, _, inner in imports(m, p)}
-    assert got[("trecqr.launch", "trecqr.cli")] is True  # from .cli import entry, in entry()
-    assert got[("trecqr.cli.eval", "trecqr.api_engine")] is False  # top of the module
+    assert got[("trecqr.runtime.launch", "trecqr.cli")] is True  # from .cli import entry, in entry()
+    assert got[("trecqr.cli.eval", "trecqr.cli.engine_choice")] is False  # top of the module
     assert got[("trecqr.retrieval", "trecqr.retrieval.bm25")] is True  # from . import bm25
     assert got[("trecqr.cli", "click")] is False and _is_cli("trecqr.cli.lifecycle")
-    assert not _is_cli("trecqr.client") and "trecqr.reporting" in known
-    assert "print" in [what for _, what in _terminal_calls(known["trecqr.reporting"])]
+    assert not _is_cli("trecqr.client") and "trecqr.runtime.progress" in known
+    assert "print" in [what for _, what in _terminal_calls(known["trecqr.runtime.progress"])]
     calls = [what for _, what in _terminal_calls(known["trecqr.cli.lifecycle"])]
     assert "os._exit" in calls and "sys.exit" in calls
 

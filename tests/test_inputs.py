@@ -250,7 +250,8 @@ def test_relevance_evaluator_reads_tables_as_columns(files, cols, monkeypatch):
     from ir_datasets.util import LocalDownload
 
     from trecqr.formats import objects
-    from trecqr.measures import core_rankings, pytrec_values
+    from trecqr.engine import rankings as core_rankings
+    from trecqr.engine import pytrec_values
 
     q, d, s, qq, qd, g = cols
     measures = {"map", "ndcg_cut_3", "recip_rank", "P_10", "recall_100", "bpref"}

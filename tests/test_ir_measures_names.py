@@ -13,7 +13,7 @@ import trecqr
 from compat_cases import make_case, same
 from conftest import TE
 from trecqr.errors import UsageError
-from trecqr.measures.names import split_measures
+from trecqr.engine.names import split_measures
 
 NAMES = ["RR", "RR@3", "AP", "AP@5", "nDCG", "nDCG@3", "R@100", "P@10", "P(rel=2)@5",
          "Rprec(rel=1)", "Bpref", "infAP(rel=1)", "Success@5", "Judged@10", "Judged", "NumQ",

@@ -142,7 +142,7 @@ def _accuracy_oracle(name, qrels_path, run_path):
 def test_accuracy_values(case):
     """The native function: NaN where the provider reports nothing; the provider's mean is
     over the reported topics (its iter_calc adds no defaults)."""
-    from trecqr.api import load_qrels, load_run
+    from trecqr.api.evaluation import load_qrels, load_run
     from trecqr.measures.accuracy import accuracy
 
     q, r = load_qrels(str(case[0])), load_run(str(case[1]))

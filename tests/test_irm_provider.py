@@ -53,7 +53,7 @@ def test_calc_aggregate_and_iter_calc_equal_ir_measures_own(name, pipelines):
     qrels, run = _renumbered(data_path("cast2021", "qrels-docs.2021.qrel"),
                              data_path("cast2021", f"docrun_{name}.run"))
     evaluator = ir_measures.evaluator(MEASURES, qrels)
-    assert type(evaluator).__module__ == "trecqr.compat.irm_provider"  # trecqr alone
+    assert type(evaluator).__module__ == "trecqr.api.irm_provider"  # trecqr alone
     # the oracle in one pass: ir_measures' Evaluator.calc is its calc_aggregate and iter_calc
     # together (the same per-topic metrics, aggregated by the same aggregators)
     expected, own_metrics = own.calc(MEASURES, qrels, run)
@@ -116,7 +116,7 @@ def test_pyterrier_experiment_gives_the_same_table(pipelines):
     pt = pytest.importorskip("pyterrier")
     import pandas as pd
 
-    from trecqr.compat import irm_provider
+    from trecqr.api.evaluation import irm_provider
 
     qrels = pd.DataFrame([q._asdict() for q in ir_measures.read_trec_qrels(
         str(data_path("cast2021", "qrels-docs.2021.qrel")))]).rename(

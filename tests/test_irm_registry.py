@@ -14,7 +14,7 @@ import pytest
 
 import trecqr
 from conftest import data_path
-from trecqr.measures.names import _TREC_NAMES
+from trecqr.engine.names import _TREC_NAMES
 
 # registry NAME -> instances covering its parameters; a name added to ir_measures' registry
 # and missing here fails test_every_registry_name_is_listed

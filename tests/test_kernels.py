@@ -14,12 +14,12 @@ from pathlib import Path
 
 import trecqr
 from conftest import ROOT, run_cli
-from trecqr import kernels
+from trecqr.runtime import kernels
 from trecqr.formats import run as run_module
 from trecqr.fusion import pool as pool_module
-from trecqr.measures import core_rankings
+from trecqr.engine import rankings as core_rankings
 
-NAMES = ["trecqr.formats._scan", "trecqr.formats._dicts", "trecqr.fusion._pool"]
+NAMES = ["trecqr.formats._scan", "trecqr.rankings._dicts", "trecqr.fusion._pool"]
 PKG = Path(trecqr.__file__).resolve().parent
 
 
@@ -52,7 +52,7 @@ class Missing(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, Missing())
 sys.argv = ["trecqr", "kernels"]
-from trecqr.launch import entry
+from trecqr.runtime.launch import entry
 entry()
 """
 
@@ -76,7 +76,7 @@ def test_a_build_without_a_c_compiler_fails_in_one_line(tmp_path):
     """setuptools' build_ext, as pip runs it on the sdist, with CC=false: the probe stops it
     before any kernel, with the one line (no traceback, no compiler command lines)."""
     for rel in ["pyproject.toml", "build_kernels.py", "README.md", "trecqr/formats/_scan.c",
-                "trecqr/formats/_dicts.c", "trecqr/fusion/_pool.c"]:
+                "trecqr/rankings/_dicts.c", "trecqr/fusion/_pool.c"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
     env = {**os.environ, "CC": "false"}

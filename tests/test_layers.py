@@ -6,46 +6,39 @@ The rule, precisely:
 
 * A module is a file of trecqr/ (``trecqr/x.py`` is ``trecqr.x``, ``trecqr/x/__init__.py`` is
   ``trecqr.x``). Its layer is that of the first entry of :data:`LAYERS` whose name is the
-  module's name or a package above it (``trecqr.scorer.rankings`` is in ``trecqr.scorer``);
+  module's name or a package above it (``trecqr.rankings.build`` is in ``trecqr.engine``);
   the entry ``trecqr`` names trecqr/__init__.py only. ``trecqr`` itself (the package's lazy export table, trecqr/__init__.py) sits on top: it
   re-exports the public API, so nothing inside the package may import it.
-* The layers, lowest first (a layer may import itself and any layer below):
+* The floors, lowest first (a floor may import itself and any floor below):
 
-  ====  ===========================================================  ==========================
-  rank  modules                                                      what
-  ====  ===========================================================  ==========================
-  0     trecqr.errors, trecqr.version, trecqr.tempfiles,             errors, temporary files,
-        trecqr.interrupts, trecqr.transactions, trecqr.workers,      signals as exceptions,
-        trecqr.special_files, trecqr.reporting,                      output transactions, worker
-        trecqr.holdpoints, trecqr.extras, trecqr.memory              pools, FIFO/device inputs,
-                                                                     progress and info lines,
-                                                                     test hold points, extras,
-                                                                     memory limits
-  1     trecqr.formats                                               TREC files in and out
-  2     trecqr.scorer                                                rankings, evaluation core
-  3     trecqr.measures                                              measure families
-  4     trecqr.api, trecqr.api_many, trecqr.api_trec_eval,           the Python API, trec_eval's
-        trecqr.api_views                                             pipeline, notebook views
-  5     trecqr.adapters, trecqr.retrieval, trecqr.generative,        datasets, retrieval,
-        trecqr.report, trecqr.fusion, trecqr.stats                   generative metrics, reports,
-                                                                     fusion, statistics
-  6     trecqr.compat, trecqr.api_engine, trecqr.kernels             pytrec_eval drop-in; which
-                                                                     engine scores trecqr eval;
-                                                                     which C kernels loaded
-  7     trecqr.cli, trecqr.launch, trecqr.__main__                   the command line (click,
-                                                                     process lifecycle)
-  8     trecqr                                                       package exports
-  ====  ===========================================================  ==========================
+  =====  =========================================================  ==============================
+  floor  modules                                                    what
+  =====  =========================================================  ==============================
+  0      trecqr.errors, trecqr.version                              the ground floor
+  1      trecqr.runtime                                             process plumbing
+  2      trecqr.formats                                             files and objects as columns
+  3      trecqr.rankings                                            rankings in each reference's
+                                                                    order
+  4      trecqr.measures                                            measure declarations, kernels
+  5      trecqr.engine                                              plan, execute, streaming
+  6      trecqr.api                                                 evaluate, Results, drop-ins
+  7      trecqr.fusion, trecqr.generative, trecqr.datasets,         the domain packages
+         trecqr.protocols, trecqr.retrieval, trecqr.report
+  8      trecqr.workflows                                           end-to-end flows (cqr)
+  9      trecqr.cli, trecqr.__main__                                the command line
+  10     trecqr                                                     package exports
+  =====  =========================================================  ==============================
 
-  (errors/formats -> scorer -> measures -> api -> compat -> cli, with the domain packages of
-  rank 5 above the API; the order inside rank 5 is not fixed, but its modules may not import
-  each other both ways.)
+  One documented exception (:data:`BOOTSTRAP`): the console script's first module,
+  ``trecqr.runtime.launch``, installs signal handlers before anything is imported and then
+  calls the command line, so it imports ``trecqr.cli`` (floor 9) inside its function.
+* Circles: no set of modules may import one another in a circle, of any length (strongly
+  connected components of the import graph, a module importing its own package's ``__init__``
+  not counted).
 * An import is resolved to the deepest trecqr module it names: ``from ..formats import run``
   is ``trecqr.formats.run``, ``from ..formats.run import Run`` is ``trecqr.formats.run``,
   ``from . import irds`` is the sibling ``irds``. An import of a name from a package
   (``from ..formats import Run``) is an import of the package's ``__init__``.
-* Mutual imports: for modules A != B, A importing B and B importing A is a cycle, whatever
-  their layers (a module importing its own package's ``__init__`` is not counted).
 * Every module must be in a layer: a new top-level module fails until it is placed here.
 """
 
@@ -59,19 +52,21 @@ from conftest import ROOT
 PKG = ROOT / "trecqr"
 
 LAYERS = [
-    (0, ("trecqr.errors", "trecqr.version", "trecqr.tempfiles", "trecqr.interrupts",
-         "trecqr.transactions", "trecqr.workers", "trecqr.special_files", "trecqr.reporting",
-         "trecqr.holdpoints", "trecqr.extras", "trecqr.memory")),
-    (1, ("trecqr.formats",)),
-    (2, ("trecqr.scorer",)),
-    (3, ("trecqr.measures",)),
-    (4, ("trecqr.api", "trecqr.api_many", "trecqr.api_trec_eval", "trecqr.api_views")),
-    (5, ("trecqr.adapters", "trecqr.retrieval", "trecqr.generative", "trecqr.report",
-         "trecqr.fusion", "trecqr.stats")),
-    (6, ("trecqr.compat", "trecqr.api_engine", "trecqr.kernels")),
-    (7, ("trecqr.cli", "trecqr.launch", "trecqr.__main__")),
-    (8, ("trecqr",)),
+    (0, ("trecqr.errors", "trecqr.version")),
+    (1, ("trecqr.runtime",)),
+    (2, ("trecqr.formats",)),
+    (3, ("trecqr.rankings",)),
+    (4, ("trecqr.measures",)),
+    (5, ("trecqr.engine",)),
+    (6, ("trecqr.api",)),
+    (7, ("trecqr.fusion", "trecqr.generative", "trecqr.datasets", "trecqr.protocols",
+         "trecqr.retrieval", "trecqr.report")),
+    (8, ("trecqr.workflows",)),
+    (9, ("trecqr.cli", "trecqr.__main__")),
+    (10, ("trecqr",)),
 ]
+
+BOOTSTRAP = {("trecqr.runtime.launch", "trecqr.cli"), ("trecqr.runtime.launch", "trecqr.cli.failures")}
 
 
 def module_name(path: Path) -> str:
@@ -137,14 +132,74 @@ def test_every_module_has_a_layer():
 
 def test_no_module_imports_from_a_layer_above():
     upward = sorted({f"{m} (layer {layer(m)}) imports {t} (layer {layer(t)}), line {line}"
-                     for m, t, line in graph() if layer(t) > layer(m)})
+                     for m, t, line in graph() if layer(t) > layer(m) and (m, t) not in BOOTSTRAP})
     assert upward == [], "imports that point up:\n" + "\n".join(upward)
 
 
-def test_no_two_modules_import_each_other():
-    edges = {(m, t) for m, t, _ in graph() if m != t and not m.startswith(t + ".")}
-    cycles = sorted({tuple(sorted(e)) for e in edges if (e[1], e[0]) in edges})
-    assert cycles == []
+def circles(edges: set) -> list:
+    """Strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    succ: dict = {}
+    for m, t in edges:
+        succ.setdefault(m, set()).add(t)
+        succ.setdefault(t, set())
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on_stack: set = set()
+    found = []
+    for root in sorted(succ):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(succ[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        component.append(top)
+                        if top == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(succ[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return sorted(found)
+
+
+def import_edges() -> set:
+    return {(m, t) for m, t, _ in graph() if m != t and not m.startswith(t + ".")}
+
+
+# Circles found when the finder was written, being broken (issue 30: ``Comparison`` becomes plain
+# data, rendered by the renderers). The list may only shrink; a new circle fails.
+KNOWN_CIRCLES = [["trecqr.report.breakdown", "trecqr.report.compare", "trecqr.report.comparison",
+                  "trecqr.report.comparison_views", "trecqr.report.html", "trecqr.report.populations",
+                  "trecqr.report.tables"]]
+
+
+def test_no_circle_of_any_length():
+    assert [c for c in circles(import_edges()) if c not in KNOWN_CIRCLES] == []
+
+
+def test_the_circle_finder_sees_long_circles():
+    edges = {("a", "b"), ("b", "c"), ("c", "d"), ("d", "a"), ("d", "e"), ("x", "y"), ("y", "x")}
+    assert circles(edges) == [["a", "b", "c", "d"], ["x", "y"]]
+    assert circles({("a", "b"), ("b", "c")}) == []
 
 
 def test_the_rule_sees_what_it_should():
@@ -152,8 +207,8 @@ def test_the_rule_sees_what_it_should():
     known = modules()
     got = dict(((m, t), line) for m, t, line in graph())
     assert ("trecqr.report.tables", "trecqr.report.comparison") in got  # from .x import y
-    assert ("trecqr.generative.suggest", "trecqr.api") in got  # from ..api import evaluate
-    assert ("trecqr.adapters.session_readers", "trecqr.adapters.irds") in got  # from . import irds
-    assert layer("trecqr.scorer.rankings") == 2 and layer("trecqr.report.compare") == 5
-    assert layer("trecqr") == 8 and layer("trecqr.nothing") is None and "trecqr.formats" in known
-    assert layer("trecqr.scorer") == 2 and layer("trecqr.measures.names") == 3
+    assert ("trecqr.generative.suggest", "trecqr.api.evaluation") in got  # from ..api import evaluate
+    assert ("trecqr.datasets.sessions.readers", "trecqr.datasets.irds") in got  # from . import irds
+    assert layer("trecqr.rankings.build") == 3 and layer("trecqr.report.compare") == 7
+    assert layer("trecqr") == 10 and layer("trecqr.nothing") is None and "trecqr.formats" in known
+    assert layer("trecqr.engine") == 5 and layer("trecqr.engine.names") == 5

@@ -18,8 +18,8 @@ import pytest
 
 import trecqr
 from conftest import cast2021_dicts
-from trecqr.measures import core_rankings
-from trecqr.measures import pytrec_values as pv
+from trecqr.engine import rankings as core_rankings
+from trecqr.engine import pytrec_values as pv
 
 NAMES = ["RR", "nDCG@3", "R@100", "P(rel=2)@5", "AP"]
 

@@ -17,9 +17,9 @@ from operator import add
 import pytest
 
 from conftest import DATA, TE, run_cli
-from trecqr.api import evaluate, score_trec
+from trecqr.api.evaluation import evaluate, score_trec
 from trecqr.errors import UsageError
-from trecqr.scorer.options import Options
+from trecqr.rankings.options import Options
 
 # q1 ranking (score order): c a x e b f with grades 0 2 (not in qrels) -1 1 0; d (grade 1) is
 # not retrieved, so R = 3 (a, b, d), relevant retrieved = 2 (ranks 2 and 5).

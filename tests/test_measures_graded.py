@@ -13,9 +13,9 @@ from math import log2
 import pytest
 
 from conftest import DATA, TE
-from trecqr.api import score_trec
+from trecqr.api.evaluation import score_trec
 from trecqr.errors import UsageError
-from trecqr.scorer.options import Options
+from trecqr.rankings.options import Options
 
 # q1: grades a=2, b=1, c=0, d=1 (not retrieved), e=-1 (judged "unjudged"); ranking c a x b
 # (x not in the qrels). q2: only non-relevant judgments.

@@ -15,11 +15,11 @@ import sys
 import pytest
 
 from conftest import ROOT, TE
-from trecqr import memory
+from trecqr.runtime import memory
 
 Q, R = TE / "qrels.test", TE / "results.test"
 CMD = [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
-       "from trecqr.launch import entry; entry()"]
+       "from trecqr.runtime.launch import entry; entry()"]
 MB = 1 << 20
 
 
@@ -95,7 +95,7 @@ def test_wherever_memory_runs_out_the_failure_is_one_line():
 
 def test_memory_exhausted_on_the_error_path_is_still_one_line():
     """A MemoryError while the line for another one is composed: the line made at start."""
-    code = ("import trecqr.launch as launch, trecqr.cli.failures as failures\n"
+    code = ("import trecqr.runtime.launch as launch, trecqr.cli.failures as failures\n"
             "def failing(exc):\n    raise MemoryError\n"
             "failures.failure_line = failing\n"
             "launch._last_line(MemoryError())\n")

@@ -14,7 +14,7 @@ from conftest import ROOT, run_cli
 
 import trecqr
 from trecqr.errors import InputError, UsageError
-from trecqr.measures.names import MeasureNameWarning
+from trecqr.engine.names import MeasureNameWarning
 
 Q = ROOT / "fixtures" / "cast2021" / "qrels.txt"
 R = ROOT / "fixtures" / "cast2021" / "manual_bm25.run"

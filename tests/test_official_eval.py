@@ -18,8 +18,8 @@ from difflib import SequenceMatcher
 import pytest
 from conftest import ROOT, data_path, run_cli
 
-from trecqr.adapters.presets import protocol_evaluation
-from trecqr.retrieval.official_eval import (passage_texts, qrecc_answers, qrecc_official,
+from trecqr.protocols.presets import protocol_evaluation
+from trecqr.protocols.official_eval import (passage_texts, qrecc_answers, qrecc_official,
                                             topiocqa_official)
 
 DEMO = ROOT / "fixtures" / "qrecc-demo"
@@ -155,7 +155,7 @@ def test_qrecc_official_is_the_scripts_computation(demo_run):
 
 
 def test_span_heuristic_matches_the_script_on_every_pair(demo_run):
-    from trecqr.retrieval.official_eval import span_f1
+    from trecqr.protocols.official_eval import span_f1
 
     _, run = demo_run
     answers = qrecc_answers(data_path("qrecc", "dev-sampled2k_chatgpt_ICL.jsonl"))

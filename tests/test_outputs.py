@@ -106,7 +106,7 @@ def test_nosummary_json_has_per_query_only():
 
 
 def test_nan_is_json_null():
-    from trecqr.api import score_trec
+    from trecqr.api.evaluation import score_trec
     from trecqr.report.outputs import render
 
     ev = score_trec(QRELS, RUN, ["map"])

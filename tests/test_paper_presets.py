@@ -1,6 +1,6 @@
 """Paper presets: each records its turn policy, dense and query settings and its source.
 
-Settings read from the papers' repositories at the commits named (trecqr/adapters/
+Settings read from the papers' repositories at the commits named (trecqr/datasets/
 paper_protocols.py); data: fixtures/qrecc-demo for the BM25 query cut.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from conftest import ROOT
 
-from trecqr.adapters.presets import preset, preset_names, protocol, protocol_names
-from trecqr.adapters.query_settings import cut_query_words, dense_index_params
-from trecqr.adapters.topics import Topics
+from trecqr.protocols.presets import preset, preset_names, protocol, protocol_names
+from trecqr.protocols.query_settings import cut_query_words, dense_index_params
+from trecqr.datasets.topics import Topics
 from trecqr.retrieval.collections import _join
 
 PAPERS = {  # name: (missing, min_results, query_max_len, passage_max_len, bm25_query_tokens)
@@ -66,7 +66,7 @@ def test_dense_lengths_and_the_topiocqa_title_join():
 
 
 def test_cqr_preset_applies_the_query_cut(tmp_path):
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     demo = ROOT / "fixtures" / "qrecc-demo"
     lines = (demo / "topics-gpt.tsv").read_text().splitlines()[:20]

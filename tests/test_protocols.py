@@ -12,9 +12,9 @@ import pytest
 from conftest import data_path, run_cli
 
 import trecqr
-from trecqr.adapters.cast import provenance_run, read_cast_topics
-from trecqr.adapters.ikat import read_ikat_topics, topics_ptkb_run
-from trecqr.adapters.presets import protocol, protocol_evaluation, protocol_names
+from trecqr.datasets.cast.topics import provenance_run, read_cast_topics
+from trecqr.datasets.ikat.topics import read_ikat_topics, topics_ptkb_run
+from trecqr.protocols.presets import protocol, protocol_evaluation, protocol_names
 from trecqr.errors import UsageError
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "cast2021"
@@ -141,7 +141,7 @@ def test_cqr_protocol_scores_every_row_again(tmp_path):
 
 
 def test_cqr_dataset_cast_reads_2022_trees():
-    from trecqr.adapters.dataset_topics import dataset_topics
+    from trecqr.datasets.dataset_topics import dataset_topics
 
     import warnings
 

@@ -15,7 +15,7 @@ import pytrec_eval
 import trecqr
 from compat_cases import make_case, same, write_case
 from conftest import TE, run_cli
-from trecqr.compat.pytrec import normalize_measures
+from trecqr.api.pytrec import normalize_measures
 
 # measures pytrec_eval supports that trecqr does not reproduce (none today)
 KNOWN_EXCEPTIONS: set = set()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trecqr.api import load_qrels, load_run
-from trecqr.scorer.options import Options
-from trecqr.scorer.rankings import NONPOOL, UNJUDGED, build_rankings
+from trecqr.api.evaluation import load_qrels, load_run
+from trecqr.rankings.options import Options
+from trecqr.rankings.build import NONPOOL, UNJUDGED, build_rankings
 
 
 def rankings(qrels, run, **opts):

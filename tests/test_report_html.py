@@ -129,7 +129,7 @@ def cast_demo(tmp_path_factory):
     """The CAsT 2021 demo: raw, manual and automatic utterances searched on its collection;
     the raw topics (106_1) and the passage text (106_2's relevant passage) carry a planted
     <script> for the escaping check."""
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     tmp = tmp_path_factory.mktemp("cast-demo")
     report = cqr(DEMO / "qrels.txt", [DEMO / "topics-raw.tsv", DEMO / "topics-manual.tsv",
@@ -157,9 +157,9 @@ def cast_demo(tmp_path_factory):
 def qrecc_demo(tmp_path_factory):
     """The QReCC demo: raw question vs GPT_rewrite vs Editor_rewrite of InfoCQR's editor file,
     grouped by Conversation_source."""
-    from trecqr.adapters.rewrites import read_rewrites
-    from trecqr.adapters.topics import read_topics, write_topics
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.datasets.rewrites.topics import read_rewrites
+    from trecqr.datasets.topics import read_topics, write_topics
+    from trecqr.workflows.cqr import cqr
 
     tmp = tmp_path_factory.mktemp("qrecc-demo")
     editor = data_path("qrecc", "dev-sampled2k_chatgpt_ICL_editor.jsonl")

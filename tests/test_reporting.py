@@ -1,4 +1,4 @@
-"""The reporter interface (trecqr/reporting.py): libraries send their progress bars and info
+"""The reporter interface (trecqr/runtime/progress.py): libraries send their progress bars and info
 lines there; Python callers see today's behaviour by default and can silence or capture it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trecqr import reporting
+from trecqr.runtime import progress as reporting
 from trecqr.retrieval.bm25 import build_index
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"

@@ -200,7 +200,7 @@ def test_search_equals_brute_force_over_every_passage(k, demo_index_dir):
     GPT rewrites; k=1 and 3 cut inside many ties)."""
     import numpy as np
 
-    from trecqr.adapters.topics import read_topics
+    from trecqr.datasets.topics import read_topics
     from trecqr.retrieval.bm25 import Analyzer
 
     demo = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
@@ -360,8 +360,8 @@ def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch
     from contextlib import contextmanager
     from pathlib import Path
 
-    from trecqr import workers
-    from trecqr.workers import usable_cpus
+    from trecqr.runtime import workers
+    from trecqr.runtime.workers import usable_cpus
     from trecqr.retrieval import bm25
     from conftest import run_cli
 

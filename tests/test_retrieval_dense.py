@@ -24,7 +24,7 @@ import pytest
 from conftest import refused_connects, run_cli
 
 import trecqr
-from trecqr.adapters.topics import Topics, read_topics
+from trecqr.datasets.topics import Topics, read_topics
 from trecqr.errors import InputError, UsageError
 from trecqr.retrieval import dense
 

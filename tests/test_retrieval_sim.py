@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import data_path, run_cli
 
-from trecqr.adapters.sessions import read_trec_session, read_trec_session_details
+from trecqr.datasets.sessions.logs import read_trec_session, read_trec_session_details
 from trecqr.generative.retrieval_sim import (
     MEASURES,
     combsum,

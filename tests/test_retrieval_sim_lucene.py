@@ -11,7 +11,7 @@ import json
 import pytest
 from conftest import data_path, run_cli
 
-from trecqr.adapters import sessions as S
+from trecqr.datasets.sessions import logs as S
 from trecqr.generative import retrieval_sim as rs
 from trecqr.generative import rm3 as R
 from trecqr.generative.rankers import Ranker
@@ -157,7 +157,7 @@ def test_bm25s_analyzer_is_lucenes_on_real_texts(sess13):
     question and rewrite of QReCC's sampled dev turns."""
     from pathlib import Path
 
-    from trecqr.adapters.rewrites import _rewrite_value
+    from trecqr.datasets.rewrites.topics import _rewrite_value
     from trecqr.retrieval.analysis import Analyzer
 
     coll, luc, _ = sess13

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, ROOT, TE, run_cli
-from trecqr.holdpoints import Held, make_hold_dir, variable
+from trecqr.runtime.holdpoints import Held, make_hold_dir, variable
 
 FX = ROOT / "fixtures"
 Q, R = TE / "qrels.test", TE / "results.test"
 CMD = [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
-       "from trecqr.launch import entry; entry()"]
+       "from trecqr.runtime.launch import entry; entry()"]
 
 
 def trecqr(args, cwd=None, env=None, timeout=120, **kw):
@@ -450,7 +450,7 @@ def test_warnings_before_a_fatal_error_are_not_printed(tmp_path):
 
 def test_outputs_of_a_failed_command_are_removed(tmp_path):
     from trecqr.formats.writer import atomic_write_text
-    from trecqr.transactions import new_output_dir, output_transaction
+    from trecqr.runtime.transactions import new_output_dir, output_transaction
 
     old = tmp_path / "old.txt"
     old.write_text("old\n")
@@ -554,7 +554,7 @@ def _hangup_default() -> None:
 
 def _interrupt_workers(args, signum, to_group: bool, hold_dir: Path, workers: int = 2) -> None:
     """Start trecqr with args, its worker processes held at hold point "worker-started"
-    (trecqr.holdpoints), and send signum once all `workers` are held there (to the process
+    (trecqr.runtime.holdpoints), and send signum once all `workers` are held there (to the process
     group, as a terminal's Ctrl-C, or to trecqr alone): the command cannot have ended, nor be
     between two states, whatever the machine's speed. Check: one line, exit 128 + signal, and
     no process of the group left."""
@@ -698,7 +698,7 @@ print("not reached")
 
 
 def test_signal_while_the_command_line_is_imported():
-    """The console script's first handlers (trecqr.launch), before click and numpy are
+    """The console script's first handlers (trecqr.runtime.launch), before click and numpy are
     imported: one line and 128 + signal, not a traceback."""
     code = ("import os, signal, sys; sys.argv[0] = 'trecqr'; from trecqr import launch; "
             "launch._install(); os.kill(os.getpid(), signal.SIGTERM); import time; "
@@ -803,10 +803,10 @@ def test_diff_of_gzip_data_on_stdin(tmp_path):
 
 def test_resource_tracker_is_started_quiet():
     """A pool's resource tracker runs with the -W option that silences its leaked-semaphore
-    report (trecqr.workers.QUIET_TRACKER): after a signal, that report came as four more lines
+    report (trecqr.runtime.workers.QUIET_TRACKER): after a signal, that report came as four more lines
     after trecqr's one. Checked on the tracker's own command line, in a fresh interpreter."""
     code = ("import multiprocessing.resource_tracker as rt\n"
-            "from trecqr.workers import worker_pool\n"
+            "from trecqr.runtime.workers import worker_pool\n"
             "with worker_pool(1) as pool:\n"
             "    pool.submit(int, '7').result()\n"
             "    pid = rt._resource_tracker._pid\n"

@@ -20,7 +20,7 @@ import pytrec_eval
 from conftest import data_path, run_cli
 from rouge_score import rouge_scorer, scoring
 
-from trecqr.adapters import scai
+from trecqr.protocols import scai
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
 TURNS = ("qrecc", "dev-sampled2k_chatgpt_ICL.jsonl")

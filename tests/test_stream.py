@@ -20,7 +20,7 @@ from test_conformance import CASES, V10_ONLY
 
 import trecqr
 from trecqr.formats import runstream
-from trecqr.scorer import stream
+from trecqr.engine import stream
 
 STREAMED = {"results.test", "results.trunc", "results.comment.test"}
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from trecqr.cli.generative import suggest_command
-from trecqr.adapters import sessions as S
+from trecqr.datasets.sessions import logs as S
 from trecqr.errors import UsageError
 from trecqr.generative import suggest as SG
 

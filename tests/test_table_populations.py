@@ -244,7 +244,7 @@ def test_cqr_missing_drop_leaves_every_column(demo_index, tmp_path, seed):
     RR@3 counted them 0 over all 239 turns while the others averaged over the kept ones)."""
     import random
 
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     lines = (DEMO / "topics-manual.tsv").read_text().splitlines()
     emptied = set(random.Random(seed).sample(range(len(lines)), 25))
@@ -267,7 +267,7 @@ def test_cqr_missing_drop_leaves_every_column(demo_index, tmp_path, seed):
 def test_cqr_topics_subset_rr3_beside_mrr(demo_index, tmp_path):
     """A 20-turn topics file: RR@3 is over the 20 turns, as recip_rank is (before: over all
     239 qrels turns, 0.0384 beside an MRR of 0.4783); the labels are the names shown."""
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     topics = tmp_path / "t20.tsv"
     topics.write_text("".join((DEMO / "topics-manual.tsv").read_text().splitlines(True)[:20]))
@@ -305,7 +305,7 @@ def test_protocol_docs_name_what_eval_prints():
 def test_protocol_table_counts_the_topics_its_means_are_over(short):
     """A -c protocol's table (cqr --protocol) averages over every qrels turn: its evaluated
     column says 34, not the 25 the run has (before: 25 beside means over 34)."""
-    from trecqr.adapters.presets import protocol_scores, protocol_table
+    from trecqr.protocols.presets import protocol_scores, protocol_table
 
     q = str(FIX / "qrels.txt")
     scores = protocol_scores("chatty-goose-cast2019", q, str(short))
@@ -323,7 +323,7 @@ def test_cqr_page_leaves_rr3_off_when_a_run_lacks_turns(demo_index, tmp_path, ca
     """cqr's HTML page shows trecqr eval's means; with a row over 20 of the 239 turns its
     RR@3 would be averaged over every qrels turn beside columns over the row's turns, so
     the page leaves RR@3 off and says so (before: RR@3 over 239 turns, the rest over 20)."""
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     topics = tmp_path / "t20.tsv"
     topics.write_text("".join((DEMO / "topics-manual.tsv").read_text().splitlines(True)[:20]))
@@ -342,7 +342,7 @@ def test_cqr_complete_preset_averages_every_qrels_turn(demo_index, tmp_path):
     without a topic counting 0, in every column, as trecqr eval -c (and ir_measures for
     RR@3) give (before: the columns averaged over the 20 turns searched)."""
     from trecqr.errors import UsageError
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     topics = tmp_path / "t20.tsv"
     topics.write_text("".join((DEMO / "topics-manual.tsv").read_text().splitlines(True)[:20]))

@@ -60,7 +60,7 @@ def test_cqr_protocol_table_reads_the_qrels_and_each_run_once(tmp_path, monkeypa
     tables, each run file once (it was: the qrels again and every run again per protocol)."""
     from trecqr.formats import qrels as qrels_module
     from trecqr.formats import run as run_module
-    from trecqr.retrieval import cqr as cqr_module
+    from trecqr.workflows import cqr as cqr_module
 
     reads = {"qrels": [], "run": []}
     read_qrels, read_run = qrels_module.read_qrels, run_module.read_run
@@ -74,7 +74,7 @@ def test_cqr_protocol_table_reads_the_qrels_and_each_run_once(tmp_path, monkeypa
         return read_run(path, *a, **kw)
 
     from trecqr.formats import objects  # the input layer: every file is read through it
-    from trecqr.measures import core_rankings  # the core reads a run given as a path itself
+    from trecqr.engine import rankings as core_rankings  # the core reads a run given as a path itself
 
     monkeypatch.setattr(objects, "read_qrels", count_qrels)
     monkeypatch.setattr(objects, "read_run", count_run)

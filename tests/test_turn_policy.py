@@ -14,9 +14,9 @@ import json
 import pytest
 from conftest import ROOT, data_path, run_cli
 
-from trecqr.adapters.rewrites import read_rewrites
-from trecqr.adapters.topics import read_topics
-from trecqr.adapters.turn_policy import drop_short_rankings
+from trecqr.datasets.rewrites.topics import read_rewrites
+from trecqr.datasets.topics import read_topics
+from trecqr.protocols.turn_policy import drop_short_rankings
 from trecqr.errors import InputError
 from trecqr.formats.run import read_run
 
@@ -140,7 +140,7 @@ def test_cqr_empty_counts_zero_and_drop_leaves_the_average(broken, tmp_path):
     """cqr on the demo collection: --missing empty scores as trec_eval -c does (the empty
     queries' turns count 0); drop evaluates the others only; --min-results is noted."""
     import trecqr
-    from trecqr.retrieval.cqr import cqr
+    from trecqr.workflows.cqr import cqr
 
     qrels, raw = DEMO / "qrels.txt", DEMO / "topics-raw.tsv"
     gold = set(read_topics(raw).qids)
@@ -186,7 +186,7 @@ def test_search_preset_takes_retpos_min_results(tmp_path):
 def test_human_falls_back_on_the_datasets_human_rewrite(broken, tmp_path):
     """search/cqr --dataset qrecc --missing human: a rewrites file without Truth_rewrite of its
     own takes the dataset's (the 13 removed turns and the 12 emptied/unreadable ones)."""
-    from trecqr.adapters.qrecc import qrecc_topics, read_qrecc_turns
+    from trecqr.datasets.qrecc.files import qrecc_topics, read_qrecc_turns
 
     bare = tmp_path / "bare.jsonl"  # ids and GPT rewrites only, as a model writes them
     bare.write_text("".join(json.dumps({"qid": q, "rewrite": r.get("GPT_rewrite")}) + "\n"

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 
-from trecqr import api_many, memory, workers
+from trecqr.api.evaluation import many as api_many
+from trecqr.runtime import memory
+from trecqr.runtime import workers
 
 MB = 1 << 20
 

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from conftest import TE
-from trecqr.api import score_trec
+from trecqr.api.evaluation import score_trec
 from trecqr.errors import InputError
-from trecqr.scorer.options import Options
-from trecqr.scorer.zscores import MISSING_ZSCORE_VALUE, c_atof, read_zscores
+from trecqr.rankings.options import Options
+from trecqr.engine.zscores import MISSING_ZSCORE_VALUE, read_zscores
+from trecqr.measures._libm import c_atof
 
 # 301 lists map twice (the binary search lands on the first) and no ndcg: ndcg sorts after
 # every measure of 301, so trec_eval probes one past the end, finds 302's first entry (ndcg)

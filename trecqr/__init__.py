@@ -15,21 +15,21 @@ from __future__ import annotations
 
 import importlib
 
-from .version import __version__
+from trecqr.version import __version__
 
 _EXPORTS = {
-    "evaluate": ".api", "Results": ".api", "load_qrels": ".api", "load_run": ".api",
-    "evaluate_many": ".api_many",
-    "RelevanceEvaluator": ".compat", "compute_aggregated_measure": ".compat",
-    "parse_qrel": ".compat", "parse_run": ".compat", "supported_measures": ".compat",
-    "supported_nicknames": ".compat",
+    "evaluate": ".api.evaluation", "Results": ".api.evaluation", "load_qrels": ".api.evaluation", "load_run": ".api.evaluation",
+    "evaluate_many": ".api.many",
+    "RelevanceEvaluator": ".api.pytrec", "compute_aggregated_measure": ".api.pytrec",
+    "parse_qrel": ".api.pytrec", "parse_run": ".api.pytrec", "supported_measures": ".api.pytrec",
+    "supported_nicknames": ".api.pytrec",
     "InputError": ".errors", "TrecqrError": ".errors", "UsageError": ".errors",
     "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
     "write_qrels": ".formats", "write_run": ".formats",
     "compare": ".report.compare",
-    "register_ir_measures": ".compat.irm_provider",
+    "register_ir_measures": ".api.irm_provider",
     "fuse": ".fusion.entry", "optimize_fusion": ".fusion.optimize",
-    "cqr": ".retrieval.cqr",
+    "cqr": ".workflows.cqr",
 }
 
 __all__ = list(_EXPORTS)

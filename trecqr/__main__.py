@@ -1,5 +1,5 @@
 """``python -m trecqr``: the console script ``trecqr``, with its signal and error guards."""
 
-from .launch import entry
+from trecqr.runtime.launch import entry
 
 entry()

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cases import Case, make_case, stamp
+from cases import Case, make_case, stamp
 
 
 def preload() -> None:
@@ -24,12 +24,12 @@ def preload() -> None:
     import trecqr.cli  # noqa: F401
 
     for name in ("trecqr.report.compare", "trecqr.report.breakdown", "trecqr.report.plots",
-                 "trecqr.report.diff", "trecqr.adapters.collapse", "trecqr.adapters.qrecc",
-                 "trecqr.adapters.topiocqa", "trecqr.adapters.cast", "trecqr.adapters.topics",
-                 "trecqr.adapters.rewrites", "trecqr.adapters.sessions", "trecqr.generative.gen",
+                 "trecqr.report.diff", "trecqr.datasets.collapse", "trecqr.datasets.qrecc.files",
+                 "trecqr.datasets.topiocqa", "trecqr.datasets.cast.topics", "trecqr.datasets.topics",
+                 "trecqr.datasets.rewrites.topics", "trecqr.datasets.sessions.logs", "trecqr.generative.gen",
                  "trecqr.generative.suggest", "trecqr.retrieval.commands",
-                 "trecqr.retrieval.cqr", "trecqr.retrieval.bm25", "trecqr.fusion",
-                 "trecqr.adapters.ikat", "trecqr.adapters.ikat_runs", "matplotlib.pyplot",
+                 "trecqr.workflows.cqr", "trecqr.retrieval.bm25", "trecqr.fusion",
+                 "trecqr.datasets.ikat.topics", "trecqr.datasets.ikat.runs", "matplotlib.pyplot",
                  "pandas"):
         try:
             importlib.import_module(name)

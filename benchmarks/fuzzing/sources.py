@@ -138,4 +138,4 @@ def prepare_sources(base: Path, backends=("bm25s", "lucene", "dense")) -> dict:
 
 def trecqr_cmd() -> list:
     return [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
-            "from trecqr.launch import entry; entry()"]
+            "from trecqr.runtime.launch import entry; entry()"]

@@ -1,4 +1,4 @@
-"""trecqr.stats.anova against its references: statsmodels' anova_lm and pairwise_tukeyhsd,
+"""trecqr.report.stats.anova against its references: statsmodels' anova_lm and pairwise_tukeyhsd,
 scipy's tukey_hsd and studentized range, the numbers of Sakai's textbook example, and, for
 the randomised Tukey HSD, the exact permutation distribution and the classical test."""
 
@@ -18,7 +18,7 @@ from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 from cast_inputs import MEASURES, cast_scores
 from trecqr.errors import UsageError
-from trecqr.stats import anova, paired
+from trecqr.report.stats import anova, paired
 
 # Sakai, "情報アクセス評価方法論" (2015), Table 5.1: three systems x 20 topics, as elinor's
 # documentation quotes it (kampersanda/elinor, src/statistical_tests/

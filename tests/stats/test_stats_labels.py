@@ -1,4 +1,4 @@
-"""trecqr.stats.labels against scikit-learn and the krippendorff package, on the LLMJudge
+"""trecqr.report.stats.labels against scikit-learn and the krippendorff package, on the LLMJudge
 benchmark: the human test qrels against the six LLM label sets over the same 4,423
 (query, passage) pairs (grades 0-3)."""
 
@@ -14,7 +14,7 @@ from conftest import data_path
 from trecqr.errors import InputError, UsageError
 from trecqr.formats import read_qrels
 from trecqr.formats.qrels import Qrels
-from trecqr.stats import labels
+from trecqr.report.stats import labels
 
 LLM_SETS = ["willia-umbrela1", "h2oloo-zeroshot1", "Olz-gpt4o", "RMITIR-llama70B",
             "NISTRetrieval-instruct0", "TREMA-all"]

@@ -1,4 +1,4 @@
-"""trecqr.stats.paired and trecqr.stats.corrections against their references, on the CAsT
+"""trecqr.report.stats.paired and trecqr.report.stats.corrections against their references, on the CAsT
 2021 organisers' runs (map and ndcg_cut.3 per topic): scipy's t-test and Wilcoxon test,
 statsmodels' multipletests, and trecqr compare's own kernels (report/compare.py), which these
 modules are to replace."""
@@ -16,7 +16,7 @@ from statsmodels.stats.multitest import multipletests
 from cast_inputs import MEASURES, cast_scores, pairs
 from trecqr.errors import UsageError
 from trecqr.report import compare as report_compare
-from trecqr.stats import corrections, paired
+from trecqr.report.stats import corrections, paired
 
 
 def _family(test) -> np.ndarray:

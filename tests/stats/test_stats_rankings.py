@@ -1,4 +1,4 @@
-"""trecqr.stats.rankings: system-ranking agreement. Kendall's tau and Spearman's rho against
+"""trecqr.report.stats.rankings: system-ranking agreement. Kendall's tau and Spearman's rho against
 scipy; tau_AP and RBO (no reference package installs here: pyircor needs Python < 3.8, rbo
 pins numpy 1) against literal transcriptions of the papers' formulas and hand-worked values.
 
@@ -20,7 +20,7 @@ from cast_inputs import cast_scores
 from trecqr.errors import UsageError
 from trecqr.formats import read_qrels
 from trecqr.formats.qrels import Qrels
-from trecqr.stats import rankings
+from trecqr.report.stats import rankings
 
 
 def _means(qrels, measure: str, **options) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""ranx's ``compare`` beside trecqr.stats on the five CAsT 2021 organiser runs, map and
+"""ranx's ``compare`` beside trecqr.report.stats on the five CAsT 2021 organiser runs, map and
 ndcg@3: with the same test (ranx "student" = the paired t-test, "tukey" = scipy's one-way
 Tukey HSD, "fisher" = the paired randomization test), both find the same pairs significant
 at 0.05.
@@ -17,7 +17,7 @@ import pytest
 
 from cast_inputs import MEASURES, cast_scores, pairs
 from trecqr.formats import read_qrels, read_run
-from trecqr.stats import anova, paired
+from trecqr.report.stats import anova, paired
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -29,7 +29,7 @@ PERMUTATIONS = 3000  # ranx's randomization test is numba-parallel: CPU time add
 
 
 def _ours(test: str, measure: str) -> dict:
-    """{(i, j): p} for every pair of runs, trecqr.stats on trecqr's per-topic scores."""
+    """{(i, j): p} for every pair of runs, trecqr.report.stats on trecqr's per-topic scores."""
     x = cast_scores()[measure]
     if test == "tukey":
         p = anova.tukey_hsd(x, design="one-way").pvalues

@@ -1,4 +1,4 @@
-"""trecqr.stats.reproduction against repro_eval 0.5 (Breuer et al., SIGIR 2020): a CAsT 2021
+"""trecqr.report.stats.reproduction against repro_eval 0.5 (Breuer et al., SIGIR 2020): a CAsT 2021
 organiser run pair (manual BM25 as the baseline, ConvDR as the advanced run) against a
 perturbed copy of each (adjacent documents swapped, a tenth of the documents replaced by new
 ones, same length per topic), the way a reproduction paper compares its runs with the
@@ -16,7 +16,7 @@ from cast_inputs import cast_scores
 from conftest import data_path
 from trecqr.errors import UsageError
 from trecqr.formats import read_run, run_from_dict
-from trecqr.stats import reproduction
+from trecqr.report.stats import reproduction
 
 with warnings.catch_warnings():  # repro_eval imports scipy.stats.stats (deprecated)
     warnings.simplefilter("ignore", DeprecationWarning)

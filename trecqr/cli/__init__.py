@@ -16,8 +16,8 @@ import os
 
 import click
 
-from .lifecycle import run_main
-from .options import CONTEXT
+from trecqr.cli.lifecycle import run_main
+from trecqr.cli.options import CONTEXT
 
 
 def _lean_arrow_memory() -> None:
@@ -90,5 +90,5 @@ def convert():
 
 
 def entry() -> None:
-    """Console script ``trecqr`` (after :mod:`trecqr.launch`'s early signal handlers)."""
+    """Console script ``trecqr`` (after :mod:`trecqr.runtime.launch`'s early signal handlers)."""
     run_main(main)

@@ -1,5 +1,5 @@
 """``python -m trecqr.cli``: the console script, through the same guards."""
 
-from ..launch import entry
+from trecqr.runtime.launch import entry
 
 entry()

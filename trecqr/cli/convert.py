@@ -1,5 +1,5 @@
 """``trecqr convert qrecc``, ``topiocqa`` and ``cast`` (conversational datasets to TREC topics,
-qrels and runs): the commands of trecqr/adapters/' dataset conversions. iKAT (``convert ikat``,
+qrels and runs): the commands of trecqr/datasets/' dataset conversions. iKAT (``convert ikat``,
 ``validate ikat``) is in :mod:`trecqr.cli.convert_ikat`; topic files, rewrites, ir_datasets and
 session logs are in :mod:`trecqr.cli.convert_files`."""
 
@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import click
 
-from ..adapters import cast, qrecc, topiocqa
-from ..adapters.cast_resolved import add_resolved
-from ..adapters.qrecc import write_turn_qrels
-from ..adapters.scai import convert_scai_run
-from ..adapters.topics import write_topics
-from ..adapters.turn_ids import check_style, restyle
-from ..errors import UsageError
-from ..formats.writer import atomic_write_text
-from .lifecycle import run_guarded
-from .options import CONTEXT
+from trecqr.datasets import topiocqa
+from trecqr.datasets.cast import topics as cast
+from trecqr.datasets.qrecc import files as qrecc
+from trecqr.datasets.cast.resolved import add_resolved
+from trecqr.datasets.qrecc.files import write_turn_qrels
+from trecqr.protocols.scai import convert_scai_run
+from trecqr.datasets.topics import write_topics
+from trecqr.datasets.turn_ids import check_style, restyle
+from trecqr.errors import UsageError
+from trecqr.formats.writer import atomic_write_text
+from trecqr.cli.lifecycle import run_guarded
+from trecqr.cli.options import CONTEXT
 
 
 @click.command("cast", context_settings=CONTEXT)
@@ -59,7 +61,7 @@ def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out,
             raise UsageError("nothing to write: give --topics-out, --provenance-run, "
                              "--meta-out or --qrels-out")
         topics = cast.read_cast_topics(topics_path, turn_ids)
-        if resolved is not None:  # trecqr/adapters/cast_resolved.py
+        if resolved is not None:  # trecqr/datasets/cast/resolved.py
             click.echo(f"cast: {add_resolved(topics, resolved)} manual rewrites read from "
                        f"{resolved}", err=True)
         published = cast.PUBLISHED.get(topics.year)

@@ -1,19 +1,21 @@
 """``trecqr convert topics``, ``rewrites``, ``irds`` and ``sessions`` (topic and rewrite files,
 ir_datasets, session logs) and ``trecqr collapse`` (passage runs to document runs): the commands
-of trecqr/adapters/' file conversions. The conversational datasets' are in
+of trecqr/datasets/' file conversions. The conversational datasets' are in
 :mod:`trecqr.cli.convert`."""
 
 from __future__ import annotations
 
 import click
 
-from ..adapters import collapse, irds, rewrites, sessions, topics as topic_files
-from ..adapters.candidates import convert_candidates, first_note
-from ..adapters.session_model import CONTEXT_SEP, DEFAULT_GAP, MISSING_LAST, MISSING_ZERO
-from ..adapters.topics import read_topics, write_topics
-from ..errors import UsageError
-from .lifecycle import run_guarded
-from .options import CONTEXT
+from trecqr.datasets import collapse, irds, topics as topic_files
+from trecqr.datasets.rewrites import topics as rewrites
+from trecqr.datasets.sessions import logs as sessions
+from trecqr.datasets.rewrites.candidates import convert_candidates, first_note
+from trecqr.datasets.sessions.model import CONTEXT_SEP, DEFAULT_GAP, MISSING_LAST, MISSING_ZERO
+from trecqr.datasets.topics import read_topics, write_topics
+from trecqr.errors import UsageError
+from trecqr.cli.lifecycle import run_guarded
+from trecqr.cli.options import CONTEXT
 
 
 @click.command("collapse", context_settings=CONTEXT)

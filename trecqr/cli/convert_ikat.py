@@ -10,12 +10,14 @@ import sys
 
 import click
 
-from ..adapters import cast, ikat, ikat_runs
-from ..errors import UsageError
-from ..formats.run import write_run
-from ..formats.writer import atomic_write_text
-from .lifecycle import run_guarded
-from .options import CONTEXT
+from trecqr.datasets.cast import topics as cast
+from trecqr.datasets.ikat import topics as ikat
+from trecqr.datasets.ikat import runs as ikat_runs
+from trecqr.errors import UsageError
+from trecqr.formats.run import write_run
+from trecqr.formats.writer import atomic_write_text
+from trecqr.cli.lifecycle import run_guarded
+from trecqr.cli.options import CONTEXT
 
 
 @click.command("ikat", context_settings=CONTEXT)

@@ -1,5 +1,5 @@
-"""``trecqr eval``: trec_eval's options and output, over :mod:`trecqr.api_engine` (which engine
-scores) and :mod:`trecqr.api_many` (several runs in parallel)."""
+"""``trecqr eval``: trec_eval's options and output, over :mod:`trecqr.cli.engine_choice` (which engine
+scores) and :mod:`trecqr.api.many` (several runs in parallel)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import sys
 
 import click
 
-from ..api_engine import evaluate_one, evaluate_rendered
-from ..api_many import eval_runs, expand_runs
-from ..errors import UsageError
-from ..formats.writer import atomic_write_text
-from ..report import outputs
-from ..scorer.options import Options
-from .lifecycle import quiet_notes, run_guarded
-from .measures import measures_help
-from .options import CONTEXT
-from .types import CInteger
+from trecqr.cli.engine_choice import evaluate_one, evaluate_rendered
+from trecqr.api.many import eval_runs, expand_runs
+from trecqr.errors import UsageError
+from trecqr.formats.writer import atomic_write_text
+from trecqr.report import outputs
+from trecqr.rankings.options import Options
+from trecqr.cli.lifecycle import quiet_notes, run_guarded
+from trecqr.cli.measures import measures_help
+from trecqr.cli.options import CONTEXT
+from trecqr.cli.types import CInteger
 
 
 @click.command("eval", context_settings=CONTEXT)
@@ -88,7 +88,7 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
         if collection is not None and protocol not in ("qrecc-official", "topiocqa-official"):
             raise UsageError("--collection goes with --protocol qrecc-official or "
                              "topiocqa-official")
-        if protocol is not None or eval_missing_truth:  # trecqr/adapters/presets.py
+        if protocol is not None or eval_missing_truth:  # trecqr/protocols/presets.py
             return _eval_protocol(protocol, eval_missing_truth, qrels, paths, measures, level,
                                   max_docs, complete, compat, fmt, query, nosummary, places,
                                   output, quiet, collection)
@@ -122,7 +122,7 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
 def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_docs, complete,
                    compat, fmt, query, nosummary, places, output, quiet, collection=None):
     """trecqr eval --protocol NAME: the protocol fixes the measures and trec_eval's options."""
-    from ..adapters.presets import protocol_evaluation  # lazy: tests/test_imports.py
+    from trecqr.protocols.presets import protocol_evaluation  # lazy: tests/test_imports.py
 
     if name is None:
         raise UsageError("--eval-missing-truth goes with --protocol scai-qrecc21")

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import sys
 
-from ..errors import InputError, NoCommonTopicsError, TrecqrError, UsageError
-from ..extras import missing_extra_line
-from ..interrupts import Interrupted, received
-from ..memory import is_out_of_memory, out_of_memory_line
+from trecqr.errors import InputError, NoCommonTopicsError, TrecqrError, UsageError
+from trecqr.runtime.extras import missing_extra_line
+from trecqr.runtime.interrupts import Interrupted, received
+from trecqr.runtime.memory import is_out_of_memory, out_of_memory_line
 
 MAX_LINE = 2000  # an error line is cut here: a message quoting a binary line stays readable
 HOW_TO_REPORT = "please report it with the command line and this message"
@@ -78,7 +78,7 @@ def os_error_line(exc: OSError) -> str:
 def _qid_style_hint(exc: NoCommonTopicsError) -> str:
     """When the run and the qrels name the same turns in two id styles: which, and the
     option that writes qrels (or topics) in the run's style."""
-    from ..adapters.turn_ids import same_turns, split_id  # the error path only
+    from trecqr.datasets.turn_ids import same_turns, split_id  # the error path only
 
     found = same_turns(exc.run_ids, exc.qrels_ids)
     if found is None:

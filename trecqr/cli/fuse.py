@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import click
 
-from ..errors import UsageError
-from ..formats.run import write_run
-from ..fusion.entry import check_params, fuse, resolve
-from ..fusion.optimize import ONLY_TRAINED, grid_search, trials
-from .lifecycle import run_guarded
-from .options import CONTEXT
+from trecqr.errors import UsageError
+from trecqr.formats.run import write_run
+from trecqr.fusion.entry import check_params, fuse, resolve
+from trecqr.fusion.optimize import ONLY_TRAINED, grid_search, trials
+from trecqr.cli.lifecycle import run_guarded
+from trecqr.cli.options import CONTEXT
 
 
 def _value(text: str):

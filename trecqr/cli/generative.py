@@ -7,15 +7,15 @@ import json
 
 import click
 
-from ..adapters import sessions as S
-from ..adapters.scai import qr_from_files, qr_table
-from ..errors import UsageError
-from ..generative import METRICS
-from ..generative import gen, suggest
-from ..generative.options import rm3_params, write_per_instance
-from .lifecycle import run_guarded
-from .options import CONTEXT, ranking_overlap_options, text_options
-from .types import FiniteFloat
+from trecqr.datasets.sessions import logs as S
+from trecqr.protocols.scai import qr_from_files, qr_table
+from trecqr.errors import UsageError
+from trecqr.generative import METRICS
+from trecqr.generative import gen, suggest
+from trecqr.generative.options import rm3_params, write_per_instance
+from trecqr.cli.lifecycle import run_guarded
+from trecqr.cli.options import CONTEXT, ranking_overlap_options, text_options
+from trecqr.cli.types import FiniteFloat
 
 
 @click.command("gen", context_settings=CONTEXT)
@@ -59,7 +59,7 @@ def gen_command(pred_path, ref_path, metrics, out_format, per_instance, pred_fie
             eval_missing_truth, eval_turn_one_rewrites, bootstrap_seed):
     """Generative metrics (PER, sim_emb, BLEU, ROUGE) of PRED texts against REF texts by id."""
 
-    if protocol is not None:  # trecqr/adapters/scai.py
+    if protocol is not None:  # trecqr/protocols/scai.py
 
         result = run_guarded(lambda: qr_from_files(
             pred_path, ref_path, eval_missing_truth=eval_missing_truth,

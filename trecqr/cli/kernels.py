@@ -8,9 +8,9 @@ import sys
 
 import click
 
-from ..kernels import loaded_kernels, missing_kernels_line
-from .failures import echo_line
-from .options import CONTEXT
+from trecqr.cli.kernels_loaded import loaded_kernels, missing_kernels_line
+from trecqr.cli.failures import echo_line
+from trecqr.cli.options import CONTEXT
 
 
 @click.command("kernels", context_settings=CONTEXT)

@@ -6,7 +6,7 @@ While the work runs, warnings are collected and stderr is held (when it is not a
 are printed after a success and dropped after a failure, so a failure is always exactly one line.
 Every file written through :mod:`trecqr.formats.writer` is a temporary file renamed into place
 when whole; a failure, an exception or a signal removes the temporary files, the files the
-command created and the folders it made (:func:`trecqr.transactions.output_transaction`).
+command created and the folders it made (:func:`trecqr.runtime.transactions.output_transaction`).
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ import warnings
 
 import click
 
-from .. import reporting
-from ..errors import InputError, UsageError
-from ..interrupts import SIGNALS, Interrupted, on_signal, raise_if_interrupted
-from ..special_files import read_fifos_once, refuse_endless_devices
-from ..tempfiles import remove_all_temps
-from ..transactions import output_transaction
-from .failures import debug, echo_line, failure_line
-from .std_streams import HeldStream, fix_std_streams, isatty
+from trecqr.runtime import progress as reporting
+from trecqr.errors import InputError, UsageError
+from trecqr.runtime.interrupts import SIGNALS, Interrupted, on_signal, raise_if_interrupted
+from trecqr.runtime.special_files import read_fifos_once, refuse_endless_devices
+from trecqr.runtime.tempfiles import remove_all_temps
+from trecqr.runtime.transactions import output_transaction
+from trecqr.cli.failures import debug, echo_line, failure_line
+from trecqr.cli.std_streams import HeldStream, fix_std_streams, isatty
 
 
 @contextlib.contextmanager
@@ -130,8 +130,8 @@ def _flush_warnings(caught) -> None:
 def quiet_notes() -> None:
     """--quiet: leave the notes out of stderr (the id-space warning, the measure-name notes),
     inside the command's warning capture (called from its work)."""
-    from ..measures.names import ignore_measure_notes  # lazy: numpy, for commands that score
-    from ..scorer.idspace import ignore_id_space
+    from trecqr.engine.names import ignore_measure_notes  # lazy: numpy, for commands that score
+    from trecqr.engine.idspace import ignore_id_space
 
     ignore_id_space()
     ignore_measure_notes()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import click
 
-from ..measures.catalog import format_catalog, measure_catalog
-from .options import CONTEXT
+from trecqr.measures.catalog import format_catalog, measure_catalog
+from trecqr.cli.options import CONTEXT
 
 
 def catalog_text(compat: str = "10.0", kind: str | None = None) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from .types import CInteger, FiniteFloat
+from trecqr.cli.types import CInteger, FiniteFloat
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}  # every command answers -h
 

@@ -7,12 +7,12 @@ import sys
 
 import click
 
-from ..errors import UsageError
-from ..formats.writer import atomic_write_text
-from ..report import breakdown, compare, diff, plots
-from ..report.breakdown import DEFAULT_MAX_DEPTH
-from .lifecycle import quiet_notes, run_guarded
-from .options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
+from trecqr.errors import UsageError
+from trecqr.formats.writer import atomic_write_text
+from trecqr.report import breakdown, compare, diff, plots
+from trecqr.report.breakdown import DEFAULT_MAX_DEPTH
+from trecqr.cli.lifecycle import quiet_notes, run_guarded
+from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
                       say_written, table_output_options, topic_options)
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import click
 
-from ..errors import UsageError
-from ..formats.writer import atomic_write_text
-from ..report.html import report_page
-from .lifecycle import quiet_notes, run_guarded
-from .options import CONTEXT, comparison_options, qrels_runs_measures, say_written
+from trecqr.errors import UsageError
+from trecqr.formats.writer import atomic_write_text
+from trecqr.report.html import report_page
+from trecqr.cli.lifecycle import quiet_notes, run_guarded
+from trecqr.cli.options import CONTEXT, comparison_options, qrels_runs_measures, say_written
 
 
 @click.command("report", context_settings=CONTEXT)

@@ -10,29 +10,29 @@ import tempfile
 
 import click
 
-from .. import reporting
-from ..adapters.candidates import one_rewrite_note
-from ..adapters.dataset_topics import dataset_topics, DATASETS
-from ..adapters.presets import preset as get_preset, protocol as get_protocol
-from ..adapters.query_settings import cut_query_words
-from ..adapters.topics import read_topics
-from ..report.breakdown import breakdown, render_text
-from ..scorer.idspace import ignore_id_space
-from ..adapters.turn_policy import POLICIES, drop_short_rankings, min_results_note
-from ..errors import InputError, UsageError
-from ..formats.run import write_run
-from ..formats.writer import atomic_write_text
-from ..retrieval import cqr
-from ..retrieval.backends import backend, build_index, load_index
-from ..retrieval.bm25 import DEFAULT_B, DEFAULT_K1
-from ..retrieval.collections import COLLECTION_FORMATS, check_collection
-from ..retrieval.indexdir import BACKENDS
-from .lifecycle import run_guarded
-from .options import CONTEXT
-from .types import FiniteFloat
+from trecqr.runtime import progress as reporting
+from trecqr.datasets.rewrites.candidates import one_rewrite_note
+from trecqr.datasets.dataset_topics import dataset_topics, DATASETS
+from trecqr.protocols.presets import preset as get_preset, protocol as get_protocol
+from trecqr.protocols.query_settings import cut_query_words
+from trecqr.datasets.topics import read_topics
+from trecqr.report.breakdown import breakdown, render_text
+from trecqr.engine.idspace import ignore_id_space
+from trecqr.protocols.turn_policy import POLICIES, drop_short_rankings, min_results_note
+from trecqr.errors import InputError, UsageError
+from trecqr.formats.run import write_run
+from trecqr.formats.writer import atomic_write_text
+from trecqr.workflows import cqr
+from trecqr.retrieval.backends import backend, build_index, load_index
+from trecqr.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
+from trecqr.retrieval.collections import COLLECTION_FORMATS, check_collection
+from trecqr.retrieval.indexdir import BACKENDS
+from trecqr.cli.lifecycle import run_guarded
+from trecqr.cli.options import CONTEXT
+from trecqr.cli.types import FiniteFloat
 
 
-# what a protocol that cqr cannot apply scores, for its refusal (trecqr/adapters/presets.py)
+# what a protocol that cqr cannot apply scores, for its refusal (trecqr/protocols/presets.py)
 PROTOCOL_INPUTS = {
     "scai": "scores the SCAI-QReCC-21 evaluator's JSON files (ground truth and run)",
     "qrecc-official": "judges passages by their text against the QReCC turns' answers (QRELS "
@@ -210,7 +210,7 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
             raise UsageError(f"--min-results {shortest} leaves out every turn ({why} results): "
                              "nothing to write; lower --min-results")
         write_run(run, out_path)
-        if shortest:  # trecqr/adapters/turn_policy.py
+        if shortest:  # trecqr/protocols/turn_policy.py
             click.echo(f"trecqr: {min_results_note(short, shortest)}", err=True)
         return len(queries)
 
@@ -275,7 +275,7 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 @click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
 @click.option("--protocol", default=None, metavar="NAME",
               help="Also score every row's run under an official protocol (cast2021-nist, "
-                   "cast2022-nist, ikat2023, ...; trecqr.adapters.presets), in a second table.")
+                   "cast2022-nist, ikat2023, ...; trecqr.protocols.presets), in a second table.")
 @click.option("--groups", default=None, metavar="FILE.json",
               help="Also break MRR and NDCG@3 down by overlapping groups {group: [turn ids]} "
                    "(e.g. QReCC's test_question_types.json), with an 'all' row.")
@@ -295,7 +295,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
     format. Each row's run is kept in --runs-dir when it is given, else removed at exit.
     """
     def job():
-        if quiet:  # trecqr/scorer/idspace.py
+        if quiet:  # trecqr/engine/idspace.py
             ignore_id_space()
         if manual is not None and html_page is None:
             raise UsageError("--manual goes with --html")
@@ -349,7 +349,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                     r.run = None
             text = report.to_json() if fmt == "json" else report.table()
             click.echo(text, nl=False)
-            if protocol is not None:  # scored with the rows (trecqr/adapters/presets.py)
+            if protocol is not None:  # scored with the rows (trecqr/protocols/presets.py)
                 click.echo(report.protocol_table(), nl=False)
             if groups is not None:  # trecqr/report/groups.py
                 click.echo("\n" + render_text(breakdown(

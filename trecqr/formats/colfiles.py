@@ -27,12 +27,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from .qrels import Qrels, parse_grade, warn_truncated
-from .run import Run
-from .tables import qrels_from_table, run_from_table
-from .fastread import raw_head, sample_head
-from .textio import arrow_fields, python_lines, read_source
+from trecqr.errors import InputError
+from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
+from trecqr.formats.run import Run
+from trecqr.formats.tables import qrels_from_table, run_from_table
+from trecqr.formats.fastread import raw_head, sample_head
+from trecqr.formats.textio import arrow_fields, python_lines, read_source
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 

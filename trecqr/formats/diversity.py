@@ -29,10 +29,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from .qrels import Qrels
-from .run import Run
-from .textio import arrow_fields, python_lines, read_source
+from trecqr.errors import InputError
+from trecqr.formats.qrels import Qrels
+from trecqr.formats.run import Run
+from trecqr.formats.textio import arrow_fields, python_lines, read_source
 
 DIVERSITY_FIELDS = "topic subtopic docno grade"
 SUBTOPIC_COLUMNS = ("iteration", "subtopic_id", "subtopic")

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .textio import BOM, CONTROL_BYTES, may_have_comments, regular_delimiters
+from trecqr.formats.textio import BOM, CONTROL_BYTES, may_have_comments, regular_delimiters
 
 _SAMPLE = 1 << 16
 

@@ -5,7 +5,7 @@ knows the files of but does not register: see ``QUERIES_QRELS_ONLY``); ``require
 the files a handler reads, ``offline`` makes any ir_datasets fetch raise ``OfflineDownload``,
 and ``check_local``/``offline_guard`` turn a missing file into a UsageError naming every file to
 place (and where ir_datasets would fetch it from). ``trecqr convert irds``, ``index``,
-``search`` and ``cqr`` read datasets through here (:mod:`trecqr.adapters.irds`), and so do
+``search`` and ``cqr`` read datasets through here (:mod:`trecqr.datasets.irds`), and so do
 ``irds:<dataset id>`` qrels and runs (:func:`irds_qrels`, :func:`irds_run`: the dataset's
 ``qrels_iter()`` / ``scoreddocs_iter()`` rows, as the input layer reads any rows).
 """
@@ -16,11 +16,11 @@ import contextlib
 import os
 import sys
 
-from ..errors import InputError, UsageError
-from ..transactions import at_command_end, dirs_under, remove_new_empty_dirs
-from .qrels import Qrels
-from .run import Run
-from .tables import qrels_from_table, rows_table, run_from_table
+from trecqr.errors import InputError, UsageError
+from trecqr.runtime.transactions import at_command_end, dirs_under, remove_new_empty_dirs
+from trecqr.formats.qrels import Qrels
+from trecqr.formats.run import Run
+from trecqr.formats.tables import qrels_from_table, rows_table, run_from_table
 
 # ids ir_datasets knows the files of but does not register (queries + qrels only)
 QUERIES_QRELS_ONLY = {

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .arrays import string_array
-from .qrels import Qrels
-from .run import Run
+from trecqr.formats.arrays import string_array
+from trecqr.formats.qrels import Qrels
+from trecqr.formats.run import Run
 
 def _column(name: str) -> property:
     """``qid`` or ``docno``: Arrow from the list ``_<name>s`` on first read; set, it replaces

@@ -25,13 +25,13 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError
-from .colfiles import (file_kind, read_three_column_qrels, read_three_column_run, sniff,
+from trecqr.errors import InputError
+from trecqr.formats.colfiles import (file_kind, read_three_column_qrels, read_three_column_run, sniff,
                        table_qrels, table_run)
-from .irds_files import irds_qrels, irds_run
-from .qrels import Qrels, qrels_from_dict, read_qrels
-from .run import Run, read_run, run_from_dict
-from .tables import is_arrow_table, is_frame, qrels_from_table, rows_table, run_from_table
+from trecqr.formats.irds_files import irds_qrels, irds_run
+from trecqr.formats.qrels import Qrels, qrels_from_dict, read_qrels
+from trecqr.formats.run import Run, read_run, run_from_dict
+from trecqr.formats.tables import is_arrow_table, is_frame, qrels_from_table, rows_table, run_from_table
 
 IRDS = "irds:"  # a dataset of ir_datasets, read from local files only
 

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrays import IDX, arrow_indices, as_numpy
+from trecqr.formats.arrays import IDX, arrow_indices, as_numpy
 
 
 # --------------------------------------------------------------------------- qid codes

@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from .textio import Source, arrow_fields, python_lines, read_source
+from trecqr.errors import InputError
+from trecqr.formats.textio import Source, arrow_fields, python_lines, read_source
 
 PREFS_FIELDS = "qid jg jsg docno rel_level"
 QRELS_PREFS_FIELDS = "qid jg docno rel_level"

@@ -18,13 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from .arrays import as_numpy, one_chunk
-from .fastread import fast_table
-from .run import parse_score
-from .textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
+from trecqr.errors import InputError
+from trecqr.formats.arrays import as_numpy, one_chunk
+from trecqr.formats.fastread import fast_table
+from trecqr.formats.run import parse_score
+from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
-from .writer import atomic_write_lines
+from trecqr.formats.writer import atomic_write_lines
 
 QRELS_FIELDS = "qid iter docno grade"
 _INT = re.compile(r"[+-]?[0-9]+\Z")

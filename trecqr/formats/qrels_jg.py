@@ -16,10 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from .prefs import read_columns
-from .qrels import TruncatedGradeWarning
-from .textio import python_lines, read_source
+from trecqr.errors import InputError
+from trecqr.formats.prefs import read_columns
+from trecqr.formats.qrels import TruncatedGradeWarning
+from trecqr.formats.textio import python_lines, read_source
 
 QRELS_JG_FIELDS = "qid jg docno grade"
 _INT = re.compile(r"[+-]?\d+\Z")

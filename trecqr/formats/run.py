@@ -17,16 +17,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from .arrays import arrow_indices, as_numpy, string_array
-from .order import trec_order
-from .fastread import fast_table, last_line_fields
-from .textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
+from trecqr.errors import InputError
+from trecqr.formats.arrays import arrow_indices, as_numpy, string_array
+from trecqr.formats.order import trec_order
+from trecqr.formats.fastread import fast_table, last_line_fields
+from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
-from .writer import atomic_write_lines
+from trecqr.formats.writer import atomic_write_lines
 
 try:
-    from . import _scan as _scanner
+    from trecqr.formats import _scan as _scanner
 except ImportError:  # built without a C compiler: the Arrow and Python readers do everything
     _scanner = None
 

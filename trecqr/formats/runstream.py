@@ -29,9 +29,9 @@ import threading
 
 import pyarrow as pa
 
-from ..errors import InputError
-from .textio import refuse_bom
-from . import run as run_format  # its scanner looked up at each call (tests switch it off)
+from trecqr.errors import InputError
+from trecqr.formats.textio import refuse_bom
+from trecqr.formats import run as run_format  # its scanner looked up at each call (tests switch it off)
 
 PIECE_BYTES = 96 << 20  # run text per piece: ~30-60 bytes of memory per line of it, scored
 _WINDOW = 64 << 10

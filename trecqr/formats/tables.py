@@ -31,11 +31,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from .arrays import SMALL_ROWS, as_numpy, one_chunk
-from .listed import listed_frame
-from .qrels import Qrels, parse_grade, warn_truncated
-from .run import Run, parse_score
+from trecqr.errors import InputError
+from trecqr.formats.arrays import SMALL_ROWS, as_numpy, one_chunk
+from trecqr.formats.listed import listed_frame
+from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
+from trecqr.formats.run import Run, parse_score
 
 TOPIC = ("query_id", "qid", "q_id")
 DOCUMENT = ("doc_id", "docno", "docid")

@@ -33,8 +33,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ..errors import InputError
-from ..special_files import open_input, read_bounded
+from trecqr.errors import InputError
+from trecqr.runtime.special_files import open_input, read_bounded
 
 BOM = b"\xef\xbb\xbf"
 _SPACE_BYTES = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)

@@ -19,10 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError
-from ..interrupts import signals_blocked
-from ..tempfiles import register_temp, remove_temp
-from ..transactions import current_transaction
+from trecqr.errors import InputError
+from trecqr.runtime.interrupts import signals_blocked
+from trecqr.runtime.tempfiles import register_temp, remove_temp
+from trecqr.runtime.transactions import current_transaction
 
 
 def _new_file_mode(path: str) -> int:
@@ -37,7 +37,7 @@ def _new_file_mode(path: str) -> int:
 def atomic_write_bytes(path, parts) -> None:
     """Write the byte strings (or buffers) in parts to path, ``-`` for stdout, atomically.
 
-    Inside :func:`trecqr.transactions.output_transaction` (every command's work) a file that did not
+    Inside :func:`trecqr.runtime.transactions.output_transaction` (every command's work) a file that did not
     exist before is removed again if the command fails later."""
     if str(path) == "-":
         _write_stdout(parts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pool import Pool
+from trecqr.fusion.pool import Pool
 
 
 def _filled(pool: Pool, fill: float) -> np.ndarray:

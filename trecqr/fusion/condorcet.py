@@ -19,7 +19,7 @@ from operator import ge, lt
 
 import numpy as np
 
-from .pool import Pool
+from trecqr.fusion.pool import Pool
 
 ABSENT = 1_000_000
 

@@ -11,12 +11,12 @@ them). The result is in trec_eval's order (score descending, ties by docno desce
 
 from __future__ import annotations
 
-from ..api import load_qrels, load_run
-from ..errors import UsageError
-from .methods import Method, fused_scores, method as find_method
-from .normalization import canonical, normalise
-from .pool import Pool, build_pool, fused_run
-from .training import train
+from trecqr.api.evaluation import load_qrels, load_run
+from trecqr.errors import UsageError
+from trecqr.fusion.methods import Method, fused_scores, method as find_method
+from trecqr.fusion.normalization import canonical, normalise
+from trecqr.fusion.pool import Pool, build_pool, fused_run
+from trecqr.fusion.training import train
 
 
 def read_runs(runs) -> list:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import comb
-from . import positional as P
-from .condorcet import condorcet
-from .pool import Pool
+from trecqr.fusion import comb
+from trecqr.fusion import positional as P
+from trecqr.fusion.condorcet import condorcet
+from trecqr.fusion.pool import Pool
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow.compute as pc
 
-from ..formats.arrays import as_numpy
-from .pool import Pool
+from trecqr.formats.arrays import as_numpy
+from trecqr.fusion.pool import Pool
 
 NORMS = ("min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda")
 ALIASES = {"min_max": "min-max", "minmax": "min-max", "min_max_inverted": "min-max-inverted",

@@ -17,12 +17,12 @@ from itertools import product
 
 import numpy as np
 
-from ..api import evaluate, load_qrels
-from ..errors import UsageError
-from .entry import check_params, prepared, read_runs, resolve
-from .methods import fused_scores
-from .pool import fused_run
-from .training import train
+from trecqr.api.evaluation import evaluate, load_qrels
+from trecqr.errors import UsageError
+from trecqr.fusion.entry import check_params, prepared, read_runs, resolve
+from trecqr.fusion.methods import fused_scores
+from trecqr.fusion.pool import fused_run
+from trecqr.fusion.training import train
 
 WEIGHTED = ("wsum", "wmnz", "mixed", "wbordafuse", "wcondorcet")
 ONLY_TRAINED = ("posfuse", "segfuse", "mapfuse", "bayesfuse")

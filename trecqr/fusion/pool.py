@@ -19,12 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..formats.arrays import IDX, arrow_indices, as_numpy
-from ..formats.order import qid_codes, sort_ties, trec_order
-from ..formats.run import Run
+from trecqr.formats.arrays import IDX, arrow_indices, as_numpy
+from trecqr.formats.order import qid_codes, sort_ties, trec_order
+from trecqr.formats.run import Run
 
 try:  # the C kernel (optional: without it, the numpy path below gives the same candidates)
-    from . import _pool as _kernel
+    from trecqr.fusion import _pool as _kernel
 except ImportError:  # pragma: no cover - a build without the extension
     _kernel = None
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .pool import Pool
+from trecqr.fusion.pool import Pool
 
 # SegFuse's segments: 0-5, 5-15, 15-35, ... (10 * 2^(k-1) - 5), ten of them
 SEGMENT_EDGES = np.array([0] + [10 * 2 ** (k - 1) - 5 for k in range(1, 11)])

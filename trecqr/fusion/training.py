@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..formats.arrays import as_numpy
-from .pool import Pool
-from .positional import BAYES_CUTOFFS, SEGMENT_EDGES
+from trecqr.formats.arrays import as_numpy
+from trecqr.fusion.pool import Pool
+from trecqr.fusion.positional import BAYES_CUTOFFS, SEGMENT_EDGES
 
 
 def _keys(qid, docno) -> pa.Array:

@@ -19,8 +19,8 @@ Ranking overlaps for sim_ret (RBO, Jaccard@k, overlap@k) are pure functions in :
 Heavy libraries (sacrebleu, rouge-score, the GloVe vectors) are imported on first use.
 """
 
-from .overlap import rbo, jaccard_at_k, overlap_at_k  # noqa: F401
-from .per import per, per_mt, tokenize  # noqa: F401
+from trecqr.generative.overlap import rbo, jaccard_at_k, overlap_at_k  # noqa: F401
+from trecqr.generative.per import per, per_mt, tokenize  # noqa: F401
 
 METRICS = ("per", "per-mt", "sim_emb", "bleu", "rouge1", "rouge2", "rougeL")
 LOWER_IS_BETTER = frozenset({"per", "per-mt"})

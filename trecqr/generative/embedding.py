@@ -30,7 +30,7 @@ import zlib
 import numpy as np
 import pyarrow.parquet as pq
 
-from ..errors import InputError
+from trecqr.errors import InputError
 
 OOV_POLICY = "skip"
 

@@ -1,16 +1,16 @@
 """``trecqr gen PRED REF``: generative metrics over (id, text) pairs matched by id.
 
-PRED is read with :func:`trecqr.adapters.rewrites.read_rewrites` (JSONL with the id and rewrite
+PRED is read with :func:`trecqr.datasets.rewrites.topics.read_rewrites` (JSONL with the id and rewrite
 fields found automatically, e.g. ``GPT_rewrite`` as a string or chat-completion object, or
 ``--pred-field``; TSV ``id<TAB>text``). An empty or null prediction is scored as the empty
 string (counted as ``empty_predictions``). REF is read with
-:func:`trecqr.adapters.topics.read_topics`; in JSONL its text field is ``--ref-field``, else
+:func:`trecqr.datasets.topics.read_topics`; in JSONL its text field is ``--ref-field``, else
 the first human-rewrite field present (``Truth_rewrite``, ``Rewrite``, ...), else the usual
 query fields. Format: ``.tsv``/``.tab``/``.txt`` is TSV, anything else JSONL, unless given.
 
 Ids are matched as written; when both files use conversational turn ids of different styles
 (``QReCC-Test_1_2`` vs ``1_2``), they are matched through the canonical (conversation, turn) id
-of :mod:`trecqr.adapters.turn_ids`, and REF's ids are reported. Ids in only one file are
+of :mod:`trecqr.datasets.turn_ids`, and REF's ids are reported. Ids in only one file are
 counted (``unmatched_pred``, ``unmatched_ref``) and not scored.
 
 Aggregates: the mean over matched pairs, except BLEU (corpus BLEU). Every result carries its
@@ -27,15 +27,15 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..adapters.rewrites import match_keys, HUMAN_REWRITE_FIELDS, read_rewrites
-from ..adapters.topics import read_text_file, json_records, read_topics
-from ..errors import UsageError
-from . import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
-from .embedding import glove_6b_50d, load_embeddings, OOV_POLICY, sim_emb
-from .per import per, per_mt, tokenize
-from .rankers import BATCH
-from .retrieval_sim import MEASURES
-from .text import bleu, rouge
+from trecqr.datasets.rewrites.topics import match_keys, HUMAN_REWRITE_FIELDS, read_rewrites
+from trecqr.datasets.topics import read_text_file, json_records, read_topics
+from trecqr.errors import UsageError
+from trecqr.generative import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
+from trecqr.generative.embedding import glove_6b_50d, load_embeddings, OOV_POLICY, sim_emb
+from trecqr.generative.per import per, per_mt, tokenize
+from trecqr.generative.rankers import BATCH
+from trecqr.generative.retrieval_sim import MEASURES
+from trecqr.generative.text import bleu, rouge
 
 
 def _fmt_of(path, fmt):
@@ -45,7 +45,7 @@ def _fmt_of(path, fmt):
     return "tsv" if low.endswith((".tsv", ".tab", ".txt")) else "jsonl"
 
 
-# the hints' names of the fields (trecqr.adapters.fields): gen's own arguments and options
+# the hints' names of the fields (trecqr.datasets.fields): gen's own arguments and options
 PRED_OPTIONS = {"rewrite_field": ("pred_field", "--pred-field"),
                 "id_field": ("pred_id_field", "--pred-id-field")}
 REF_OPTIONS = {"query_field": ("ref_field", "--ref-field"),

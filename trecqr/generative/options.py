@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ..errors import UsageError
-from ..formats.writer import atomic_write_lines
+from trecqr.errors import UsageError
+from trecqr.formats.writer import atomic_write_lines
 
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..errors import UsageError
+from trecqr.errors import UsageError
 
 TOKENIZERS = ("alnum", "whitespace")
 _ALNUM = re.compile(r"[^\W_]+")

@@ -23,11 +23,11 @@ from __future__ import annotations
 import os
 import warnings
 
-from ..errors import UsageError
-from ..retrieval import backends, lucene_search
-from ..retrieval.analysis import Analyzer
-from ..retrieval.collections import iter_collection
-from . import rm3 as R
+from trecqr.errors import UsageError
+from trecqr.retrieval import backends, lucene_search
+from trecqr.retrieval.analysis import Analyzer
+from trecqr.retrieval.collections import iter_collection
+from trecqr.generative import rm3 as R
 
 BATCH = 2000  # queries searched together (and rankings held) at a time
 CACHE_LIMIT = 20_000  # rankings kept at most (a sim_ret++ batch fuses up to a few per query)

@@ -46,15 +46,15 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from ..formats.run import Run
-from ..fusion import comb as fusion_comb
-from ..fusion import normalization as fusion_norm
-from ..fusion import positional as fusion_positional
-from ..fusion.pool import build_pool
-from ..retrieval.indexdir import MANIFEST
-from . import rm3 as R
-from .overlap import jaccard_at_k, overlap_at_k, rbo
-from .rankers import Ranker
+from trecqr.formats.run import Run
+from trecqr.fusion import comb as fusion_comb
+from trecqr.fusion import normalization as fusion_norm
+from trecqr.fusion import positional as fusion_positional
+from trecqr.fusion.pool import build_pool
+from trecqr.retrieval.indexdir import MANIFEST
+from trecqr.generative import rm3 as R
+from trecqr.generative.overlap import jaccard_at_k, overlap_at_k, rbo
+from trecqr.generative.rankers import Ranker
 
 MEASURES = ("rbo", "jaccard", "overlap")
 FUSIONS = ("rrf", "combsum")

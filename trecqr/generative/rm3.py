@@ -45,8 +45,8 @@ import re
 
 import numpy as np
 
-from ..retrieval.analysis import Analyzer
-from ..retrieval.indexdir import order_hits
+from trecqr.retrieval.analysis import Analyzer
+from trecqr.retrieval.indexdir import order_hits
 
 FB_DOCS = 10
 FB_TERMS = 10

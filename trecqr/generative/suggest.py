@@ -1,11 +1,11 @@
 """``trecqr suggest``: judge a query-suggestion model on session instances.
 
-Sessions (any format of :mod:`trecqr.adapters.sessions`) become next-query instances
+Sessions (any format of :mod:`trecqr.datasets.sessions.logs`) become next-query instances
 (context = previous queries, target = next query). Then:
 
 Discriminative side (``--candidates SCORES``, or for ``hredqs`` ``--rnk RNK --scores FILE``)
     The model's candidate scores are turned into a TREC run and the targets into qrels
-    (:func:`~trecqr.adapters.sessions.to_run` / :func:`~trecqr.adapters.sessions.to_qrels`),
+    (:func:`~trecqr.datasets.sessions.logs.to_run` / :func:`~trecqr.datasets.sessions.logs.to_qrels`),
     and MRR is trecqr's scorer's ``recip_rank`` (trec_eval's) on them -- the same number
     ``trecqr convert sessions ... --qrels Q --run R`` followed by ``trecqr eval -m recip_rank Q R``
     gives. A target missing from its candidate list counts per ``--missing``: ``zero``
@@ -42,7 +42,7 @@ TREC Tasks track query suggestion (FORMAT ``tasks``, ``--qrels DIVERSITY_QRELS``
     rank score runid``), scored as the Tasks track scored it: with NIST's ndeval measures
     against diversity qrels (``task subtask suggestion grade``), by default alpha-nDCG@10,@20
     and ERR-IA@10,@20 (``--measure`` takes any ir_measures name of the intent-aware family).
-    The values are ``trecqr eval -R diversity``'s (:func:`trecqr.api.score_diversity`):
+    The values are ``trecqr eval -R diversity``'s (:func:`trecqr.api.evaluation.score_diversity`):
     ir_measures' pyndeval provider's, per task and as its mean over the qrels' tasks.
 
 Every result carries its parameters.
@@ -55,16 +55,16 @@ import math
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..adapters import sessions as S
-from ..adapters.fields import check_named_fields
-from ..api import evaluate, load_run, score_diversity
-from ..errors import InputError, UsageError
-from ..formats.diversity import load_diversity_qrels, run_in_rank_order
-from ..scorer.options import Options
-from . import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
-from .gen import score_pairs
-from .rankers import BATCH
-from .retrieval_sim import FUSIONS, next_half
+from trecqr.datasets.sessions import logs as S
+from trecqr.datasets.fields import check_named_fields
+from trecqr.api.evaluation import evaluate, load_run, score_diversity
+from trecqr.errors import InputError, UsageError
+from trecqr.formats.diversity import load_diversity_qrels, run_in_rank_order
+from trecqr.rankings.options import Options
+from trecqr.generative import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
+from trecqr.generative.gen import score_pairs
+from trecqr.generative.rankers import BATCH
+from trecqr.generative.retrieval_sim import FUSIONS, next_half
 
 GEN_ID_FIELDS = ("id", "qid", "instance_id")
 GEN_TEXT_FIELDS = ("text", "generated", "generated_query", "query", "prediction", "suggestion",
@@ -101,7 +101,7 @@ def read_generated(path, text_field=None) -> dict:
 
 def reference_queries(sessions) -> dict:
     """{instance id: the sim_ret++ reference queries}: next_half of the instance's session
-    (the ids are those :func:`~trecqr.adapters.sessions.instances` gives)."""
+    (the ids are those :func:`~trecqr.datasets.sessions.logs.instances` gives)."""
     out = {}
     for s in sessions:
         for t in range(1, len(s.queries)):

@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import REGISTRY, Measure, Params, register
-from .table import MODULE_OF
+from trecqr.measures.base import REGISTRY, Measure, Params, register
+from trecqr.measures.table import MODULE_OF
 
-_INFRASTRUCTURE = {"base", "table", "selection", "names"}
+_INFRASTRUCTURE = {"base", "table"}
 _loaded = False
 
 

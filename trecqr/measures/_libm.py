@@ -9,6 +9,7 @@ go through Python's ``math`` module, which calls libm. Loops are per topic, neve
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -41,3 +42,28 @@ def _cexp(v: float) -> float:
         return math.exp(v)
     except OverflowError:
         return math.inf
+
+
+_ATOF = re.compile(
+    r"[ \t\n\v\f\r]*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)"
+    r"|((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))",
+    re.IGNORECASE | re.ASCII)  # C's isdigit: ASCII digits only
+
+
+def c_atof(text: str) -> float:
+    """C ``atof``: the longest numeric prefix (decimal, hex, inf, nan), 0.0 if none."""
+    m = _ATOF.match(text)
+    if not m:
+        return 0.0
+    sign = -1.0 if m.group(1) == "-" else 1.0
+    if m.group(2):
+        body = m.group(2)
+        if not re.search(r"[pP]", body):
+            body += "p0"
+        if body[2:3] == ".":
+            body = body[:2] + "0" + body[2:]
+        return sign * float.fromhex(body)
+    if m.group(3):
+        return sign * float(m.group(3))
+    word = m.group(4).lower()
+    return sign * (float("inf") if word.startswith("inf") else float("nan"))

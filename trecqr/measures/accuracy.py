@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
-from ..errors import UsageError
-from .irm_rankings import lookup, ranking
+from trecqr.errors import UsageError
+from trecqr.rankings.irm import lookup, ranking
 
 
 def accuracy(run, qrels, topics: list, measure) -> np.ndarray:

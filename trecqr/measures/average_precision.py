@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _libm
-from .base import (MIN_GEO_MEAN, LongCutoffs, Measure, batch_memo, register,
+from trecqr.measures import _libm
+from trecqr.measures.base import (MIN_GEO_MEAN, LongCutoffs, Measure, batch_memo, register,
                    relevant_positions, row_sums)
 
 

@@ -2,7 +2,7 @@
 
 A measure is a class with a name, a parameter kind, how its per-topic values are averaged and
 printed, and one ``compute(batch, params)`` that returns a (topics x values) array for a whole
-:class:`~trecqr.scorer.rankings.Batch` of topics at once. Registering it (``@register``) puts
+:class:`~trecqr.rankings.build.Batch` of topics at once. Registering it (``@register``) puts
 it in the table; the order of output rows comes from :mod:`trecqr.measures.table`, which copies
 trec_eval's ``measures.c``.
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UsageError
-from . import _libm
+from trecqr.errors import UsageError
+from trecqr.measures import _libm
 
 MIN_GEO_MEAN = 0.00001
 
@@ -68,11 +68,9 @@ def atof(text: str, measure: str) -> float:
     """C atof on a parameter: the longest numeric prefix, hexadecimal included (``0x1p1`` is
     2.0, as glibc reads it); no number at all is an error, and so are ``nan`` and ``inf``,
     which trec_eval takes and then prints as values (``ndcg.1=nan``: nan)."""
-    from ..scorer.zscores import c_atof  # C's atof, as -Z reads its file
-
     if not _ATOF.match(text):
         raise UsageError(f"measure {measure!r}: parameter {text!r} is not a number")
-    value = c_atof(text)
+    value = _libm.c_atof(text)
     if not math.isfinite(value):
         raise UsageError(f"measure {measure!r}: parameter {text!r} is not a finite number "
                          "(trec_eval reads nan and inf, then prints nan or inf values): give "

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _libm
-from .base import MIN_GEO_MEAN, Measure, batch_memo, register, row_sums
+from trecqr.measures import _libm
+from trecqr.measures.base import MIN_GEO_MEAN, Measure, batch_memo, register, row_sums
 
 
 def bpref(b) -> np.ndarray:

@@ -18,9 +18,9 @@ import importlib
 import re
 from dataclasses import dataclass
 
-from .base import REGISTRY, LongCutoffs
-from .irm_native import NATIVE
-from .table import FAMILY, MODULE_OF, NICKNAMES, TABLE
+from trecqr.measures.base import REGISTRY, LongCutoffs
+from trecqr.measures.irm_native import NATIVE
+from trecqr.measures.table import FAMILY, MODULE_OF, NICKNAMES, TABLE
 
 _PROVIDERS = ("pytrec_eval", "judged", "msmarco")  # the families names.py maps to trec_eval's
 _SENTENCE = re.compile(r"(.+?[.:;])(\s|$)", re.S)

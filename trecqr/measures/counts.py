@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, register
+from trecqr.measures.base import Measure, register
 
 
 @register

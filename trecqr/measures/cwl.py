@@ -31,8 +31,8 @@ from functools import lru_cache
 import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
-from ..errors import UsageError
-from .irm_rankings import lookup, ranking
+from trecqr.errors import UsageError
+from trecqr.rankings.irm import lookup, ranking
 
 MAX_N = 1000  # ir_measures' RankingMaker(max_n=1000), cwl_eval's default depth
 

@@ -44,8 +44,8 @@ from __future__ import annotations
 import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
-from ..errors import UsageError
-from .diversity_kernels import (
+from trecqr.errors import UsageError
+from trecqr.measures.diversity_kernels import (
     _by_topic,
     _dense,
     _gains,

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .irm_rankings import ranking, topic_codes
+from trecqr.rankings.irm import ranking, topic_codes
 
 
 # ------------------------------------------------------------------------------ inputs

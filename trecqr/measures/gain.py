@@ -33,8 +33,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..scorer.rankings import PAD
-from .base import batch_memo
+from trecqr.rankings.build import PAD
+from trecqr.measures.base import batch_memo
 
 _C_ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")  # C's isdigit: ASCII only
 _VALID_INT = re.compile(r"[+-]?[0-9]+\Z")

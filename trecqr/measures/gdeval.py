@@ -32,8 +32,8 @@ import math
 import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
-from ..errors import UsageError
-from .irm_rankings import lookup, ranking, topic_codes
+from trecqr.errors import UsageError
+from trecqr.rankings.irm import lookup, ranking, topic_codes
 
 MAX_JUDGMENT = 4
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scorer.rankings import UNJUDGED
-from .base import Measure, register, row_sums
+from trecqr.rankings.build import UNJUDGED
+from trecqr.measures.base import Measure, register, row_sums
 
 INFAP_EPSILON = 0.00001
 

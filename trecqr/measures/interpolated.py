@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scorer.rankings import seqsum
-from .base import (DoubleCutoffs, DoubleParams, Measure, batch_memo, register,
+from trecqr.rankings.build import seqsum
+from trecqr.measures.base import (DoubleCutoffs, DoubleParams, Measure, batch_memo, register,
                    relevant_positions)
 
 

@@ -14,7 +14,7 @@ reproduces (named in the output and the docs). Every function has the same signa
 * returns float64 values aligned with ``topics``, equal to what the provider yields for them.
 
 Aggregation (ir_measures' ``MeanAgg``/``SumAgg`` over the qrels topics) is done by the caller,
-:mod:`trecqr.measures.names`, for every family alike.
+:mod:`trecqr.engine.names`, for every family alike.
 """
 
 from __future__ import annotations

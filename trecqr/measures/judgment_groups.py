@@ -2,7 +2,7 @@
 m_Rprec_mult_avgjg.c), for ``-R qrels_jg``.
 
 Each is its standard counterpart computed on every (topic, jg) ranking of
-:mod:`trecqr.scorer.jg_rankings`, then, per topic, the jg values added in jg order and divided
+:mod:`trecqr.rankings.judgment_groups`, then, per topic, the jg values added in jg order and divided
 by the number of jgs when there is more than one.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UsageError
-from ..formats.qrels_jg import QrelsJG
-from ..scorer.jg_rankings import form_res_rels_jg
-from ..scorer.rankings import seqsum
-from .base import DoubleCutoffs, LongCutoffs, Measure, register
+from trecqr.errors import UsageError
+from trecqr.formats.qrels_jg import QrelsJG
+from trecqr.rankings.judgment_groups import form_res_rels_jg
+from trecqr.rankings.build import seqsum
+from trecqr.measures.base import DoubleCutoffs, LongCutoffs, Measure, register
 
 JG_FORMATS = ("qrels_jg",)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import LongCutoffs, Measure, ParamPairs, register, row_sums
-from .gain import discounted, graded_groups, log2_int, prefix_sums
+from trecqr.measures.base import LongCutoffs, Measure, ParamPairs, register, row_sums
+from trecqr.measures.gain import discounted, graded_groups, log2_int, prefix_sums
 
 _GAINS_HELP = (" Gains default to the grade; override with level=gain pairs, e.g. "
                "ndcg.1=3.5,2=9.0,4=7.0 (gains may be 0 or negative, level 0 may get a gain).")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, ParamPairs, register, relevant_positions, row_sums
-from .gain import graded_groups, libm_log2, log2_int, prefix_sums
+from trecqr.measures.base import Measure, ParamPairs, register, relevant_positions, row_sums
+from trecqr.measures.gain import graded_groups, libm_log2, log2_int, prefix_sums
 
 
 @register

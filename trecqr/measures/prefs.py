@@ -1,6 +1,6 @@
 """Preference measures (trec_eval's m_prefs_*.c), for ``-R prefs`` and ``-R qrels_prefs``.
 
-All read the per-judgment-group counts of :mod:`trecqr.scorer.prefs_counts` (computed once per
+All read the per-judgment-group counts of :mod:`trecqr.rankings.prefs_counts` (computed once per
 evaluation and shared). Suffixes: none = implied preferences count (one of the two documents
 retrieved) and a preference between two unretrieved documents counts as a failure; ``_ret`` =
 only preferences between two retrieved documents; ``_imp`` = like none, but preferences
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UsageError
-from ..formats.prefs import Prefs
-from ..scorer.prefs_counts import form_prefs_counts
-from .base import Measure, register
+from trecqr.errors import UsageError
+from trecqr.formats.prefs import Prefs
+from trecqr.rankings.prefs_counts import form_prefs_counts
+from trecqr.measures.base import Measure, register
 
 PREFS_FORMATS = ("prefs", "qrels_prefs")
 

@@ -21,10 +21,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import UsageError
-from ..formats.qrels import Qrels
-from ..formats.run import Run
-from .irm_rankings import lookup, ranking, topic_codes
+from trecqr.errors import UsageError
+from trecqr.formats.qrels import Qrels
+from trecqr.formats.run import Run
+from trecqr.rankings.irm import lookup, ranking, topic_codes
 
 
 def _last_rows(qid, docno, rows: np.ndarray) -> np.ndarray:

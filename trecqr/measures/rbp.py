@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Measure, ParamPairs, register
-from .gain import GainTable, graded_groups, lookup_gains, prefix_sums
+from trecqr.measures.base import Measure, ParamPairs, register
+from trecqr.measures.gain import GainTable, graded_groups, lookup_gains, prefix_sums
 
 _EXPLAIN = ("Rank-Biased Precision (Moffat and Zobel, ACM TOIS 27(1), 2008): (1-p) sum of "
             "gain(rank i) p^(i-1); persistence p=0.9 by default, set with rbp.p=0.95")

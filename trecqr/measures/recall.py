@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import LongCutoffs, Measure, register
+from trecqr.measures.base import LongCutoffs, Measure, register
 
 
 @register

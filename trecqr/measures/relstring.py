@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scorer.rankings import NONPOOL, PAD, UNJUDGED
-from .base import DoubleParams, Measure, register
+from trecqr.rankings.build import NONPOOL, PAD, UNJUDGED
+from trecqr.measures.base import DoubleParams, Measure, register
 
 
 @register

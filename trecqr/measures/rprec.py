@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import DoubleCutoffs, Measure, register
+from trecqr.measures.base import DoubleCutoffs, Measure, register
 
 
 def rel_in_top(b, k: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import DoubleParams, Measure, register
+from trecqr.measures.base import DoubleParams, Measure, register
 
 
 def _ratio(num, den, ok):

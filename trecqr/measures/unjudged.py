@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scorer.rankings import NONPOOL, UNJUDGED
-from .base import LongCutoffs, Measure, register
+from trecqr.rankings.build import NONPOOL, UNJUDGED
+from trecqr.measures.base import LongCutoffs, Measure, register
 
 
 @register

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UsageError
-from .base import DoubleParams, Measure, register
+from trecqr.errors import UsageError
+from trecqr.measures.base import DoubleParams, Measure, register
 
 
 @register

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scorer.rankings import seqsum
-from . import _libm
-from .base import Measure, register
+from trecqr.rankings.build import seqsum
+from trecqr.measures import _libm
+from trecqr.measures.base import Measure, register
 
 
 @register

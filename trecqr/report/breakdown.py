@@ -4,7 +4,7 @@
 in Python) groups the topics
 
 * ``depth``: by turn depth, the turn number parsed from the turn id (``106_3`` -> 3; any style
-  :mod:`trecqr.adapters.turn_ids` knows); depths at or beyond ``max_depth`` (default 8) form one
+  :mod:`trecqr.datasets.turn_ids` knows); depths at or beyond ``max_depth`` (default 8) form one
   group ``8+`` (``max_depth=0``: no cap);
 * ``type``: by turn type, from a ``{qid: type}`` mapping or a TopiOCQA ``dev_type.json`` file
   (first_turn, topic_shift, topic_return, no_shift); ids are matched as written, else in
@@ -29,14 +29,14 @@ import math
 import os
 from dataclasses import asdict, dataclass, field
 
-from ..adapters.topiocqa import read_turn_types
-from ..adapters.turn_ids import split_id
-from ..errors import InputError, UsageError
-from .compare import adjust, t_test
-from .comparison import json_number, plural
-from .groups import group_order, memberships, read_groups
-from .populations import ScoreTable, score_table  # noqa: F401 (plots and html import them here)
-from .text_table import aligned_table, fmt_p, fmt_value, render_csv
+from trecqr.datasets.topiocqa import read_turn_types
+from trecqr.datasets.turn_ids import split_id
+from trecqr.errors import InputError, UsageError
+from trecqr.report.compare import adjust, t_test
+from trecqr.report.comparison import json_number, plural
+from trecqr.report.groups import group_order, memberships, read_groups
+from trecqr.report.populations import ScoreTable, score_table  # noqa: F401 (plots and html import them here)
+from trecqr.report.text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")

@@ -28,13 +28,13 @@ import os
 
 import numpy as np
 
-from ..errors import UsageError
-from ..stats.corrections import adjust, bonferroni, holm  # noqa: F401 (compare's names)
-from ..stats.paired import randomization_test, t_test
-from .comparison import Comparison, PairResult, plural, topics_line
-from .populations import score_table
-from .tables import render_latex, render_markdown
-from .text_table import aligned_table, fmt_p, fmt_value, render_csv
+from trecqr.errors import UsageError
+from trecqr.report.stats.corrections import adjust, bonferroni, holm  # noqa: F401 (compare's names)
+from trecqr.report.stats.paired import randomization_test, t_test
+from trecqr.report.comparison import Comparison, PairResult, plural, topics_line
+from trecqr.report.populations import score_table
+from trecqr.report.tables import render_latex, render_markdown
+from trecqr.report.text_table import aligned_table, fmt_p, fmt_value, render_csv
 
 # ---------------------------------------------------------------------------------------------
 # statistics kernels

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from .comparison_views import ComparisonViews
+from trecqr.report.comparison_views import ComparisonViews
 
 
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
@@ -63,7 +63,7 @@ class Comparison(ComparisonViews):
     def to_html(self, qrels, runs, measures, **options) -> str:
         """The HTML report of this comparison (:func:`.html.comparison_page`): the runs and
         measures as given to compare, options those it was made with plus the turn view's."""
-        from .html import comparison_page
+        from trecqr.report.html import comparison_page
 
         return comparison_page(self, qrels, runs, measures, **options)
 

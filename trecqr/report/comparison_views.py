@@ -17,7 +17,7 @@ class ComparisonViews:
     """Mixin of Comparison: needs its runs, measures, means, pairs and test fields."""
 
     def __repr__(self) -> str:
-        from .tables import baseline_name
+        from trecqr.report.tables import baseline_name
 
         significant = sum(p.significant for p in self.pairs)
         return (f"<Comparison: {len(self.runs)} runs x {len(self.measures)} measures "
@@ -27,7 +27,7 @@ class ComparisonViews:
                 f"differences significant>")
 
     def _repr_html_(self) -> str:
-        from .tables import BETTER_MD, WORSE_MD, baseline_name, best_cells, cell_marks, legend
+        from trecqr.report.tables import BETTER_MD, WORSE_MD, baseline_name, best_cells, cell_marks, legend
 
         base, best, marks = baseline_name(self), best_cells(self), cell_marks(self)
         head = "".join(f"<th>{html.escape(m)}</th>" for m in self.measures)
@@ -65,12 +65,12 @@ class ComparisonViews:
     def to_latex(self, places: int = 4, caption: str | None = None, label: str | None = None,
                  lower_better=(), float_env: bool = True) -> str:
         """The booktabs table ``trecqr compare --format latex`` prints (see :mod:`.tables`)."""
-        from .tables import render_latex
+        from trecqr.report.tables import render_latex
 
         return render_latex(self, places, caption, label, lower_better, float_env)
 
     def to_markdown(self, places: int = 4, lower_better=()) -> str:
         """The pipe table ``trecqr compare --format markdown`` prints."""
-        from .tables import render_markdown
+        from trecqr.report.tables import render_markdown
 
         return render_markdown(self, places, lower_better)

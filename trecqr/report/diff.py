@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, UsageError
-from ..special_files import read_bounded
+from trecqr.errors import InputError, UsageError
+from trecqr.runtime.special_files import read_bounded
 
 
 @dataclass

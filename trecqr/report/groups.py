@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 
-from ..adapters.cast import load_json
-from ..adapters.turn_ids import split_id
-from ..errors import InputError, UsageError
+from trecqr.datasets.cast.topics import load_json
+from trecqr.datasets.turn_ids import split_id
+from trecqr.errors import InputError, UsageError
 
 ALL = "all"
 

@@ -29,13 +29,13 @@ from html import escape
 
 import numpy as np
 
-from ..errors import UsageError
-from . import html_svg
-from .breakdown import score_table
-from .compare import compare, topics_line
-from .html_assets import CSS, PAGE_SIZE, SCRIPT
-from .html_data import page_data
-from .text_table import fmt_p, fmt_value
+from trecqr.errors import UsageError
+from trecqr.report import html_svg
+from trecqr.report.breakdown import score_table
+from trecqr.report.compare import compare, topics_line
+from trecqr.report.html_assets import CSS, PAGE_SIZE, SCRIPT
+from trecqr.report.html_data import page_data
+from trecqr.report.text_table import fmt_p, fmt_value
 
 MAX_DEPTH = 8  # depths from here on form one group, as breakdown --by depth
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "

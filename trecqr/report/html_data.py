@@ -20,15 +20,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..adapters.rewrites import read_rewrites
-from ..adapters.topics import Topics, format_of, read_topics
-from ..adapters.turn_ids import split_id
-from ..api import load_qrels, load_run
-from ..errors import UsageError
-from ..formats.order import trec_order
-from ..retrieval.collections import iter_collection
-from ..retrieval.indexdir import read_manifest
-from .groups import groups_by_turn, read_groups
+from trecqr.datasets.rewrites.topics import read_rewrites
+from trecqr.datasets.topics import Topics, format_of, read_topics
+from trecqr.datasets.turn_ids import split_id
+from trecqr.api.evaluation import load_qrels, load_run
+from trecqr.errors import UsageError
+from trecqr.formats.order import trec_order
+from trecqr.retrieval.collections import iter_collection
+from trecqr.retrieval.indexdir import read_manifest
+from trecqr.report.groups import groups_by_turn, read_groups
 
 RESPONSE_FIELDS = ("response", "answer", "Truth_answer", "canonical_response",
                    "manual_canonical_result_text")
@@ -251,7 +251,7 @@ def page_data(table, qrels, runs, *, k: int = 10, rewrites=None, raw=None, manua
         "group_names": group_names,
         # a QRELS population's means count a topic a run lacks as 0: the page lists it with
         # that 0 where every door's per-topic rows do (ir_measures names; trec_eval names under
-        # 10.0's -c, as its -q prints them; 9.0.8's -q -c does not: trecqr.measures.population)
+        # 10.0's -c, as its -q prints them; 9.0.8's -q -c does not: trecqr.engine.population)
         "values": [[[_num(table.values[i][m].get(t, 0.0 if _listed_as_zero(table, m, compat)
                                                   else None))
                      for t in ids] for m in table.measures] for i in range(len(runs))],

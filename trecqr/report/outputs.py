@@ -14,8 +14,8 @@ import io
 import json
 import math
 
-from ..measures.population import describe_groups, populations, uniform
-from .trec_text import format_trec, per_topic
+from trecqr.engine.population import describe_groups, populations, uniform
+from trecqr.report.trec_text import format_trec, per_topic
 
 FORMATS = ("trec", "json", "jsonl", "csv", "tsv")
 

@@ -21,10 +21,10 @@ import os
 
 import numpy as np
 
-from ..errors import UsageError
-from ..memory import scipy_stats
-from ..formats.writer import atomic_write_bytes
-from .breakdown import DEFAULT_MAX_DEPTH, label_key, depth_groups, score_table
+from trecqr.errors import UsageError
+from trecqr.runtime.memory import scipy_stats
+from trecqr.formats.writer import atomic_write_bytes
+from trecqr.report.breakdown import DEFAULT_MAX_DEPTH, label_key, depth_groups, score_table
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 

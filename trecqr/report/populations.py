@@ -33,12 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow.compute as pc
 
-from ..api import load_qrels
-from ..api_many import score_trec_many
-from ..errors import UsageError
-from ..measures.names import IrMeasuresColumn, aggregator, split_measures
-from ..scorer.options import Options
-from .comparison import plural
+from trecqr.api.evaluation import load_qrels
+from trecqr.api.many import score_trec_many
+from trecqr.errors import UsageError
+from trecqr.engine.names import IrMeasuresColumn, aggregator, split_measures
+from trecqr.rankings.options import Options
+from trecqr.report.comparison import plural
 
 QRELS, RUN = "qrels", "run"
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from .comparison import Comparison, topics_line
+from trecqr.report.comparison import Comparison, topics_line
 
 BETTER_MD, WORSE_MD = "\u2020", "\u2021"          # dagger, double dagger
 BETTER_TEX, WORSE_TEX = r"$^{\dagger}$", r"$^{\ddagger}$"

@@ -15,14 +15,14 @@ lazily.
 
 from __future__ import annotations
 
-from .collections import Doc, iter_collection  # noqa: F401
+from trecqr.retrieval.collections import Doc, iter_collection  # noqa: F401
 
 __all__ = ["Doc", "iter_collection", "build_index", "search", "analyze"]
 
 
 def __getattr__(name):
     if name in ("build_index", "search", "analyze", "load_index"):
-        from . import bm25
+        from trecqr.retrieval import bm25
 
         return getattr(bm25, name)
     raise AttributeError(f"module 'trecqr.retrieval' has no attribute {name!r}")

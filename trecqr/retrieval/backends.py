@@ -18,8 +18,8 @@ from __future__ import annotations
 import importlib
 import warnings
 
-from ..errors import TrecqrError, UsageError
-from .indexdir import BACKENDS, damaged, read_manifest
+from trecqr.errors import TrecqrError, UsageError
+from trecqr.retrieval.indexdir import BACKENDS, damaged, read_manifest
 
 MODULES = {"bm25s": "trecqr.retrieval.bm25", "lucene": "trecqr.retrieval.lucene",
            "dense": "trecqr.retrieval.dense"}

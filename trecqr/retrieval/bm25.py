@@ -27,13 +27,13 @@ from itertools import chain
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
-from ..reporting import progress, progress_bar
-from ..workers import worker_pool
-from .analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
-from .collections import (collection_format, collection_label, is_irds, iter_collection,
+from trecqr.errors import InputError, UsageError
+from trecqr.runtime.progress import progress, progress_bar
+from trecqr.runtime.workers import worker_pool
+from trecqr.retrieval.analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
+from trecqr.retrieval.collections import (collection_format, collection_label, is_irds, iter_collection,
                           jsonl_docs, jsonl_line_blocks)
-from .indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
+from trecqr.retrieval.indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
                        order_hits, read_docids, read_manifest,
                        thread_count, write_docids, write_manifest)
 

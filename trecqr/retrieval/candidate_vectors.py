@@ -50,9 +50,9 @@ import os
 
 import numpy as np
 
-from ..adapters.topics import Topics
-from ..errors import UsageError
-from . import dense
+from trecqr.datasets.topics import Topics
+from trecqr.errors import UsageError
+from trecqr.retrieval import dense
 
 HOWS = ("first", "mean", "sc")
 TIE_TOLERANCE = 1e-5  # relative; float32 embeddings carry ~1e-7 each

@@ -32,9 +32,9 @@ import re
 import zlib
 from dataclasses import dataclass
 
-from ..adapters import irds
-from ..adapters.topics import json_records
-from ..errors import InputError, UsageError
+from trecqr.datasets import irds
+from trecqr.datasets.topics import json_records
+from trecqr.errors import InputError, UsageError
 
 COLLECTION_FORMATS = ("tsv", "jsonl")
 _EXT = {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl"}

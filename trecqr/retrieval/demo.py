@@ -20,7 +20,7 @@ one JSON object per line with ``Conversation_no``, ``Turn_no``, ``Question``, ``
 ``topics-raw.tsv``, ``topics-human.tsv``, ``topics-gpt.tsv``
     ``qid<TAB>query`` (no header): the raw ``Question``, the human ``Truth_rewrite`` and the model
     ``GPT_rewrite`` (a string or an OpenAI chat-completion object, unpacked by
-    :func:`trecqr.adapters.rewrites.read_rewrites`), for the qrels turns, in their order.
+    :func:`trecqr.datasets.rewrites.topics.read_rewrites`), for the qrels turns, in their order.
 
 Turns without a gold passage (``Truth_passages == []``: 1,073 of 2,000) are left out of the qrels
 and of the topics; :class:`DemoStats` counts them.
@@ -49,12 +49,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..adapters.cast import read_cast_topics
-from ..adapters.rewrites import read_rewrites
-from ..adapters.topics import json_records, Topics, write_topics
-from ..errors import InputError
-from ..formats.writer import atomic_write_text
-from ..reporting import info
+from trecqr.datasets.cast.topics import read_cast_topics
+from trecqr.datasets.rewrites.topics import read_rewrites
+from trecqr.datasets.topics import json_records, Topics, write_topics
+from trecqr.errors import InputError
+from trecqr.formats.writer import atomic_write_text
+from trecqr.runtime.progress import info
 
 COLLECTION = "collection.jsonl"
 QRELS = "qrels.txt"

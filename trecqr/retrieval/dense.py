@@ -24,10 +24,10 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError, UsageError
-from ..reporting import progress_bar
-from .collections import collection_label, iter_collection
-from .dense_encoders import (  # ance_encoder_class, default_model_path: named here too
+from trecqr.errors import InputError, UsageError
+from trecqr.runtime.progress import progress_bar
+from trecqr.retrieval.collections import collection_label, iter_collection
+from trecqr.retrieval.dense_encoders import (  # ance_encoder_class, default_model_path: named here too
     _dimension,
     _encode,
     _require,
@@ -39,7 +39,7 @@ from .dense_encoders import (  # ance_encoder_class, default_model_path: named h
     resolve_model,
     thread_limit,
 )
-from .indexdir import (
+from trecqr.retrieval.indexdir import (
     as_topics,
     atomic_index_dir,
     check_unique_docids,

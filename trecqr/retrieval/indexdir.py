@@ -27,13 +27,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ..adapters.topics import read_topics, Topics
-from ..errors import InputError, UsageError
-from ..formats.run import Run
-from ..interrupts import signals_blocked
-from ..tempfiles import register_temp, unregister_temp
-from ..transactions import new_output_dir
-from ..workers import usable_cpus
+from trecqr.datasets.topics import read_topics, Topics
+from trecqr.errors import InputError, UsageError
+from trecqr.formats.run import Run
+from trecqr.runtime.interrupts import signals_blocked
+from trecqr.runtime.tempfiles import register_temp, unregister_temp
+from trecqr.runtime.transactions import new_output_dir
+from trecqr.runtime.workers import usable_cpus
 
 MANIFEST = "trecqr-index.json"
 DOCIDS = "docids.txt"

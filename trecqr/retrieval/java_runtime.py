@@ -15,7 +15,7 @@ import re
 import shutil
 from importlib import metadata
 
-from ..errors import UsageError
+from trecqr.errors import UsageError
 
 JVM_ROOT = "/usr/lib/jvm"
 JAVA_PREFERENCE = (17, 11, 21)  # then any other version >= 11, oldest first

@@ -26,10 +26,10 @@ import os
 
 import numpy as np
 
-from ..errors import InputError, UsageError
-from ..reporting import progress
-from .indexdir import as_topics, hits_to_run, is_lucene_dir, order_hits, read_manifest, thread_count
-from .java_runtime import jvm
+from trecqr.errors import InputError, UsageError
+from trecqr.runtime.progress import progress
+from trecqr.retrieval.indexdir import as_topics, hits_to_run, is_lucene_dir, order_hits, read_manifest, thread_count
+from trecqr.retrieval.java_runtime import jvm
 
 BACKEND = "lucene"
 DEFAULT_K1 = 0.9  # Pyserini's defaults; also used for foreign indexes

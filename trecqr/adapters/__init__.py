@@ -1,1 +1,0 @@
-"""Adapters: dataset files, conversations and model outputs to TREC topics, runs and qrels."""

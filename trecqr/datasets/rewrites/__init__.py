@@ -1,0 +1,1 @@
+"""Model rewrites (JSONL or TSV) as topics, with one or several candidates per turn."""

@@ -1,0 +1,1 @@
+"""Session query logs to next-query instances, and instances to TREC files."""

@@ -1,0 +1,454 @@
+"""``trecqr cqr``: conversational query rewriting evaluated end to end.
+
+For each input (a topics file, or a rewrites file read with :func:`read_rewrites` against the raw
+topics), search a BM25 index (built first from a collection when asked), keep the run as a TREC
+file, and score that file exactly as ``trecqr eval`` would. Every column averages over the same
+turns, the row's ``evaluated`` ones: the qrels turns its run answered (trec_eval's rule: a turn
+without a topic, ``--missing drop``'s included, or without results leaves every column), plus
+``--missing empty``'s turns counting 0; a preset with ``-c``: every qrels turn. Each column is
+labelled with the name whose per-turn value it averages: ``RR@3`` (ir_measures' true cutoff;
+``trecqr eval -m RR@3`` averages it over every qrels turn, equal when none is left out),
+``recip_rank`` (the CQR papers' "MRR" / "MRR@3"), ``ndcg_cut_3``, ``recall_10``, ``recall_100``.
+The JSON keeps its keys (``RR@3``, ``MRR``, ``NDCG@3``, ``R@10``, ``R@100``); ``measures`` names
+the trecqr measure behind each, ``population`` the turns.
+
+Coverage per row: turns evaluated (the turns every column averages over),
+qrels turns without a topic, qrels turns whose topic retrieved nothing, topics without gold (not in
+the qrels), and turns without a rewrite (rewrites inputs: empty or absent, from the
+:class:`RewriteReport`; they were handled by the ``missing`` policy).
+
+The run of a row is scored from the file written to the runs folder, so the numbers are those of
+``trecqr search`` + ``trecqr eval`` on the same index and topics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+
+from trecqr.datasets.dataset_topics import dataset_topics
+from trecqr.protocols.presets import preset as get_preset
+from trecqr.protocols.presets import protocol_scores, protocol_table
+from trecqr.protocols.query_settings import cut_query_words, dense_index_params
+from trecqr.datasets.rewrites.candidates import read_candidates
+from trecqr.datasets.topics import read_topics
+from trecqr.protocols.turn_policy import (drop_short_rankings, min_results_note, with_zero_turns,
+                                    zero_turns)
+from trecqr.api.evaluation import evaluate, load_qrels, load_run
+from trecqr.errors import UsageError, hinted
+from trecqr.formats.run import write_run
+from trecqr.report.html import report_page
+from trecqr.report.text_table import aligned_table
+from trecqr.runtime.progress import info as say
+from trecqr.runtime.transactions import new_output_dir
+from trecqr.retrieval.backends import build_index, load_index
+from trecqr.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
+from trecqr.retrieval.candidate_vectors import search_candidates
+from trecqr.workflows.cqr_candidates import candidate_rows, check_policies, dense_lists
+from trecqr.retrieval.indexdir import read_manifest
+
+# report key -> (column header: the name whose value it shows, what it is); every column is
+# averaged over the row's evaluated turns (POPULATION)
+COLUMNS = {
+    "RR@3": ("RR@3", "ir_measures RR@3 per turn: reciprocal rank, 0 below rank 3"),
+    "MRR": ("recip_rank", "trec_eval recip_rank over the full run, what the CQR papers print "
+                          "as MRR / MRR@3"),
+    "NDCG@3": ("ndcg_cut_3", "trec_eval ndcg_cut.3"),
+    "R@10": ("recall_10", "trec_eval recall.10"),
+    "R@100": ("recall_100", "trec_eval recall.100"),
+}
+POPULATION = ("every column: the mean over the row's evaluated turns (the qrels turns its run "
+              "answered, trec_eval's rule, and --missing empty's turns counting 0); turns "
+              "without a topic (--missing drop's too) or without results leave every column")
+POPULATION_C = ("every column: the mean over every qrels turn (the preset's -c): a turn without "
+                "a topic or without results counts 0 in every column")
+COVERAGE = {
+    "evaluated": "evaluated",
+    "qrels_without_topic": "no topic",
+    "qrels_without_result": "no result",
+    "topics_without_gold": "no gold",
+    "without_rewrite": "no rewrite",
+}
+
+
+@dataclass
+class CqrRow:
+    name: str
+    source: str
+    kind: str  # "topics" or "rewrites"
+    run: str
+    scores: dict
+    coverage: dict
+    rewrites: dict | None = None  # RewriteReport summary for rewrites inputs
+    notes: list = field(default_factory=list)  # turn-policy lines (trecqr.protocols.turn_policy)
+    candidates: dict | None = None  # rewrites inputs: the candidates policy (cqr_candidates)
+
+
+@dataclass
+class CqrReport:
+    rows: list
+    index: str
+    index_built: bool
+    k1: float | None
+    b: float | None
+    depth: int
+    runs_dir: str | None  # None: the runs were in a temporary folder, removed
+    qrels: str
+    preset: str | None = None
+    rel_threshold: int = 1
+    measures: dict = field(default_factory=dict)  # report key -> trecqr measure name
+    backend: str = "bm25s"
+    retriever: str = ""  # the backend's one-line description
+    protocol: str | None = None  # an official protocol every row's run is also scored under
+    protocol_rows: list = field(default_factory=list)  # (row name, protocol_scores)
+    # {row name: Topics searched} of candidate rows: the HTML report's queries (not in JSON)
+    candidate_queries: dict = field(default_factory=dict, repr=False)
+    complete: bool = False  # the preset's -c: every column over every qrels turn
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        del out["protocol"], out["protocol_rows"]  # a table of their own (protocol_table)
+        del out["candidate_queries"]
+        out["columns"] = {k: COLUMNS[k][1] for k in COLUMNS}
+        out["population"] = POPULATION_C if self.complete else POPULATION
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def to_html(self, **options) -> str:
+        """The HTML report of the rows (:func:`trecqr.report.html.report_page`: raw, manual,
+        collection or index, groups, k...); the rows' runs must have been kept."""
+        if any(r.run is None for r in self.rows):
+            raise UsageError("the runs were not kept: give cqr a runs folder for the report")
+        measures = ["recip_rank", "ndcg_cut.3", "recall.10,100"]
+        left = [] if self.complete else [  # -c: every name over every qrels turn
+            r.name for r in self.rows
+            if r.coverage["qrels_without_topic"] or r.coverage["qrels_without_result"]]
+        if left:  # the page's means are trecqr eval's: RR@3's would be over every qrels turn
+            say(f"--html: {self.measures['RR@3']} is left off the page: {left[0]}'s run lacks "
+                "qrels turns, over which trecqr eval (and the page) would average "
+                f"{self.measures['RR@3']} as 0 but the other columns not")
+        elif self.rel_threshold == 1:  # the page scores every name at one level (-l): RR@3's
+            measures.insert(0, self.measures["RR@3"])  # own rel= joins at level 1 only
+        return report_page(self.qrels, [r.run for r in self.rows], measures,
+                           names=[r.name for r in self.rows],
+                           rewrites=[None if r.kind == "field" else
+                                     self.candidate_queries.get(r.name, r.source)
+                                     for r in self.rows],
+                           relevance_level=self.rel_threshold, complete=self.complete,
+                           **options)
+
+    def table(self, places: int = 4) -> str:
+        heads = ["run"] + [COLUMNS[k][0] for k in COLUMNS] + list(COVERAGE.values())
+        body = []
+        for r in self.rows:
+            cells = [r.name] + [f"{r.scores[k]:.{places}f}" for k in COLUMNS]
+            cells += ["-" if r.coverage[k] is None else str(r.coverage[k]) for k in COVERAGE]
+            body.append(cells)
+        out = aligned_table(body, heads)
+        built = " (built for this call)" if self.index_built else ""
+        out.append("")
+        out.append(f"{self.retriever}, depth {self.depth}, index {self.index}{built}"
+                   + (f", preset {self.preset}" if self.preset else ""))
+        rr3 = self.measures.get("RR@3", "RR@3")
+        over = (f"every qrels turn (preset {self.preset}'s -c; no topic, no result: 0 in every "
+                "column)" if self.complete else "the row's evaluated turns (trec_eval's rule; no "
+                "topic, no result: left out of every column)")
+        own = "" if self.complete else f" (trecqr eval -m {rr3} averages over every qrels turn)"
+        out.append(f"every column averages over {over}; {rr3} is a true cutoff at 3, per turn"
+                   f"{own}; "
+                   "recip_rank over the whole run is the papers' \"MRR\""
+                   + (f"; relevant = grade >= {self.rel_threshold}"
+                      if self.rel_threshold != 1 else ""))
+        out.append(f"runs kept in {self.runs_dir}" if self.runs_dir else
+                   "runs not kept (give a runs folder to keep them)")
+        for r in self.rows:
+            if r.rewrites is not None:
+                out.append(f"{r.name}: {r.rewrites['summary']}")
+            out += [f"{r.name}: {note}" for note in r.notes]
+        return "\n".join(out) + "\n"
+
+    def protocol_table(self) -> str:
+        """Every row's run under the protocol, scored with the row's other measures."""
+        return protocol_table(self.protocol, self.protocol_rows)
+
+
+def turns_mean(results, name: str, n_zero: int) -> float:
+    """name's mean over the evaluated turns and n_zero more turns counting 0, summed left to
+    right as trec_eval sums: how the table averages every column (an ir_measures name's own
+    summary is over every qrels turn)."""
+    values = np.asarray(results.evaluation.column(name).values, dtype=np.float64)
+    if not len(values) + n_zero:
+        return 0.0
+    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
+    return total / (len(values) + n_zero)
+
+
+def _name(path) -> str:
+    stem = Path(os.fspath(path)).name
+    for suffix in (".gz", ".tsv", ".tab", ".txt", ".jsonl", ".json", ".xml", ".trec"):
+        stem = stem.removesuffix(suffix)
+    return stem or "run"
+
+
+def _read_inputs(inputs, dataset, dataset_file, raw_topics, missing, rewrite_field,
+                 with_response, response_field, policies) -> list:
+    """Every input read (Topics, or Candidates of a rewrites input) before any index is built
+    or searched: a field no record has, or an oracle with nothing to choose from, fails first."""
+    human = dataset_topics(dataset, dataset_file, "human") \
+        if missing == "human" and dataset is not None else None
+    out = []
+    for kind, path in inputs:
+        if kind == "field":
+            out.append(dataset_topics(dataset, dataset_file, path))
+        elif kind == "topics":
+            out.append(read_topics(path))
+        else:
+            cands = read_candidates(path, missing=missing, raw=raw_topics, human=human,
+                                    rewrite_field=rewrite_field, responses=with_response,
+                                    response_field=response_field)
+            if cands.stats.n <= 1 and any(c.name == "oracle" for c in policies):
+                raise UsageError(f"{cands.stats.source}: one candidate per turn, so oracle has "
+                                 "nothing to choose from (several candidates come from a list "
+                                 "field or several rewrite fields)")
+            out.append(cands)
+    return out
+
+
+def _column_results(q, run, rr3: str, threshold: int) -> tuple:
+    """(Results of the trec_eval columns, Results of RR@3 or None): trec_eval's names take the
+    relevance threshold as -l; RR@3 is an ir_measures name that carries its own (``RR(rel=2)@3``
+    in a threshold-2 preset), so it is scored apart when the threshold is not 1 (trecqr refuses
+    -l beside ir_measures names)."""
+    trec = ["recip_rank", "ndcg_cut.3", "recall.10,100"]
+    if threshold == 1:
+        return evaluate(q, run, trec + [rr3]), None
+    return evaluate(q, run, trec, relevance_level=threshold), evaluate(q, run, [rr3])
+
+
+def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, index=None,
+        collection=None, preset: str | None = None, k: int | None = None, runs_dir=None,
+        names=None, n_threads: int = 1, show_progress: bool = False,
+        collection_format: str | None = None, backend: str = "bm25s",
+        index_params: dict | None = None, dataset: str | None = None, dataset_file=None,
+        query_fields=(), protocol: str | None = None,
+        min_results: int | None = None, candidates=("first",), rewrite_field=None,
+        with_response: bool = False, response_field=None) -> CqrReport:
+    """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
+
+    index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
+    folder to build it into with ``backend`` (kept); collection alone: built into a temporary
+    folder, removed afterwards. preset: k1/b for a BM25 build, the depth (unless k is given) and
+    the relevance threshold. runs_dir: where the runs are kept; without it they are written to a
+    temporary folder removed before returning (each row's ``run`` and the report's ``runs_dir``
+    are then None). dataset + dataset_file: read topics from the dataset (one row per query field
+    in query_fields, and rewrites are matched to the dataset's turns, falling back on its raw
+    questions); raw: a raw-question topics file playing that part without a dataset.
+    candidates: what to do with several candidate rewrites per turn (a rewrite field holding a
+    list, or several names in rewrite_field): ``first``, ``each``, ``fuse[:METHOD]``, ``mean``,
+    ``sc``, ``oracle``, or a list of them (one or more rows each; :mod:`.cqr_candidates`);
+    with_response: mean/sc over rewrites plus the file's responses (response_field, default
+    the first of ``predicted_response``, ``response``, ``generated_response``).
+    """
+    topics = [topics] if isinstance(topics, (str, os.PathLike)) else list(topics)
+    rewrites = [rewrites] if isinstance(rewrites, (str, os.PathLike)) else list(rewrites)
+    query_fields = [query_fields] if isinstance(query_fields, str) else list(query_fields)
+    if (dataset is None) != (dataset_file is None):
+        raise UsageError("a dataset needs its file, and a dataset file its dataset name")
+    if query_fields and dataset is None:
+        raise UsageError("query fields are read from a dataset (--dataset, --dataset-file)")
+    inputs = [("field", f) for f in query_fields] + [("topics", t) for t in topics] + \
+        [("rewrites", r) for r in rewrites]
+    if not inputs:
+        raise UsageError("give at least one topics or rewrites file")
+    if index is None and collection is None:
+        raise UsageError("give an index (--index) or a collection to index (--collection)")
+    policies = check_policies(candidates, backend if collection is not None else
+                              read_manifest(index)["backend"])
+    if not rewrites and any(c.name != "first" for c in policies):
+        raise hinted(UsageError("candidates policies choose among the candidates of a rewrites "
+                                "input, and there is none"), "give rewrites=", "give --rewrites")
+    if with_response and not any(c.name in ("mean", "sc") for c in policies):
+        raise UsageError("--with-response goes with --candidates mean or sc")
+    p = get_preset(preset) if preset else None
+    missing = missing or (p.missing if p else "raw")  # the preset's turn policy
+    min_results = min_results if min_results is not None else (p.min_results if p else None)
+    if k is None:
+        k = p.depth if p else 100
+    threshold = p.rel_threshold if p else 1
+    if min_results and min_results > k:
+        raise hinted(UsageError("every turn would be left out of the run"),
+                     f"min_results={min_results} is above the depth k={k} (a turn has at most "
+                     f"{k} results)", f"--min-results {min_results} is above the depth -k {k} "
+                     f"(a turn has at most {k} results)")
+    complete = bool(p and p.complete)
+    if complete and missing == "drop":
+        raise UsageError(f"--missing drop takes turns out of the average, which preset {p.name} "
+                         "keeps (-c: every qrels turn, a missing one counting 0): use --missing "
+                         "raw, human or empty")
+    names = list(names or [])
+    if len(names) > len(inputs):
+        raise UsageError(f"{len(names)} names for {len(inputs)} inputs")
+    row_names = names + [path if kind == "field" else _name(path)
+                         for kind, path in inputs[len(names):]]
+    dup = {n for n in row_names if row_names.count(n) > 1}
+    if dup:
+        raise UsageError(f"several inputs named {sorted(dup)[0]!r}: name them with --name")
+    if dataset is not None and raw is not None:
+        raise UsageError("give the raw questions as a dataset or as a topics file, not both")
+    if dataset is not None:
+        raw_topics = dataset_topics(dataset, dataset_file, "raw")
+    else:
+        raw_topics = read_topics(raw) if raw is not None else None
+    read = _read_inputs(inputs, dataset, dataset_file, raw_topics, missing, rewrite_field,
+                        with_response, response_field, policies)
+
+    tmp_index = tmp_runs = None
+    built = False
+    try:
+        if collection is not None:
+            params = dict(index_params or {})
+            if backend == "dense":  # the preset's encoding lengths: adapters/query_settings.py
+                for key, value in dense_index_params(p, params.get("encoder", "")).items():
+                    params.setdefault(key, value)
+            if backend in ("bm25s", "lucene"):
+                params.setdefault("k1", p.bm25_k1 if p and p.bm25_k1 is not None else DEFAULT_K1)
+                params.setdefault("b", p.bm25_b if p and p.bm25_b is not None else DEFAULT_B)
+            if index is None:
+                tmp_index = tempfile.mkdtemp(prefix="trecqr-cqr-index-")
+                index = tmp_index
+            build_index(collection, index, backend, format=collection_format,
+                        show_progress=show_progress, **params)
+            built = True
+        loaded = load_index(index)
+        search_kw = loaded.preset_search_params(p)
+        manifest = dict(loaded.manifest, **search_kw)  # the k1/b the runs are searched with
+        if runs_dir is None:
+            runs_dir = tmp_runs = tempfile.mkdtemp(prefix="trecqr-cqr-runs-")
+        new_output_dir(runs_dir)  # made here: removed again if the command fails
+        q = load_qrels(qrels)
+        qrels_qids = set(pc.unique(q.qid).to_pylist())
+        trec_names = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut.3", "R@10": "recall.10",
+                      "R@100": "recall.100"}
+        rr3 = p.mrr("true") if p else "RR@3"
+        out_keys = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut_3", "R@10": "recall_10",
+                    "R@100": "recall_100", "RR@3": rr3}
+        rows, protocol_rows = [], []
+
+        def search_topics(t, name):
+            n_cut = None
+            if p and manifest["backend"] in ("bm25s", "lucene"):  # the preset's query cut
+                t, n_cut = cut_query_words(t, p.bm25_query_tokens)
+            run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
+                                show_progress=show_progress, **search_kw)
+            return t, run, n_cut
+
+        def per_query(run):
+            """{qid: the report's measures in column order}, for the turns the run has (a
+            qrels turn it lacks is no choice): what oracle chooses by."""
+            run = drop_short_rankings(run, min_results)[0]
+            res, apart = _column_results(q, run, rr3, threshold)
+            per = res.per_query()
+            if apart is not None:
+                for qid, v in apart.per_query().items():
+                    per.setdefault(qid, {}).update(v)
+            ran = set(pc.unique(run.qid).to_pylist())
+            return {qid: tuple(v[out_keys[key]] for key in COLUMNS) for qid, v in per.items()
+                    if qid in ran and all(out_keys[key] in v for key in COLUMNS)}
+
+        def score(name, t, run, n_cut, report, without_rewrite, extra_notes=(), info=None):
+            run, short = drop_short_rankings(run, min_results)
+            if len(run) == 0:  # named by what the user gave, not the runs folder's file
+                exc = UsageError(f"{current[0]}: no turn has results to score")
+                raise hinted(exc, f"min_results={min_results} left out all {len(short)}",
+                             f"--min-results {min_results} left out all {len(short)}") \
+                    if short else exc
+            run_path = os.path.join(runs_dir, f"{name}.run")
+            write_run(run, run_path)
+            written = load_run(run_path)  # read once, scored by both evaluations
+            res, apart = _column_results(q, written, rr3, threshold)
+            if protocol is not None:
+                protocol_rows.append((name, protocol_scores(protocol, q, written)))
+            zero = zero_turns(t, qrels_qids, set(pc.unique(run.qid).to_pylist()))
+            agg = with_zero_turns(res, len(zero))
+            rr = res if apart is None else apart  # the Results that hold RR@3
+            if complete:  # the preset's -c: every qrels turn, RR@3's own population too
+                agg = dict(evaluate(q, written, ["recip_rank", "ndcg_cut.3", "recall.10,100"],
+                                    relevance_level=threshold, complete=True).aggregate(),
+                           **{rr3: rr.aggregate()[rr3]})
+            elif len(res.evaluation.qids) + len(zero) < len(qrels_qids):  # the others' turns
+                agg[rr3] = turns_mean(rr, rr3, len(zero))
+            else:  # every qrels turn: ir_measures' own mean, bit for bit
+                agg[rr3] = rr.aggregate()[rr3]
+            notes = [min_results_note(short, min_results)] if min_results else []
+            notes += [f"BM25 queries cut at {p.bm25_query_tokens} tokens (preset {p.name}): "
+                      f"{n_cut} cut"] if p and p.bm25_query_tokens and n_cut is not None else []
+            notes += [f"--missing empty: {len(zero)} gold turns with an empty query count 0"] \
+                if zero else []
+            notes += list(extra_notes)
+            if info is not None and info["candidates"] > 1:
+                candidate_queries[name] = t
+            scores = {key: agg[out_keys[key]] for key in COLUMNS}
+            topic_qids = set(t.qids)
+            run_qids = set(pc.unique(run.qid).to_pylist())
+            coverage = {
+                "evaluated": len(qrels_qids) if complete else
+                len(res.evaluation.qids) + len(zero),
+                "qrels_without_topic": len(qrels_qids - topic_qids),
+                "qrels_without_result": len((qrels_qids & topic_qids) - run_qids),
+                "topics_without_gold": len(topic_qids - qrels_qids),
+                "without_rewrite": without_rewrite,
+            }
+            rw_info = None
+            if report is not None:
+                rw_info = {"records": report.records, "rewritten": report.rewritten,
+                           "empty": len(report.empty), "absent": len(report.absent),
+                           "extra": len(report.extra), "policy": report.policy,
+                           "filled_raw": report.filled_raw, "dropped": report.dropped,
+                           "summary": report.summary()}
+            return CqrRow(name, os.fspath(current[0]), current[1],
+                          None if tmp_runs else os.path.abspath(run_path), scores,
+                          coverage, rw_info, notes, info)
+
+        def dense(how, runid, cands):
+            """LLM4CS' mean/sc run of a rewrites input (trecqr/retrieval/candidate_vectors.py)."""
+            qids, texts, replies, present = dense_lists(cands.sets, cands.responses)
+            run, chosen = search_candidates(loaded, qids, texts, how=how, responses=replies,
+                                            k=k, run_id=runid, n_threads=n_threads,
+                                            show_progress=show_progress)
+            if how == "mean":
+                return run, None
+            return run, {q: present[j][c] for j, (q, c) in enumerate(zip(qids, chosen))}
+
+        current, candidate_queries = [None, None], {}
+        for (kind, path), name, got in zip(inputs, row_names, read):
+            current[:] = [path, kind]
+            if kind != "rewrites":
+                t, run, n_cut = search_topics(got, name)
+                rows.append(score(name, t, run, n_cut, None, None))
+                continue
+            cands = got
+            rows += candidate_rows(name, cands, policies, search_topics, score, per_query,
+                                   [COLUMNS[key][0] for key in COLUMNS], dense=dense)
+        names_out = [r.name for r in rows]
+        dup = {n for n in names_out if names_out.count(n) > 1}
+        if dup:
+            raise UsageError(f"several rows named {sorted(dup)[0]!r}: name the inputs with --name")
+        measures = dict(trec_names, **{"RR@3": rr3})
+        return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
+                         built, manifest.get("k1"), manifest.get("b"), k,
+                         None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
+                         manifest["backend"], loaded.describe(manifest), protocol,
+                         protocol_rows, candidate_queries, complete)
+    finally:
+        for tmp in (tmp_index, tmp_runs):
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
