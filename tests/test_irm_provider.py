@@ -116,7 +116,7 @@ def test_pyterrier_experiment_gives_the_same_table(pipelines):
     pt = pytest.importorskip("pyterrier")
     import pandas as pd
 
-    from trecqr.api.evaluation import irm_provider
+    from trecqr.api import irm_provider
 
     qrels = pd.DataFrame([q._asdict() for q in ir_measures.read_trec_qrels(
         str(data_path("cast2021", "qrels-docs.2021.qrel")))]).rename(

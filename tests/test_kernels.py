@@ -14,7 +14,7 @@ from pathlib import Path
 
 import trecqr
 from conftest import ROOT, run_cli
-from trecqr.runtime import kernels
+from trecqr.cli import kernels_loaded as kernels
 from trecqr.formats import run as run_module
 from trecqr.fusion import pool as pool_module
 from trecqr.engine import rankings as core_rankings

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from trecqr.api.evaluation import many as api_many
+from trecqr.api import many as api_many
 from trecqr.runtime import memory
 from trecqr.runtime import workers
 

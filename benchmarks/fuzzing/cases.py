@@ -11,10 +11,10 @@ import shutil
 import signal
 from pathlib import Path
 
-from mutate import damage_index, mutate_bytes
-from options import OptionPicker, is_output, odd_value
-from templates_data import DATA
-from templates_eval import EVAL
+from .mutate import damage_index, mutate_bytes
+from .options import OptionPicker, is_output, odd_value
+from .templates_data import DATA
+from .templates_eval import EVAL
 
 TEMPLATES = EVAL + DATA
 ENV_KINDS = ["stdout_closed", "stdout_full", "non_utf8_name", "stdin", "fifo_writer",

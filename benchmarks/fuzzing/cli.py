@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from cases import TEMPLATES, make_case, usable
-from options import OptionPicker, is_focus, uncovered
-from runner import FLAGS, preload, run_all, stop_all, verdict_on_stderr
-from sources import prepare_sources
+from .cases import TEMPLATES, make_case, usable
+from .options import OptionPicker, is_focus, uncovered
+from .runner import FLAGS, preload, run_all, stop_all, verdict_on_stderr
+from .sources import prepare_sources
 
 COLUMNS = [("cases", "cases"), ("clean", "clean"), ("traceback", "tracebacks"),
            ("internal", "internal errors"), ("exit", "other exit codes"),

@@ -12,7 +12,7 @@ import random
 import re
 from pathlib import Path
 
-from options import ODD_NUMBERS, ODD_TEXT
+from .options import ODD_NUMBERS, ODD_TEXT
 
 def _lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from cases import Case, make_case, stamp
+from .cases import Case, make_case, stamp
 
 
 def preload() -> None:
