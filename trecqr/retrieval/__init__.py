@@ -5,7 +5,6 @@
 * :mod:`.indexdir`, :mod:`.backends`: the index folder and its manifest, and the dispatch to
   the backend that built it: :mod:`.bm25` (bm25s, analysed as Lucene's :mod:`.analysis`),
   :mod:`.lucene` (Pyserini) and :mod:`.dense` (sentence-transformers and faiss);
-* :mod:`.cqr`: conversational query rewriting evaluated end to end;
 * :mod:`.demo`: the builder of the demo fixtures.
 
 Each backend's library is imported only when its index is built or searched, so ``trecqr eval``
@@ -22,7 +21,7 @@ __all__ = ["Doc", "iter_collection", "build_index", "search", "analyze"]
 
 def __getattr__(name):
     if name in ("build_index", "search", "analyze", "load_index"):
-        from trecqr.retrieval import bm25
+        from . import bm25
 
         return getattr(bm25, name)
     raise AttributeError(f"module 'trecqr.retrieval' has no attribute {name!r}")
