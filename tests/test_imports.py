@@ -125,8 +125,6 @@ LAZY = {
                                                        "commands that score",
     ("trecqr.runtime.launch", "trecqr.cli.failures"): "the last guard's line: after the early signal "
                                               "handlers, on the error path only",
-    ("trecqr.measures.base", "trecqr.engine.zscores"): "C's atof, when a measure parameter is "
-                                                       "read (the scorer's formats otherwise)",
     ("trecqr.engine.selection", "trecqr.measures.catalog"): "the nearest names of an unknown "
                                                               "measure: the error path only",
     ("trecqr.runtime.memory", "scipy"): "scipy.stats (~1.3 s) for the t-tests and t bands of compare "
