@@ -277,7 +277,8 @@ def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
         if isinstance(base, int):
             compare_options["baseline"] = base = all_names[base]
         if base is not None and _run_name(base, runs, all_names) in upper:
-            raise UsageError(f"the baseline {base} is an upper bound: the tests leave it out")
+            raise UsageError(f"the baseline {base} is also an upper bound, which is in no test: "
+                             "choose another baseline")
     cmp = compare(qrels, [runs[i] for i in keep], list(measures),
                   names=[all_names[i] for i in keep], relevance_level=relevance_level,
                   max_docs=max_docs, judged_only=judged_only, compat=compat, **compare_options)
@@ -294,4 +295,4 @@ def _run_name(which, runs, names) -> str:
         if which == name or (isinstance(run, (str, os.PathLike)) and
                              os.fspath(which) == os.fspath(run)):
             return name
-    raise UsageError(f"no run {which} among {', '.join(names)}")
+    raise UsageError(f"upper bound {which}: no such run (the runs: {', '.join(names)})")
