@@ -28,7 +28,8 @@ from trecqr.errors import InputError
 DEMO = ROOT / "fixtures" / "cast2021-demo"
 QDEMO = ROOT / "fixtures" / "qrecc-demo"
 SHOTS = {"cast": ROOT / "docs" / "report-cast2021-demo.png",
-         "qrecc": ROOT / "docs" / "report-qrecc-demo.png"}
+         "qrecc": ROOT / "docs" / "report-qrecc-demo.png",
+         "candidates": ROOT / "docs" / "report-qrecc-candidates.png"}
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1400,1500")

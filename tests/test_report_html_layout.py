@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import ROOT, data_path, run_cli
-from test_report_html import browser, js, open_page  # noqa: F401  (browser: a fixture)
+from test_report_html import _screenshot, browser, js, open_page  # noqa: F401 (browser: a fixture)
 from trecqr.errors import UsageError
 
 QDEMO = ROOT / "fixtures" / "qrecc-demo"
@@ -315,6 +315,9 @@ def test_oracle_row_is_an_upper_bound_outside_the_tests(wide, candidates):
         wide, "return [...document.querySelectorAll('svg title')].map(t => t.textContent)"))
     assert js(wide, "return document.querySelector('#turns th[data-key=\"f:3\"]').title") == \
         "1st rel llm.oracle (upper bound)"
+    open_turn(wide, "6140_3")  # the turn docs/compare.md tells of: the editor answered "N/A"
+    js(wide, "window.scrollTo(0, 0)")
+    _screenshot(wide, "candidates")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ th{background:#f4f4f4;text-align:left;white-space:nowrap}
 font-size:11px}.wide{max-width:100%;overflow-x:auto}td.n,th.n{text-align:right}
 .note{color:#555;margin:2px 0}.plots{display:flex;flex-wrap:wrap;gap:8px}
 svg.plot{border:1px solid #ddd;background:#fff;font-size:10px}
-svg .grid{stroke:#eee}svg .axis{stroke:#888}svg .title{font-weight:600}
+svg .grid{stroke:#eee}svg .zero{stroke:#bbb}svg .axis{stroke:#888}svg .title{font-weight:600}
 #controls{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:6px 0}
 #controls label{white-space:nowrap}
 #turns tbody tr{cursor:pointer}#turns tbody tr:hover{background:#eef4ff}
