@@ -350,7 +350,7 @@ def test_report_upper_bound_option_and_its_errors(tmp_path):
         assert not page.exists()
 
 
-def test_round_axis_and_short_names():
+def test_round_axis_short_names_and_upper_bound_errors():
     from trecqr.report.html import short_names
     from trecqr.report.html_svg import nice_axis
 
@@ -363,7 +363,12 @@ def test_round_axis_and_short_names():
     assert short_names(["docrun_org_convdr.run", "docrun_org_manual_bm25.run"]) == \
         ["convdr", "manual_bm25"]
     assert short_names(["raw", "raw.x"]) == ["raw", "raw.x"]
-    with pytest.raises(UsageError, match="no such run"):
-        from trecqr.report.html import report_page
+    from trecqr.report.html import report_page
 
-        report_page(QDEMO / "qrels.txt", [QDEMO / "qrels.txt"], ["map"], upper_bounds=["x"])
+    d = data_path("cast2021")
+    runs = [d / f"docrun_org_{n}.run" for n in ORGANISERS[:2]]
+    with pytest.raises(UsageError, match="upper bound x: no such run"):
+        report_page(d / "qrels-docs.2021.qrel", runs, ["map"], upper_bounds=["x"])
+    with pytest.raises(UsageError, match=r"the tests need two runs besides the upper bounds "
+                                         r"\(docrun_org_manual_ance.run\); 1 left"):
+        report_page(d / "qrels-docs.2021.qrel", runs, ["map"], upper_bounds=[runs[1]])

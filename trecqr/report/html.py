@@ -272,6 +272,9 @@ def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
     all_names = run_names(runs, names)
     upper = [_run_name(u, runs, all_names) for u in upper_bounds or ()]
     keep = [i for i, n in enumerate(all_names) if n not in upper]
+    if upper and len(keep) < 2:
+        raise UsageError(f"the tests need two runs besides the upper bounds "
+                         f"({', '.join(upper)}); {len(keep)} left")
     if upper:
         base = compare_options.get("baseline")
         if isinstance(base, int):
