@@ -111,6 +111,9 @@ def test_value_axes_have_round_ticks_with_zero(wide, organisers_page):
                     " [...svg.querySelectorAll('text.tick')].map(t => [t.textContent,"
                     " Number(t.getAttribute('y'))]))")
     assert len(axes) == 6
+    # the distributions' value axis: across the plot, x in place of y
+    axes.append(js(wide, "return [...document.querySelectorAll('svg[data-plot=dist] "
+                         "text.xtick')].map(t => [t.textContent, Number(t.getAttribute('x'))])"))
     for ticks in axes:
         values = [float(text) for text, _ in ticks]
         assert 0.0 in values and len(values) >= 3

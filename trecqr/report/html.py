@@ -8,12 +8,16 @@ holds, in one file that needs no server, network, script or font from outside:
 1. the summary: ``compare``'s means with its significance marks, family and correction (the
    same :class:`Comparison`, so the same numbers), the pairs' tests, and the coverage (topics
    evaluated, qrels topics missing, unjudged share of the top k);
-2. inline SVG plots (:mod:`.html_svg`) of the first measure: per-depth bands, the sorted
-   per-turn difference against the baseline, the distributions;
+2. inline SVG plots (:mod:`.html_svg`) of the first measure: per-depth means with their 95%
+   intervals, the sorted per-turn difference against the baseline, the distributions;
 3. the per-turn table, sorted and filtered in the page (conversation, depth, ``--groups``,
    sign and size of the difference), written :data:`.html_assets.PAGE_SIZE` rows at a time;
 4. the turn view: the conversation so far, each run's rewrite and the manual one, each run's
    top k with grades ("unjudged") and passage text, the rank of the first relevant document.
+
+A run that is an upper bound (cqr's ``oracle`` row, chosen per turn with the qrels) is shown,
+plotted and labelled "upper bound", but compared in no test: a test of it against a system
+would read as a system beating another, and its p-values would enlarge the corrected family.
 
 Text from the inputs reaches the page only as JSON inside a non-executed ``<script
 type="application/json">`` (``<``, ``>`` and ``&`` written as ``\\u003c``...) and is put in the

@@ -11,7 +11,7 @@ Layout rules a reader relies on: the title has a line of its own and the note (c
 band is) the line under it, so a long title cannot run into the note (a title too long for the
 plot is shortened in the middle, its full text in a ``<title>`` tooltip); the value axis has
 round ticks (steps of 1, 2, 2.5 or 5 times a power of ten) and, whenever the range crosses or
-touches it, a tick at 0; per-depth intervals of several runs are drawn side by side (dodged)
+touches it, a tick at 0 (the distributions' value axis too); per-depth intervals of several runs are drawn side by side (dodged)
 as error bars, not as filled bands laid over each other.
 """
 
@@ -165,8 +165,7 @@ def distributions(values: list, names: list, measure: str, bins: int = 20) -> st
     arrays = [a[~np.isnan(a)] for a in arrays]
     allv = np.concatenate(arrays) if arrays else np.array([])
     lo, hi = (float(allv.min()), float(allv.max())) if len(allv) else (0.0, 1.0)
-    if hi <= lo:
-        hi = lo + 1.0
+    lo, hi, xticks, xplaces = nice_axis(lo, hi)  # bins over round bounds, round labels
     edges = np.linspace(lo, hi, bins + 1)
     shares = [np.histogram(a, edges)[0] / max(len(a), 1) for a in arrays]
     top = max([float(s.max()) for s in shares if len(s)] + [0.01])
@@ -181,9 +180,9 @@ def distributions(values: list, names: list, measure: str, bins: int = 20) -> st
             pts.append(f"{x0:.1f},{y:.1f} {x1:.1f},{y:.1f}")
         body.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color(r)}" '
                     f'stroke-width="1.6"/>')
-    for v in (lo, (lo + hi) / 2, hi):
+    for v in xticks:
         x = LEFT + (W - LEFT - RIGHT) * (v - lo) / (hi - lo)
-        body.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 13}" text-anchor="middle">'
-                    f'{v:.2f}</text>')
+        body.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 13}" text-anchor="middle" '
+                    f'class="xtick">{v:.{xplaces}f}</text>')
     return _frame("distribution over turns", body, ticks, places, measure, "dist",
                   "share of turns per bin")
