@@ -29,7 +29,7 @@ font-size:11px}.wide{max-width:100%;overflow-x:auto}td.n,th.n{text-align:right}
 svg.plot{border:1px solid #ddd;background:#fff;font-size:10px}
 svg .grid{stroke:#eee}svg .zero{stroke:#bbb}svg .axis{stroke:#888}svg .title{font-weight:600}
 #controls{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:6px 0}
-#controls label{white-space:nowrap}
+#controls label{white-space:nowrap}#controls select{max-width:24em}
 #turns tbody tr{cursor:pointer}#turns tbody tr:hover{background:#eef4ff}
 #turns tbody tr.sel{background:#dde9ff}th button{font:inherit;border:0;background:none;
 cursor:pointer;padding:0}th button:after{content:"\\00a0\\2195";color:#aaa}
