@@ -28,10 +28,11 @@ from trecqr.errors import InputError
 DEMO = ROOT / "fixtures" / "cast2021-demo"
 QDEMO = ROOT / "fixtures" / "qrecc-demo"
 SHOTS = {"cast": ROOT / "docs" / "report-cast2021-demo.png",
-         "qrecc": ROOT / "docs" / "report-qrecc-demo.png"}
+         "qrecc": ROOT / "docs" / "report-qrecc-demo.png",
+         "candidates": ROOT / "docs" / "report-qrecc-candidates.png"}
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,1500")
+         "--window-size=1400,1500")
 PLANTED = "<script>window.pwned = 1</script><b>bold?</b>"
 PLANTED_DOC = "MARCO_D684514-1"  # the relevant passage of 106_2 in the CAsT 2021 demo
 
@@ -340,8 +341,14 @@ def qrecc_test_runs(folder: Path, n_runs: int = 3, k: int = 10) -> list:
     return paths
 
 
-def test_8209_turns_open_and_sort_under_a_second(browser, tmp_path):
+def test_8209_turns_render_one_page_of_rows_and_bounded_plots(browser, tmp_path):
+    """What keeps 8,209 turns fast, checked without a clock: the page writes PAGE_SIZE rows
+    into the DOM, after opening, sorting, filtering and paging alike, sorting renders once,
+    and each difference plot draws at most MAX_POINTS bars (quantiles of the sorted values).
+    How long it takes is benchmarks/bench_report_html.py's to print."""
     from trecqr.report.html import report_page
+    from trecqr.report.html_assets import PAGE_SIZE
+    from trecqr.report.html_svg import MAX_POINTS
 
     runs = qrecc_test_runs(tmp_path)
     page = tmp_path / "qrecc-test.html"
@@ -349,18 +356,25 @@ def test_8209_turns_open_and_sort_under_a_second(browser, tmp_path):
                                 ["recip_rank", "ndcg_cut.3"],
                                 groups=data_path("qrecc", "test_question_types.json"),
                                 permutations=1000, bootstrap=1000))
-    size = page.stat().st_size
     open_page(browser, page)
-    opened = js(browser, "return window.trecqrReadyMs")
+    rows = "return document.querySelectorAll('#turns tbody tr').length"
+    rendered = "return Number(document.getElementById('turns').dataset.rendered)"
     assert js(browser, "return document.getElementById('count').textContent") == \
         "8209 of 8209 turns"
-    assert js(browser, "return document.querySelectorAll('#turns tbody tr').length") == 100
-    sort_ms = js(browser, "const t = performance.now();"
-                          "document.querySelector('#turns th button[data-key=diff]').click();"
-                          "return performance.now() - t")
+    assert js(browser, rows) == PAGE_SIZE
+    before = js(browser, rendered)
+    js(browser, "document.querySelector('#turns th button[data-key=diff]').click()")
+    assert js(browser, rendered) == before + 1 and js(browser, rows) == PAGE_SIZE
     col = header_index(browser, "diff")
     diffs = [float(x) for x in first_column(browser, col)]
     assert diffs == sorted(diffs, reverse=True) and diffs[0] > 0
+    js(browser, "document.getElementById('next').click()")
+    assert js(browser, rows) == PAGE_SIZE
+    assert js(browser, "return document.getElementById('pageinfo').textContent") == \
+        f"rows {PAGE_SIZE + 1}-{2 * PAGE_SIZE}"
+    bars = js(browser, "return [...document.querySelectorAll('svg[data-plot=winloss] path')]"
+                       ".map(p => (p.getAttribute('d').match(/M/g) || []).length)")
+    assert len(bars) == 2 * 2 and sum(bars[:2]) <= MAX_POINTS and sum(bars[2:]) <= MAX_POINTS
     # the question types of test_question_types.json, counted as the published breakdowns do
     names = js(browser, "return [...document.getElementById('f-group').options].map(o => o.text)")
     counts = {}
@@ -370,11 +384,9 @@ def test_8209_turns_open_and_sort_under_a_second(browser, tmp_path):
            names.index(g) - 1)
         counts[g] = int(js(browser, "return document.getElementById('count').textContent")
                         .split()[0])
+        assert js(browser, rows) == min(PAGE_SIZE, counts[g])
     assert counts == {"trec": 371, "quac": 6396, "nq": 1442, "no-switch": 279, "switch": 573,
                       "first": 267}
-    print(f"8,209 turns x 3 runs: {size / 1e6:.1f} MB, opened in {opened:.0f} ms, "
-          f"sorted in {sort_ms:.0f} ms")
-    assert opened < 1000 and sort_ms < 1000
 
 
 def _screenshot(drv, key: str) -> None:
@@ -430,11 +442,11 @@ def test_qrecc_demo_page_groups_rewrites_screenshot(browser, qrecc_demo):
         "".join(history[j:j + 2]) for j in range(0, len(history), 2)]
     assert len(conv) == int(qid.split("_")[1])  # every earlier turn, with its answer
     js(browser, "document.getElementById('controls').scrollIntoView()")
-    browser.set_window_size(1280, 1000)
+    browser.set_window_size(1400, 1000)
     try:
         _screenshot(browser, "qrecc")
     finally:
-        browser.set_window_size(1280, 1500)
+        browser.set_window_size(1400, 1500)
 
 
 # ---------------------------------------------------------------------------------------------

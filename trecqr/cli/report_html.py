@@ -36,12 +36,16 @@ from trecqr.cli.options import CONTEXT, comparison_options, qrels_runs_measures,
               help="Turn groups to filter by: {group: [turn ids]} or {turn id: group}.")
 @click.option("-k", "k", type=click.IntRange(1, 100), default=10, show_default=True,
               help="Documents shown per run and turn (and the unjudged cutoff).")
+@click.option("--upper-bound", "upper_bounds", multiple=True, metavar="RUN",
+              help="A run that is an upper bound (an oracle's choice made with the qrels), by "
+                   "name or path: labelled so on the page and left out of the tests; repeat "
+                   "for several.")
 @click.option("--title", default=None, help="Page title (default: the run names).")
 @click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimal places shown.")
 def command(qrels, runs, measures, quiet, output, baseline, all_pairs, complete, level, compat,
             max_docs, judged_only, test, correction, alpha, permutations, bootstrap, seed,
-            rewrites, raw, manual, collection, index_dir, groups, k, title, places):
+            rewrites, raw, manual, collection, index_dir, groups, k, upper_bounds, title, places):
     """Write one self-contained HTML page comparing RUNs on QRELS: compare's summary, plots,
     a sortable per-turn table and, per turn, the conversation, rewrites and top k."""
 
@@ -56,6 +60,7 @@ def command(qrels, runs, measures, quiet, output, baseline, all_pairs, complete,
                            rewrites=[None if r == "-" else r for r in rewrites], raw=raw,
                            manual=manual, collection=collection, index=index_dir,
                            groups=groups, k=k, title=title, places=places, baseline=baseline,
+                           upper_bounds=upper_bounds,
                            all_pairs=all_pairs, complete=complete, relevance_level=level,
                            compat=compat, max_docs=max_docs, judged_only=judged_only,
                            test=test, correction=correction, alpha=alpha,

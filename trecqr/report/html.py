@@ -8,12 +8,16 @@ holds, in one file that needs no server, network, script or font from outside:
 1. the summary: ``compare``'s means with its significance marks, family and correction (the
    same :class:`Comparison`, so the same numbers), the pairs' tests, and the coverage (topics
    evaluated, qrels topics missing, unjudged share of the top k);
-2. inline SVG plots (:mod:`.html_svg`) of the first measure: per-depth bands, the sorted
-   per-turn difference against the baseline, the distributions;
+2. inline SVG plots (:mod:`.html_svg`) of the first measure: per-depth means with their 95%
+   intervals, the sorted per-turn difference against the baseline, the distributions;
 3. the per-turn table, sorted and filtered in the page (conversation, depth, ``--groups``,
    sign and size of the difference), written :data:`.html_assets.PAGE_SIZE` rows at a time;
 4. the turn view: the conversation so far, each run's rewrite and the manual one, each run's
    top k with grades ("unjudged") and passage text, the rank of the first relevant document.
+
+A run that is an upper bound (cqr's ``oracle`` row, chosen per turn with the qrels) is shown,
+plotted and labelled "upper bound", but compared in no test: a test of it against a system
+would read as a system beating another, and its p-values would enlarge the corrected family.
 
 Text from the inputs reaches the page only as JSON inside a non-executed ``<script
 type="application/json">`` (``<``, ``>`` and ``&`` written as ``\\u003c``...) and is put in the
@@ -25,6 +29,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 from html import escape
 
 import numpy as np
@@ -35,6 +41,7 @@ from trecqr.report.breakdown import score_table
 from trecqr.report.compare import compare, topics_line
 from trecqr.report.html_assets import CSS, PAGE_SIZE, SCRIPT
 from trecqr.report.html_data import page_data
+from trecqr.report.populations import run_names
 from trecqr.report.text_table import fmt_p, fmt_value
 
 MAX_DEPTH = 8  # depths from here on form one group, as breakdown --by depth
@@ -53,8 +60,12 @@ def _attr(v) -> str:
     return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else repr(v)
 
 
-def summary_html(cmp, coverage: list, k: int, places: int) -> str:
-    """The means table with compare's marks, the pairs table and the coverage table."""
+def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = None) -> str:
+    """The means table with compare's marks, the pairs table and the coverage table.
+
+    upper: {name: ({measure: mean}, topics)} of runs shown as upper bounds (an oracle's choice, made with
+    the qrels): their rows are labelled so and carry no mark, as compare left them out."""
+    upper = upper or {}
     baseline_mode = len({p.baseline for p in cmp.pairs}) == 1 and not cmp.extra.get("all_pairs")
     sig = {(p.run, p.measure): ("+" if p.diff > 0 else "-") for p in cmp.pairs if p.significant}
     test = "t-test" if cmp.test == "t" else "randomization test"
@@ -65,6 +76,9 @@ def summary_html(cmp, coverage: list, k: int, places: int) -> str:
         out.append(f'<p class="note">{escape(cmp.pairs[0].baseline)} is the baseline; +/- '
                    f'significantly better/worse, {test}, {escape(cmp.correction)}-adjusted p '
                    f'&lt;= {cmp.alpha:g}</p>')
+    if upper:
+        out.append(f'<p class="note" id="upper-note">{escape(", ".join(upper))}: upper bound '
+                   f'(chosen per turn with the qrels), left out of the tests and the family</p>')
     out.append('<table id="summary"><thead><tr><th>run</th>' +
                "".join(f'<th class="n">{escape(m)}</th>' for m in cmp.measures) +
                '<th class="n">topics</th></tr></thead><tbody>')
@@ -78,6 +92,12 @@ def summary_html(cmp, coverage: list, k: int, places: int) -> str:
                          f'{fmt_value(v, places)}{mark}</td>')
         out.append(f'<tr><th>{escape(r)}</th>{"".join(cells)}'
                    f'<td class="n">{cmp.num_topics[r]}</td></tr>')
+    for r, (means, topics) in upper.items():
+        cells = "".join(f'<td class="n" data-run="{escape(r)}" data-measure="{escape(m)}" '
+                        f'data-value="{_attr(means[m])}" data-sig="">'
+                        f'{fmt_value(means[m], places)}</td>' for m in cmp.measures)
+        out.append(f'<tr class="upper" data-upper-bound="1"><th>{escape(r)} <span class="tag">'
+                   f'upper bound</span></th>{cells}<td class="n">{topics}</td></tr>')
     out.append("</tbody></table>")
     heads = ["baseline", "run", "measure", "n", "diff", "95% CI", "d_z", "p(t)", "p(rand)",
              f"adj p({'t' if cmp.test == 't' else 'rand'})", "sig"]
@@ -85,7 +105,7 @@ def summary_html(cmp, coverage: list, k: int, places: int) -> str:
                "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead><tbody>")
     for p in cmp.pairs:
         adj = p.p_t_adj if cmp.test == "t" else p.p_rand_adj
-        cells = [escape(p.baseline), escape(p.run), escape(p.measure), str(p.n),
+        cells = [breakable(p.baseline), breakable(p.run), escape(p.measure), str(p.n),
                  fmt_value(p.diff, places), f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
                  fmt_value(p.effect_dz, 2), fmt_p(p.p_t, places), fmt_p(p.p_rand, places),
                  fmt_p(adj, places), "*" if p.significant else ""]
@@ -104,6 +124,12 @@ def summary_html(cmp, coverage: list, k: int, places: int) -> str:
                    f'<td class="n">{share}</td></tr>')
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def breakable(name: str) -> str:
+    """name as HTML with a break opportunity after each ``_ - . /``: a table of long run
+    names then wraps them at their words instead of running past the window."""
+    return re.sub(r"([_\-./])", r"\1<wbr>", escape(name))
 
 
 def _depth_label(d):
@@ -149,11 +175,22 @@ def plots_html(cmp, data: dict) -> str:
 def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
                     collection=None, index=None, groups=None, k: int = 10,
                     title: str | None = None, places: int = 4, relevance_level: int = 1,
-                    max_docs=None, judged_only: bool = False, compat: str = "9.0.8") -> str:
+                    max_docs=None, judged_only: bool = False, compat: str = "9.0.8",
+                    names=None, upper_bounds=()) -> str:
     """The page of a :class:`Comparison` of these runs on these qrels with these measures (as
-    given to compare); the scoring options must be those the comparison was made with."""
+    given to compare); the scoring options must be those the comparison was made with.
+
+    upper_bounds: names of runs among ``runs`` that the comparison left out because they are
+    upper bounds (an oracle choosing per turn with the qrels): shown and plotted, labelled
+    "upper bound", in no test; names then gives every run's name (default: the comparison's)."""
+    upper_bounds = list(upper_bounds or ())
+    names = list(names) if names is not None else list(cmp.runs)
+    if [n for n in names if n not in upper_bounds] != list(cmp.runs) or \
+            not set(upper_bounds) <= set(names):
+        raise UsageError(f"the runs {', '.join(names)} less the upper bounds are not those of "
+                         f"the comparison ({', '.join(cmp.runs)})")
     table = score_table(qrels, runs, measures, complete=cmp.extra.get("complete", cmp.topics == "complete"),
-                        names=cmp.runs, relevance_level=relevance_level, max_docs=max_docs,
+                        names=names, relevance_level=relevance_level, max_docs=max_docs,
                         judged_only=judged_only, compat=compat)
     if list(table.measures) != list(cmp.measures):
         raise UsageError(f"the measures {', '.join(table.measures)} are not those of the "
@@ -163,24 +200,45 @@ def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manu
                      relevance_level=relevance_level, max_docs=max_docs,
                      judged_only=judged_only, compat=compat)
     baseline = cmp.pairs[0].baseline if cmp.pairs else cmp.runs[0]
-    data["baseline"] = cmp.runs.index(baseline) if not cmp.extra.get("all_pairs") else 0
+    data["baseline"] = names.index(baseline) if not cmp.extra.get("all_pairs") else 0
     data["places"] = places
     data["page_size"] = PAGE_SIZE
+    data["short_runs"] = short_names(names)
+    data["upper_bounds"] = [names.index(n) for n in upper_bounds]
     present = {_depth_label(d) for d in data["depth"] if d is not None}
     data["depth_labels"] = sorted(present, key=lambda s: (s.endswith("+"), int(s.rstrip("+"))))
     data["comparison"] = cmp.to_dict()
-    title = title or f"trecqr report: {', '.join(cmp.runs)}"
+    upper = {n: (dict(table.summaries[names.index(n)]), len(table.topics(names.index(n))))
+             for n in upper_bounds}
+    title = title or f"trecqr report: {', '.join(names)}"
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>\n",
         f"<h1>{escape(title)}</h1>\n<h2>summary</h2>\n",
-        summary_html(cmp, data["coverage"], k, places),
+        summary_html(cmp, data["coverage"], k, places, upper),
         f'\n<h2>plots ({escape(cmp.measures[0])})</h2>\n',
-        html_svg.legend(cmp.runs), '<div class="plots">',
+        html_svg.legend(names, upper_bounds), '<div class="plots">',
         plots_html(cmp, data), "</div>\n<h2>turns</h2>\n", _controls(), "\n",
         _json_script(data), f"\n<script>{SCRIPT}</script>\n</body></html>\n"])
+
+
+def short_names(names: list, limit: int = 24) -> list:
+    """Run names short enough for a table header: the words (split at ``_ - . /`` and spaces)
+    that every name shares at its start or end dropped, then cut in the middle to ``limit``
+    characters; the names themselves when that would make two alike."""
+    words = [re.split(r"(?<=[_\-./ ])", n) for n in names]
+    head = 0
+    while all(len(w) > head + 1 for w in words) and len({w[head] for w in words}) == 1:
+        head += 1
+    tail = 0
+    while all(len(w) > head + tail + 1 for w in words) and \
+            len({w[len(w) - 1 - tail] for w in words}) == 1:
+        tail += 1
+    short = ["".join(w[head:len(w) - tail]).strip("_-./ ") or n for w, n in zip(words, names)]
+    short = [html_svg.shorten(s, limit) for s in short]
+    return short if len(set(short)) == len(short) else list(names)
 
 
 def _controls() -> str:
@@ -199,20 +257,49 @@ def _controls() -> str:
             '<span id="count"></span><button id="prev">previous</button>'
             '<span id="pageinfo"></span><button id="next">next</button></div>'
             '<p class="note">Click a column to sort, a row to open the turn; '
-            f'the table shows {PAGE_SIZE} rows at a time.</p>'
-            '<table id="turns"><thead><tr></tr></thead><tbody></tbody></table>'
-            '<div id="turn" hidden></div>')
+            f'the table shows {PAGE_SIZE} rows at a time; #turn=ID after the address opens '
+            'a turn.</p><p class="note" id="hash-note" hidden></p>'
+            '<div class="wide"><table id="turns"><thead><tr></tr></thead><tbody></tbody>'
+            '</table></div><div id="turn" hidden></div>')
 
 
 def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
                 collection=None, index=None, groups=None, k: int = 10, title=None,
                 places: int = 4, names=None, relevance_level: int = 1, max_docs=None,
-                judged_only: bool = False, compat: str = "9.0.8", **compare_options) -> str:
-    """Compare the runs (:func:`.compare.compare`, same options) and return the page."""
-    cmp = compare(qrels, list(runs), list(measures), names=names,
-                  relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
-                  compat=compat, **compare_options)
-    return comparison_page(cmp, qrels, list(runs), list(measures), rewrites=rewrites, raw=raw,
+                judged_only: bool = False, compat: str = "9.0.8", upper_bounds=(),
+                **compare_options) -> str:
+    """Compare the runs (:func:`.compare.compare`, same options) and return the page.
+
+    upper_bounds: runs (their names, or the paths as given) that are upper bounds, such as
+    cqr's ``oracle`` row: on the page, labelled so, and left out of compare's tests."""
+    runs = list(runs)
+    all_names = run_names(runs, names)
+    upper = [_run_name(u, runs, all_names) for u in upper_bounds or ()]
+    keep = [i for i, n in enumerate(all_names) if n not in upper]
+    if upper and len(keep) < 2:
+        raise UsageError(f"the tests need two runs besides the upper bounds "
+                         f"({', '.join(upper)}); {len(keep)} left")
+    if upper:
+        base = compare_options.get("baseline")
+        if isinstance(base, int):
+            compare_options["baseline"] = base = all_names[base]
+        if base is not None and _run_name(base, runs, all_names) in upper:
+            raise UsageError(f"the baseline {base} is also an upper bound, which is in no test: "
+                             "choose another baseline")
+    cmp = compare(qrels, [runs[i] for i in keep], list(measures),
+                  names=[all_names[i] for i in keep], relevance_level=relevance_level,
+                  max_docs=max_docs, judged_only=judged_only, compat=compat, **compare_options)
+    return comparison_page(cmp, qrels, runs, list(measures), rewrites=rewrites, raw=raw,
                            manual=manual, collection=collection, index=index, groups=groups,
                            k=k, title=title, places=places, relevance_level=relevance_level,
-                           max_docs=max_docs, judged_only=judged_only, compat=compat)
+                           max_docs=max_docs, judged_only=judged_only, compat=compat,
+                           names=all_names, upper_bounds=upper)
+
+
+def _run_name(which, runs, names) -> str:
+    """The name of a run given by its name or by its path as given."""
+    for run, name in zip(runs, names):
+        if which == name or (isinstance(run, (str, os.PathLike)) and
+                             os.fspath(which) == os.fspath(run)):
+            return name
+    raise UsageError(f"upper bound {which}: no such run (the runs: {', '.join(names)})")

@@ -5,6 +5,14 @@ Why the script builds the table itself: a run of 8,209 turns has tens of thousan
 run; the page keeps the turns as arrays (the JSON in ``#trecqr-data``) and writes one page of
 :data:`PAGE_SIZE` rows at a time into the DOM, so opening, sorting and filtering stay fast.
 Every text from the inputs goes into the DOM as ``textContent``, never as markup.
+
+Why the table's headers carry short run names (the words all names share dropped, the rest cut
+in the middle; the full name in the tooltip): a header per run and column group, with names as
+long as a paper's file names, pushed the last columns out of the window. Why document ids get
+a break opportunity after each ``/ _ - . ? & =``: a URL id then wraps at its parts, not
+mid-word. Why passages are clamped to whole lines (a click shows all): a box of a fixed height
+cut the third line in half. ``#turn=ID`` in the address opens that turn, and opening a turn
+writes it there, so a turn can be linked to.
 """
 
 PAGE_SIZE = 100
@@ -14,15 +22,17 @@ body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1
 h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:18px 0 6px}
 h3{font-size:13px;margin:10px 0 4px}
 table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #e4e4e4}
-th{background:#f4f4f4;text-align:left;white-space:nowrap}td.n,th.n{text-align:right}
+th{background:#f4f4f4;text-align:left;white-space:nowrap}
+#turns th{vertical-align:bottom;white-space:normal}#turns th .grp{display:block;color:#666;font-weight:400;
+font-size:11px}.wide{max-width:100%;overflow-x:auto}td.n,th.n{text-align:right}
 .note{color:#555;margin:2px 0}.plots{display:flex;flex-wrap:wrap;gap:8px}
 svg.plot{border:1px solid #ddd;background:#fff;font-size:10px}
-svg .grid{stroke:#eee}svg .axis{stroke:#888}svg .title{font-weight:600}
+svg .grid{stroke:#eee}svg .zero{stroke:#bbb}svg .axis{stroke:#888}svg .title{font-weight:600}
 #controls{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:6px 0}
-#controls label{white-space:nowrap}
+#controls label{white-space:nowrap}#controls select{max-width:24em}
 #turns tbody tr{cursor:pointer}#turns tbody tr:hover{background:#eef4ff}
 #turns tbody tr.sel{background:#dde9ff}th button{font:inherit;border:0;background:none;
-cursor:pointer;padding:0}th button:after{content:" \\2195";color:#aaa}
+cursor:pointer;padding:0}th button:after{content:"\\00a0\\2195";color:#aaa}
 .pos{color:#1a7f37}.neg{color:#c62828}.unj{color:#b26a00;font-weight:600}
 #turn{position:fixed;top:0;right:0;width:50%;height:100%;box-sizing:border-box;overflow:auto;
 border-left:1px solid #bbb;padding:8px 14px;background:#fcfcfc;box-shadow:-4px 0 12px #0002}
@@ -30,8 +40,12 @@ border-left:1px solid #bbb;padding:8px 14px;background:#fcfcfc;box-shadow:-4px 0
 .resp{color:#555;margin:0 0 4px 16px}
 .cur{font-weight:600}.topk>div{margin-bottom:10px}table.ranking{width:100%}
 table.ranking td{vertical-align:top}
-td.docid{word-break:break-all;max-width:16em}.passage{color:#444;max-height:3.2em;overflow:auto}
-.legend .swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}
+th.docid{width:14em}td.docid{overflow-wrap:anywhere}
+.passage{color:#444;display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:3;
+overflow:hidden;cursor:pointer}.passage.open{display:block}
+tr.upper th .tag,.tag{font-weight:400;font-size:11px;color:#fff;background:#777;border-radius:3px;
+padding:0 4px}#hash-note{color:#c62828}
+.legend>span{display:inline-block}.legend .swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}
 .g0{color:#777}.grel{color:#1a7f37;font-weight:600}
 """
 
@@ -96,14 +110,19 @@ function header() {
   const tr = $("turns").tHead.rows[0]; tr.textContent = "";
   const cols = [["id", "turn"], ["depth", "depth"]];
   if (D.groups) cols.push(["group", "groups"]);
-  for (let r = 0; r < R; r++) cols.push(["v:" + r + ":" + state.m, D.runs[r]]);
+  for (let r = 0; r < R; r++) cols.push(["v:" + r + ":" + state.m, D.runs[r], D.measures[state.m]]);
   cols.push(["diff", "diff"]);
-  for (let r = 0; r < R; r++) cols.push(["u:" + r, "unjudged " + D.runs[r]]);
-  for (let r = 0; r < R; r++) cols.push(["f:" + r, "1st rel " + D.runs[r]]);
-  for (const [key, label] of cols) {
+  for (let r = 0; r < R; r++) cols.push(["u:" + r, D.runs[r], "unjudged"]);
+  for (let r = 0; r < R; r++) cols.push(["f:" + r, D.runs[r], "1st rel"]);
+  for (const [key, label, grp] of cols) {
     const th = el("th", null, key === "id" || key === "group" ? "" : "n");
     if (key === "group") th.textContent = label;
-    else { const b = el("button", label); b.dataset.key = key;
+    else { const r = grp ? Number(key.split(":")[1]) : -1;
+      const b = el("button", grp ? null : label); b.dataset.key = key;
+      if (grp) { b.appendChild(el("span", grp, "grp"));
+        const rn = el("span", null, "rn"); rn.appendChild(breakable(D.short_runs[r]));
+        b.appendChild(rn);
+        th.title = grp + " " + label + (isUpper(r) ? " (upper bound)" : ""); }
       b.addEventListener("click", () => { state.dir = state.key === key ? -state.dir :
         (key === "id" ? 1 : -1); state.key = key; state.page = 0; apply(); });
       th.appendChild(b); }
@@ -131,14 +150,39 @@ function render() {
   $("pageinfo").textContent = rows.length ? "rows " + (start + 1) + "-" + end : "no rows";
   $("prev").disabled = state.page === 0; $("next").disabled = end >= rows.length;
   $("turns").dataset.rendered = String(Number($("turns").dataset.rendered || 0) + 1); }
+function isUpper(r) { return (D.upper_bounds || []).includes(r); }
+function breakable(text) {  // a break opportunity after each separator of a document id
+  const f = document.createDocumentFragment();
+  for (const part of String(text).split(/(?<=[\/_\-.?&=])/)) {
+    f.appendChild(document.createTextNode(part)); f.appendChild(el("wbr")); }
+  return f; }
+function firstText(first) { return first === null ? "no relevant document in the ranking" :
+  "first relevant document at rank " + first; }
+function setHash(id) { const url = location.href.split("#")[0] +
+    (id === null ? "" : "#turn=" + encodeURIComponent(id));
+  try { history.replaceState(null, "", url); } catch (e) { /* file: in some browsers */ } }
+function openFromHash() {
+  const m = /^#turn=(.*)$/.exec(location.hash), note = $("hash-note");
+  note.hidden = true;
+  if (!m) return;
+  let id; try { id = decodeURIComponent(m[1]); } catch (e) { id = m[1]; }
+  const i = D.ids.indexOf(id);
+  if (i < 0) { note.textContent = "#turn=" + id + ": no such turn on this page";
+    note.hidden = false; return; }
+  if ($("turn").dataset.qid === id && !$("turn").hidden) return;
+  const p = rows.indexOf(i);
+  if (p >= 0 && Math.floor(p / PAGE) !== state.page) { state.page = Math.floor(p / PAGE); render(); }
+  showTurn(i); }
 function gradeText(i, c) { const g = D.grades[i][String(c)];
   return g === undefined ? "unjudged" : String(g); }
 function showTurn(i) {
   state.sel = i; const box = $("turn"); box.textContent = ""; box.hidden = false;
   box.dataset.qid = D.ids[i];
   const close = el("button", "close"); close.id = "close";
-  close.addEventListener("click", () => { box.hidden = true; state.sel = -1; render(); });
+  close.addEventListener("click", () => { box.hidden = true; state.sel = -1; setHash(null);
+    render(); });
   box.appendChild(close); box.appendChild(el("h2", "turn " + D.ids[i]));
+  setHash(D.ids[i]);
   const turns = D.conversation[D.conv[i]], ctx = D.context && D.context[i];
   if (turns) { box.appendChild(el("h3", "conversation"));
     const ol = el("ol"); ol.id = "conversation";
@@ -166,17 +210,21 @@ function showTurn(i) {
   const wrap = el("div", null, "topk");
   for (let r = 0; r < R; r++) { const div = el("div"); div.dataset.run = D.runs[r];
     const first = D.first_rel[r][i];
-    div.appendChild(el("h3", D.runs[r] + ": first relevant at rank " +
-      (first === null ? "- (none)" : first)));
+    const h3 = el("h3", D.runs[r] + (isUpper(r) ? " (upper bound)" : "") + ": ");
+    h3.appendChild(el("span", firstText(first), "first")); div.appendChild(h3);
     const t = el("table", null, "ranking"); const h = el("tr");
     for (const c of ["rank", "document", "grade"].concat(D.text ? ["passage"] : []))
-      h.appendChild(el("th", c));
+      h.appendChild(el("th", c, c === "document" ? "docid" : ""));
     t.appendChild(h);
     D.topk[r][i].forEach((c, p) => { const tr = el("tr"); tr.appendChild(el("td", p + 1, "n"));
-      tr.appendChild(el("td", D.docs[c], "docid")); const g = gradeText(i, c);
+      const doc = el("td", null, "docid"); doc.appendChild(breakable(D.docs[c]));
+      tr.appendChild(doc); const g = gradeText(i, c);
       tr.appendChild(el("td", g, "grade " + (g === "unjudged" ? "unj" :
         Number(g) >= D.relevance_level ? "grel" : "g0")));
-      if (D.text) { const td = el("td"); td.appendChild(el("div", D.text[c], "passage"));
+      if (D.text) { const td = el("td"), ps = el("div", D.text[c], "passage");
+        ps.title = "click: the whole passage";
+        ps.addEventListener("click", () => ps.classList.toggle("open"));
+        td.appendChild(ps);
         tr.appendChild(td); }
       t.appendChild(tr); });
     div.appendChild(t); wrap.appendChild(div); }
@@ -188,7 +236,8 @@ function option(sel, value, label) { const o = el("option", label); o.value = va
   sel.appendChild(o); }
 function controls() {
   D.measures.forEach((m, k) => option($("f-measure"), k, m));
-  D.runs.forEach((r, k) => { option($("f-run"), k, r); option($("f-base"), k, r); });
+  D.runs.forEach((r, k) => { const label = r + (isUpper(k) ? " (upper bound)" : "");
+    option($("f-run"), k, label); option($("f-base"), k, label); });
   $("f-run").value = state.run; $("f-base").value = state.base;
   option($("f-depth"), "", "all");
   for (const d of D.depth_labels) option($("f-depth"), d, d);
@@ -207,7 +256,8 @@ function controls() {
   on("f-min", "input", (v) => { state.min = Math.abs(Number(v)) || 0; });
   $("prev").addEventListener("click", () => { state.page--; render(); });
   $("next").addEventListener("click", () => { state.page++; render(); }); }
-controls(); header(); apply();
+controls(); header(); apply(); openFromHash();
+window.addEventListener("hashchange", openFromHash);
 document.body.dataset.ready = "1";
 window.trecqrReadyMs = performance.now();
 })();

@@ -144,6 +144,8 @@ class CqrReport:
                                      self.candidate_queries.get(r.name, r.source)
                                      for r in self.rows],
                            relevance_level=self.rel_threshold, complete=self.complete,
+                           upper_bounds=[r.name for r in self.rows
+                                         if (r.candidates or {}).get("upper_bound")],
                            **options)
 
     def table(self, places: int = 4) -> str:
