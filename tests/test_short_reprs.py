@@ -57,3 +57,12 @@ def test_cqr_report_and_rows_are_one_line():
     assert repr(rows[0]) == "<CqrRow rewrite-0 (rewrites): MRR=0.4813, NDCG@3=0.4713>"
     assert repr(report) == ("<CqrReport: 6 rows (rewrite-0, rewrite-1, rewrite-2, rewrite-3, "
                             "... (2 more)) x 2 measures (MRR, NDCG@3), bm25s index cast.index>")
+
+
+def test_results_repr_shows_counts_as_whole_numbers():
+    """num_ret is 2631 as trec_eval prints it (was 2631.0000); a mean of 1 keeps 4 places."""
+    res = trecqr.evaluate(QRELS, RUN, ["official"])
+    assert repr(res) == ("<Results: 34 topics, 29 measures: num_q=34, num_ret=2631, "
+                         "num_rel=1253, num_rel_ret=485, ... (25 more)>")
+    one = trecqr.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, ["map", "P.5"])
+    assert repr(one) == "<Results: 1 topic, 2 measures: map=1.0000, P_5=0.2000>"

@@ -25,7 +25,7 @@ class ResultsViews:
 
     def __repr__(self) -> str:
         agg = self.aggregate()
-        values = ", ".join(f"{m}={_short(v)}" for m, v in list(agg.items())[:_SHOWN])
+        values = ", ".join(f"{m}={_short(v, m)}" for m, v in list(agg.items())[:_SHOWN])
         more = f", ... ({len(agg) - _SHOWN} more)" if len(agg) > _SHOWN else ""
         topics = len(self.per_query())
         return (f"<Results: {topics} topic{'s' if topics != 1 else ''}{self._mixed()}, {len(agg)} "
@@ -33,7 +33,7 @@ class ResultsViews:
 
     def _repr_html_(self) -> str:
         agg = self.aggregate()
-        rows = "".join(f"<tr><th>{html.escape(str(m))}</th><td>{_short(v)}</td></tr>"
+        rows = "".join(f"<tr><th>{html.escape(str(m))}</th><td>{_short(v, m)}</td></tr>"
                        for m, v in agg.items())
         mixed = self._mixed()
         over = html.escape(mixed[2:-1]) if mixed else "mean over topics"
@@ -97,5 +97,10 @@ def natural_key(topic) -> tuple:
     return tuple((0, int(p), p) if k % 2 else (1, 0, p) for k, p in enumerate(parts) if p)
 
 
-def _short(value) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else html.escape(str(value))
+def _short(value, measure: str = "") -> str:
+    """4 places, as trec_eval prints; a count (trec_eval's num_ret, ir_measures' NumRet...) as
+    the whole number trec_eval prints for it."""
+    if isinstance(value, float):
+        count = str(measure).startswith(("num_", "Num")) and value.is_integer()
+        return f"{value:.0f}" if count else f"{value:.4f}"
+    return html.escape(str(value))
