@@ -53,7 +53,7 @@ class Qrels(LineLocator):
 
     def __repr__(self) -> str:
         """One line (the dataclass's would print every Arrow value): judgments, topics, source."""
-        n, t = len(self), pc.count_distinct(self.qid).as_py()
+        n, t = len(self), len(self.qid.unique())
         return (f"Qrels({n:,} judgment{'s' * (n != 1)}, {t:,} topic{'s' * (t != 1)}, "
                 f"source={self.source!r})")
 

@@ -69,7 +69,7 @@ class Run(LineLocator):
         if codes is not None and getattr(self, "_qid", None) is None:
             topics = set(codes.topics)
         else:
-            topics = set(pc.unique(self.qid).to_pylist())
+            topics = set(self.qid.unique().to_pylist())
         topics.update(self.empty_topics)
         n, t = len(self), len(topics)
         return (f"Run({n:,} row{'s' * (n != 1)}, {t:,} topic{'s' * (t != 1)}, "
