@@ -72,3 +72,25 @@ def test_refusals_name_the_keywords(keywords, message):
     with pytest.raises(UsageError) as info:
         trecqr.fuse(_runs(), method="wsum", **keywords)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("keywords, message", [
+    ({"method": "rrf", "weights": [0.5, 0.5]}, "rrf takes no weights (it takes k)"),
+    ({"method": "rrf", "params": {"kk": 10}}, "rrf takes no kk (it takes k)"),
+    ({"method": "combsum", "params": {"k": 10}}, "combsum takes no k (it takes no parameter)"),
+])
+def test_a_parameter_the_method_does_not_take_is_refused(keywords, message, tmp_path):
+    """Ignored, it would fuse with the method's defaults and say nothing; both doors refuse
+    it, the command before reading any run."""
+    with pytest.raises(UsageError) as info:
+        trecqr.fuse(_runs(), **keywords)
+    assert str(info.value) == message
+    out = tmp_path / "out.run"
+    args = ["--method", keywords["method"]]
+    if "weights" in keywords:
+        args += ["--weights", ",".join(map(str, keywords["weights"]))]
+    for key, value in keywords.get("params", {}).items():
+        args += ["--params", f"{key}={value}"]
+    res = run_cli(["fuse", *_runs(), "-o", out, *args])
+    assert res.exit_code == 2 and res.stderr.strip() == f"trecqr: {message}"
+    assert not out.exists()

@@ -50,6 +50,11 @@ def check_params(m: Method, params: dict, n_runs: int, trained: bool) -> dict:
     """params with the method's defaults, checked; trained: training will fill its part."""
     full = dict(m.defaults)
     full.update(params or {})
+    allowed = set(m.params) | set(m.defaults) | set(m.trained) | set(m.train_params)
+    unknown = [k for k in full if k not in allowed]
+    if unknown:  # ignored, it would fuse with the defaults and say nothing
+        takes = ", ".join(sorted(allowed)) or "no parameter"
+        raise UsageError(f"{m.name} takes no {unknown[0]} (it takes {takes})")
     need = list(m.params) + ([] if trained else list(m.trained))
     if trained:
         need += list(m.train_params)
