@@ -1,5 +1,6 @@
 """What a notebook shows of :class:`~trecqr.api.evaluation.Results`: a short ``repr``, an HTML table
-(``_repr_html_``, Jupyter's rich display), and DataFrames long or wide.
+(``_repr_html_``, Jupyter's rich display), and DataFrames: long or wide per-topic values, and
+the means apart (``means=True``), topics in natural order (:func:`natural_key`).
 
 The repr names the topics and measures and the first summary values, on one line, instead of
 the dataclass's dump of numpy arrays; the HTML table holds every summary value. Both are read
@@ -9,8 +10,11 @@ from ``aggregate()`` and ``per_query()``, so they show what those return.
 from __future__ import annotations
 
 import html
+import re
 
 from trecqr.engine.population import describe_groups
+from trecqr.errors import UsageError
+from trecqr.runtime.extras import extra_error
 
 _SHOWN = 4  # summary values in the one-line repr
 PY_SWITCH = "complete=True"  # trec_eval's -c, as evaluate() names it
@@ -21,7 +25,7 @@ class ResultsViews:
 
     def __repr__(self) -> str:
         agg = self.aggregate()
-        values = ", ".join(f"{m}={_short(v)}" for m, v in list(agg.items())[:_SHOWN])
+        values = ", ".join(f"{m}={_short(v, m)}" for m, v in list(agg.items())[:_SHOWN])
         more = f", ... ({len(agg) - _SHOWN} more)" if len(agg) > _SHOWN else ""
         topics = len(self.per_query())
         return (f"<Results: {topics} topic{'s' if topics != 1 else ''}{self._mixed()}, {len(agg)} "
@@ -29,7 +33,7 @@ class ResultsViews:
 
     def _repr_html_(self) -> str:
         agg = self.aggregate()
-        rows = "".join(f"<tr><th>{html.escape(str(m))}</th><td>{_short(v)}</td></tr>"
+        rows = "".join(f"<tr><th>{html.escape(str(m))}</th><td>{_short(v, m)}</td></tr>"
                        for m, v in agg.items())
         mixed = self._mixed()
         over = html.escape(mixed[2:-1]) if mixed else "mean over topics"
@@ -37,24 +41,37 @@ class ResultsViews:
                 f"({over})</caption><thead><tr><th>measure</th><th>value</th></tr>"
                 f"</thead><tbody>{rows}</tbody></table>")
 
-    def to_dataframe(self, wide: bool = False):
-        """long (default): one row per (qid, measure), qid ``all`` holding the summary.
-        wide: one row per topic (index ``query_id``, in per_query() order), one column per
-        measure, without the summary (``aggregate()`` has it; a topic without a value for a
-        measure has NaN there: the topic is not among those the measure averages).
-        Both carry ``attrs["n"]`` ({measure: topics averaged}) and ``attrs["populations"]``
-        ({measure: which topics, by which rule}), :meth:`populations` in words."""
-        import pandas as pd
+    def to_dataframe(self, wide: bool = False, means: bool = False):
+        """The values as a pandas DataFrame, topics in natural order (106_2 before 106_10).
 
-        per_query = self.per_query()
-        if wide:
-            frame = pd.DataFrame.from_dict(per_query, orient="index")
-            frame.index.name = "query_id"
-        else:
-            rows = [(qid, m, v) for qid, vals in per_query.items() for m, v in vals.items()]
-            rows += [("all", m, v) for m, v in self.aggregate().items()]
-            frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+        long (default): one row per (query_id, measure) with its value, per-topic rows only
+        (ir_measures' ``iter_calc`` rows, PyTerrier's ``perquery=True`` frame), so that a
+        ``groupby`` or a mean over the frame never counts a summary as a topic.
+        wide: one row per topic (index ``query_id``), one column per measure; a topic without
+        a value for a measure has NaN there (the measure does not average it).
+        means: the summary values, one row per measure (``measure``, ``value``, and ``n``, the
+        topics it averages): ``aggregate()`` as a frame, trec_eval's ``all`` rows.
+        Each carries ``attrs["n"]`` ({measure: topics averaged}) and ``attrs["populations"]``
+        ({measure: which topics, by which rule}), :meth:`populations` in words."""
+        if wide and means:
+            raise UsageError("to_dataframe: give wide=True or means=True, not both")
+        try:
+            import pandas as pd
+        except ModuleNotFoundError as exc:
+            raise extra_error(exc, "to_dataframe()") from None
         pops = self.populations()
+        if means:
+            frame = pd.DataFrame([(m, v, pops[m].n) for m, v in self.aggregate().items()],
+                                 columns=["measure", "value", "n"])
+        else:
+            per_query = self.per_query()
+            order = sorted(per_query, key=natural_key)
+            if wide:
+                frame = pd.DataFrame.from_dict({q: per_query[q] for q in order}, orient="index")
+                frame.index.name = "query_id"
+            else:
+                rows = [(q, m, v) for q in order for m, v in per_query[q].items()]
+                frame = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
         frame.attrs["n"] = {m: p.n for m, p in pops.items()}
         frame.attrs["populations"] = {m: p.describe(PY_SWITCH) for m, p in pops.items()}
         return frame
@@ -69,5 +86,21 @@ class ResultsViews:
         return f" ({'; '.join(describe_groups(pops, switch=PY_SWITCH))})"
 
 
-def _short(value) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else html.escape(str(value))
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+def natural_key(topic) -> tuple:
+    """Sort key of a topic id in natural order: runs of digits by their number (106_2 before
+    106_10, 9 before 10), other text as text, digits before text at the same place; ids that
+    differ only in leading zeros keep their text order, so the order is total and stable."""
+    parts = _DIGITS.split(str(topic))
+    return tuple((0, int(p), p) if k % 2 else (1, 0, p) for k, p in enumerate(parts) if p)
+
+
+def _short(value, measure: str = "") -> str:
+    """4 places, as trec_eval prints; a count (trec_eval's num_ret, ir_measures' NumRet...) as
+    the whole number trec_eval prints for it."""
+    if isinstance(value, float):
+        count = str(measure).startswith(("num_", "Num")) and value.is_integer()
+        return f"{value:.0f}" if count else f"{value:.4f}"
+    return html.escape(str(value))

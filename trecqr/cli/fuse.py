@@ -115,7 +115,7 @@ def command(runs, output, method, norm, params, weights, train_qrels, train_runs
             given.update(best)
             click.echo(chosen_line(name, best.get(name), optimize, score), err=True)
         fused = fuse(list(runs), m.name, canon, given, train_qrels=train_qrels,
-                     train_runs=training, runid=runid)
+                     train_runs=training if train_qrels else None, runid=runid)
         write_run(fused, output)
         topics = len(set(fused.qid.to_pylist()))
         click.echo(f"fuse: {m.name} (norm {canon or 'none'}) of {len(runs)} runs: {topics} "

@@ -51,6 +51,12 @@ class Qrels(LineLocator):
     def __len__(self) -> int:
         return len(self.grade)
 
+    def __repr__(self) -> str:
+        """One line (the dataclass's would print every Arrow value): judgments, topics, source."""
+        n, t = len(self), len(self.qid.unique())
+        return (f"Qrels({n:,} judgment{'s' * (n != 1)}, {t:,} topic{'s' * (t != 1)}, "
+                f"source={self.source!r})")
+
     def qid_list(self) -> list:
         """The qid of every judgment, as Python strings (the small-input path's dicts)."""
         return self.qid.to_pylist()

@@ -62,6 +62,19 @@ class Run(LineLocator):
     def __len__(self) -> int:
         return len(self.score)
 
+    def __repr__(self) -> str:
+        """One line (the dataclass's would print every Arrow value): rows, topics, runid. A
+        scanned run's topics come from its scan, without building its qid column."""
+        codes = self.codes
+        if codes is not None and getattr(self, "_qid", None) is None:
+            topics = set(codes.topics)
+        else:
+            topics = set(self.qid.unique().to_pylist())
+        topics.update(self.empty_topics)
+        n, t = len(self), len(topics)
+        return (f"Run({n:,} row{'s' * (n != 1)}, {t:,} topic{'s' * (t != 1)}, "
+                f"runid={self.runid!r})")
+
     def qid_list(self) -> list:
         """The qid of every line, as Python strings (the small-input path's dicts)."""
         return self.qid.to_pylist()

@@ -19,7 +19,7 @@ import numpy as np
 
 from trecqr.api.evaluation import evaluate, load_qrels
 from trecqr.errors import UsageError
-from trecqr.fusion.entry import check_params, prepared, read_runs, resolve
+from trecqr.fusion.checks import check_params, prepared, read_runs, resolve
 from trecqr.fusion.methods import fused_scores
 from trecqr.fusion.pool import fused_run
 from trecqr.fusion.training import train

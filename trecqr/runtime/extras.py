@@ -6,7 +6,9 @@ and Dask come with extras (pyproject.toml's ``[project.optional-dependencies]``)
 packages are imported where they are used, never when a core command starts, so a command
 whose package is missing fails with a ModuleNotFoundError naming it; the error path
 (guard.failure_line) turns that into ``trecqr plot needs the plots extra: pip install
-'trecqr[plots]'`` instead of an internal error.
+'trecqr[plots]'`` instead of an internal error. In Python, :func:`extra_error` gives the
+same line as the ModuleNotFoundError's message (``to_dataframe() needs the pandas extra: pip
+install 'trecqr[pandas]'``), so that a notebook user reads what to install.
 """
 
 from __future__ import annotations
@@ -56,3 +58,21 @@ def missing_extra_line(exc: BaseException, argv) -> str | None:
     if extra is None:
         return None
     return f"{command_of(argv)} needs the {extra} extra: pip install 'trecqr[{extra}]'"
+
+
+def extra_error(exc: ModuleNotFoundError, needed_by: str) -> ModuleNotFoundError:
+    """What to raise for exc, a missing module, in a Python function: a ModuleNotFoundError
+    (still of that module, so that ``except ImportError`` and :func:`missing_extra` see it)
+    whose one line names the extra, ``<needed_by> needs the <extra> extra: pip install
+    'trecqr[<extra>]'``; exc itself when the module is no extra's.
+
+        try:
+            import pandas as pd
+        except ModuleNotFoundError as exc:
+            raise extra_error(exc, "to_dataframe()") from None
+    """
+    extra = missing_extra(exc)
+    if extra is None:
+        return exc
+    return ModuleNotFoundError(f"{needed_by} needs the {extra} extra: pip install "
+                               f"'trecqr[{extra}]'", name=exc.name)

@@ -90,6 +90,10 @@ class CqrRow:
     notes: list = field(default_factory=list)  # turn-policy lines (trecqr.protocols.turn_policy)
     candidates: dict | None = None  # rewrites inputs: the candidates policy (cqr_candidates)
 
+    def __repr__(self) -> str:  # one line: the dataclass's prints every field in full
+        scores = ", ".join(f"{k}={v:.4f}" for k, v in self.scores.items())
+        return f"<CqrRow {self.name} ({self.kind}): {scores}>"
+
 
 @dataclass
 class CqrReport:
@@ -111,6 +115,13 @@ class CqrReport:
     # {row name: Topics searched} of candidate rows: the HTML report's queries (not in JSON)
     candidate_queries: dict = field(default_factory=dict, repr=False)
     complete: bool = False  # the preset's -c: every column over every qrels turn
+
+    def __repr__(self) -> str:  # one line: the dataclass's prints every row in full
+        names = [r.name for r in self.rows]
+        shown = ", ".join(names[:4]) + (f", ... ({len(names) - 4} more)" if len(names) > 4 else "")
+        keys = list(self.rows[0].scores) if self.rows else list(self.measures)
+        return (f"<CqrReport: {len(names)} rows ({shown}) x {len(keys)} measures "
+                f"({', '.join(keys)}), {self.backend} index {self.index}>")
 
     def to_dict(self) -> dict:
         out = asdict(self)
