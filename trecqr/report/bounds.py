@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from trecqr.api.evaluation import load_qrels, load_run
+from trecqr.api.evaluation import load_qrels, load_run, score_trec
 from trecqr.engine.evaluator import Column
 from trecqr.engine.names import IrMeasuresColumn
 from trecqr.engine.population import populations
@@ -191,6 +191,46 @@ def bounds_evaluation(score, qrels, run, options: Options):
     lower = score(q, run)
     done = completion(q, run, options)
     return combine(lower, score(done.qrels, run), done), done.grade, done.added
+
+
+@dataclass
+class Bounds:
+    """A run's bounds (Python's ``trecqr.bounds``): summary {measure: {"lower", "upper",
+    "unjudged", "k"}} over the topics each value averages, per_query {qid: {measure: {...}}};
+    grade: G; added: the unjudged retrieved documents counted relevant."""
+
+    grade: int
+    added: int
+    summary: dict
+    per_query: dict
+
+    def __repr__(self) -> str:
+        return (f"Bounds(grade={self.grade}, added={self.added}, measures={list(self.summary)}, "
+                f"topics={len(self.per_query)})")
+
+
+def bounds(qrels, run, measures, *, relevance_level: int = 1, max_docs=None,
+           complete: bool = False, compat: str = "9.0.8") -> Bounds:
+    """Each measure with the run's unjudged documents counted non-relevant (``lower``, what
+    :func:`trecqr.evaluate` gives), counted relevant at grade ``relevance_level`` (``upper``),
+    and the unjudged share of its top k (``unjudged``); the module docstring says how."""
+    if isinstance(measures, str):
+        measures = [measures]
+    options = Options(relevance_level=relevance_level,
+                      max_docs=sys.maxsize if max_docs is None else max_docs,
+                      complete=complete, compat=compat)
+    ev, grade, added = bounds_evaluation(
+        lambda q, r: score_trec(q, r, list(measures), options), qrels, run, options)
+    cols = {c.name: c for c in ev.columns}
+    names = [n for n in cols if n + UPPER in cols]
+    summary = {n: {"lower": float(cols[n].summary), "upper": float(cols[n + UPPER].summary),
+                   "unjudged": float(cols[n + SHARE].summary) if n + SHARE in cols else None,
+                   "k": cutoff(n, cols[n].measure)} for n in names}
+    per_query = {q: {n: {"lower": float(cols[n].values[i]),
+                         "upper": float(cols[n + UPPER].values[i]),
+                         "unjudged": float(cols[n + SHARE].values[i]) if n + SHARE in cols
+                         else None} for n in names} for i, q in enumerate(ev.qids)}
+    return Bounds(grade, added, summary, per_query)
 
 
 def note(grade: int, added: int) -> str:
