@@ -204,3 +204,16 @@ def test_options_without_meaning_are_refused(args, message):
     assert res.exit_code == 2
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert res.stdout == ""
+
+
+def test_a_run_on_stdin_and_several_runs():
+    """A run read from stdin (readable once) gets the same bounds as from its file; several
+    runs get each its own (in the run column of CSV)."""
+    want = _eval(["--bounds", "-m", "P.10", QRELS, RUNS[1]])
+    res = run_cli(["eval", "--quiet", "--bounds", "-m", "P.10", QRELS, "-"],
+                  input=Path(RUNS[1]).read_text())
+    assert res.exit_code == 0 and res.stdout == want
+    rows = _eval(["--bounds", "-m", "P.10", "--format", "csv", QRELS, *RUNS]).splitlines()
+    for run in RUNS:
+        one = _eval(["--bounds", "-m", "P.10", "--format", "csv", QRELS, run]).splitlines()[1:]
+        assert [f"{run},{line}" for line in one] == [r for r in rows if r.startswith(f"{run},")]

@@ -188,6 +188,7 @@ def bounds_evaluation(score, qrels, run, options: Options):
     scorer of the lower value (``trecqr eval``'s engine choice), run twice: on the qrels and
     on the completed qrels."""
     q = load_qrels(qrels, comments=options.v10)
+    run = load_run(run, comments=options.v10)  # read once: stdin ("-") can be read only once
     lower = score(q, run)
     done = completion(q, run, options)
     return combine(lower, score(done.qrels, run), done), done.grade, done.added
