@@ -29,7 +29,6 @@ from trecqr.errors import UsageError
 from trecqr.report.populations import score_table
 from trecqr.report.stats import labels, rankings, reproduction
 
-RANKING_STATS = ("kendall_tau", "tau_ap", "spearman", "rbo")
 GRADED_STATS = (("cohen_kappa", None, None), ("weighted_kappa_linear", "linear", None),
                 ("weighted_kappa_quadratic", "quadratic", None),
                 ("krippendorff_alpha_nominal", None, "nominal"),
