@@ -52,7 +52,7 @@ def labels_command(qrels_a, qrels_b, level, fmt, places, output):
 @click.option("-m", "measures", multiple=True, required=True, metavar="MEASURE[.PARAMS]",
               help="Measure the runs are ranked by (map, ndcg_cut.10, nDCG@10...); "
                    "repeatable.")
-@click.option("--rbo-p", type=FiniteFloat(0, 1), default=0.9, show_default=True,
+@click.option("--rbo-p", type=FiniteFloat(0, 1), default=0.9, show_default=True, metavar="P",
               help="RBO's persistence.")
 @click.option("-M", "max_docs", type=CInteger(), default=None, metavar="N",
               help="Keep the first N documents of each topic.")
@@ -84,9 +84,9 @@ def rankings_command(qrels_a, qrels_b, runs, measures, rbo_p, max_docs, complete
               help="Qrels to score the runs with (RMSE, ER, DeltaRI; with -m).")
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
               help="Measure of RMSE, ER and DeltaRI (with --qrels); repeatable.")
-@click.option("--depth", type=click.IntRange(1), default=1000, show_default=True,
+@click.option("--depth", type=click.IntRange(1), default=1000, show_default=True, metavar="N",
               help="KTU and RBO compare the first N documents (repro_eval's 1000).")
-@click.option("--rbo-p", type=FiniteFloat(0, 1), default=0.95, show_default=True,
+@click.option("--rbo-p", type=FiniteFloat(0, 1), default=0.95, show_default=True, metavar="P",
               help="RBO's persistence (repro_eval's 0.95).")
 @click.option("-M", "max_docs", type=CInteger(), default=None, metavar="N",
               help="Score the first N documents of each topic (repro_eval cuts at 1000).")
