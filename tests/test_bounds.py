@@ -135,8 +135,11 @@ def test_the_demo_run_by_hand_on_two_topics(demo_run):
     the unjudged counted relevant, P@10 is the share of the top 10 the run fills (every
     retrieved passage is then relevant), recip_rank 1; the lower values are eval's."""
     qrels, run = demo_run
-    plain = _rows(_eval(["-q", "-m", "P.10", "-m", "recip_rank", qrels, run]))
-    got = _rows(_eval(["-q", "--bounds", "-m", "P.10", "-m", "recip_rank", qrels, run]))
+    plain_text = _eval(["-q", "-m", "P.10", "-m", "recip_rank", qrels, run])
+    got_text = _eval(["-q", "--bounds", "-m", "P.10", "-m", "recip_rank", qrels, run])
+    assert "".join(line for line in got_text.splitlines(keepends=True)
+                   if "_upper" not in line and "_unjudged" not in line) == plain_text
+    plain, got = _rows(plain_text), _rows(got_text)
     ranked = {}
     for q, _, d, *_ in _lines(run):
         ranked.setdefault(q, []).append(d)
