@@ -96,8 +96,12 @@ def test_labels_text_csv_and_python_say_the_same():
     assert float(values[("krippendorff_alpha_ordinal", "graded")]) == \
         doc["graded"]["krippendorff_alpha_ordinal"]
     assert float(values[("cohen_kappa", "binary (grade >= 1)")]) == doc["binary"]["cohen_kappa"]
-    py = trecqr.agree_labels(*args).to_dict()
+    result = trecqr.agree_labels(*args)
+    py = result.to_dict()
     assert py["graded"] == doc["graded"] and py["confusion"] == doc["confusion"]
+    assert repr(result) == (f"LabelAgreement(human-test.qrels vs Olz-gpt4o.qrels: 4423 shared, "
+                            f"kappa {doc['graded']['cohen_kappa']:.4f}, binary kappa "
+                            f"{doc['binary']['cohen_kappa']:.4f} at grade >= 1)")
 
 
 def test_labels_count_the_judgments_only_one_makes(tmp_path):

@@ -79,6 +79,11 @@ class LabelAgreement:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def __repr__(self) -> str:
+        return (f"LabelAgreement({self.qrels_a} vs {self.qrels_b}: {self.shared} shared, kappa "
+                f"{self.graded['cohen_kappa']:.4f}, binary kappa "
+                f"{self.binary['cohen_kappa']:.4f} at grade >= {self.relevance_level})")
+
 
 def agree_labels(qrels_a, qrels_b, *, relevance_level: int = 1) -> LabelAgreement:
     """How far two qrels' labels agree on the (topic, document) pairs both judge. The weights
@@ -142,6 +147,10 @@ class RankingAgreement:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def __repr__(self) -> str:
+        taus = ", ".join(f"{m} tau {self.stats[m]['kendall_tau']:.4f}" for m in self.measures)
+        return f"RankingAgreement({self.qrels_a} vs {self.qrels_b}, {len(self.runs)} runs: {taus})"
 
 
 def agree_rankings(qrels_a, qrels_b, runs, measures, *, names=None, rbo_p: float = 0.9,
@@ -221,6 +230,11 @@ class ReproAgreement:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def __repr__(self) -> str:
+        order = ", ".join(f"{o['pair']} KTU {o['ktu']:.4f} RBO {o['rbo']:.4f}" for o in self.order)
+        return (f"ReproAgreement({self.original} vs {self.reproduction}: {order}; "
+                f"{len(self.effect)} measures)")
 
 
 def agree_repro(original, reproduction, *, baseline=None, qrels=None, measures=(),
