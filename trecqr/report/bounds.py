@@ -76,15 +76,15 @@ class Completion:
     qrels: Qrels
     grade: int
     added: int
-    qid: list
+    qid: pa.Array
     position: np.ndarray
     unjudged: np.ndarray
 
     def shares(self, qids, k: int | None) -> np.ndarray:
         """Per topic of ``qids``, the unjudged share of its top k (of every document it
         ranks when k is None; 0 for a topic with none): trec_eval 10.0's ``unj``."""
-        index = {q: i for i, q in enumerate(qids)}
-        where = np.array([index.get(q, -1) for q in self.qid], dtype=np.int64)
+        found = pc.index_in(self.qid, value_set=pa.array(list(qids), pa.string()))
+        where = as_numpy(found.fill_null(-1)).astype(np.int64)
         seen = where >= 0
         if k is not None:
             seen &= self.position < k
@@ -132,7 +132,7 @@ def completion(qrels, run, options: Options) -> Completion:
     source = getattr(q, "source", "<qrels>")
     done = Qrels(both["qid"].combine_chunks(), both["docno"].combine_chunks(),
                  as_numpy(both["grade"]).astype(np.int64), f"{source} (completed)")
-    return Completion(done, grade, add.num_rows, qid.to_pylist(), np.asarray(position),
+    return Completion(done, grade, add.num_rows, qid, np.asarray(position),
                       unjudged)
 
 
