@@ -8,7 +8,8 @@
   second set derived from them: Kendall's tau and Spearman's rho equal scipy's on the means
   ``trecqr eval`` prints;
 * repro: a CAsT 2021 run pair (manual BM25 the baseline, ConvDR the advanced run) against a
-  perturbed copy of each: KTU, RBO, RMSE, ER and DeltaRI equal repro_eval's to 1e-9.
+  perturbed copy of each: KTU, RBO, RMSE, ER, DeltaRI and the t-test's p equal repro_eval's
+  to 1e-9.
 
 Text, JSON and CSV carry the same numbers; bad options are one line and exit 2."""
 
@@ -200,7 +201,7 @@ def test_repro_is_repro_evals(repro_runs):
                        run_a_rep_path=str(r["a_rep"]))
     rpd.trim()
     rpd.evaluate()
-    er, dri, rmse = rpd.er(), rpd.dri(), rpd.rmse()
+    er, dri, rmse, pvalues = rpd.er(), rpd.dri(), rpd.rmse(), rpd.ttest()
     for row, key in zip(got["order"], ("a", "b")):
         orig, rep = load_run(str(r[f"{key}_orig"])), load_run(str(r[f"{key}_rep"]))
         assert abs(row["ktu"] - document_order.KTU(orig, rep)) < 1e-9
@@ -216,6 +217,8 @@ def test_repro_is_repro_evals(repro_runs):
         assert abs(e["delta_ri"] - dri[name]) < 1e-9
         assert abs(e["rmse_advanced"] - rmse["advanced"][name]) < 1e-9
         assert abs(e["rmse_baseline"] - rmse["baseline"][name]) < 1e-9
+        assert abs(e["p_advanced"] - pvalues["advanced"][name]) < 1e-9
+        assert abs(e["p_baseline"] - pvalues["baseline"][name]) < 1e-9
     py = trecqr.agree_repro(r["a_orig"], r["a_rep"], baseline=(r["b_orig"], r["b_rep"]),
                             qrels=r["qrels"], measures=["map"])
     assert py.effect[0]["effect_ratio"] == got["effect"][0]["effect_ratio"]

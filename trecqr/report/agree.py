@@ -28,6 +28,7 @@ from trecqr.api.evaluation import load_qrels, load_run
 from trecqr.errors import UsageError
 from trecqr.report.populations import score_table
 from trecqr.report.stats import labels, rankings, reproduction
+from trecqr.report.stats.paired import t_test
 
 GRADED_STATS = (("cohen_kappa", None, None), ("weighted_kappa_linear", "linear", None),
                 ("weighted_kappa_quadratic", "quadratic", None),
@@ -216,8 +217,10 @@ class ReproAgreement:
 
     order: one row per pair compared ("advanced": the run, "baseline": the baseline pair),
     {pair, original, reproduction, topics, ktu, rbo}, the means over the reproduction's topics;
-    effect: one row per measure, {measure, topics, rmse_advanced, rmse_baseline,
-    effect_ratio, delta_ri} (the baseline's and the ratios only with a baseline pair)."""
+    effect: one row per measure, {measure, topics, rmse_advanced, p_advanced, rmse_baseline,
+    p_baseline, effect_ratio, delta_ri} (the baseline's and the ratios only with a baseline
+    pair); p_*: the paired two-sided t-test of the original's per-topic scores against the
+    reproduction's (repro_eval's ``ttest``; 1 where every score is equal)."""
 
     original: str
     reproduction: str
@@ -310,10 +313,12 @@ def _effect_row(table, m: str, with_baseline: bool) -> dict:
         return table.vector(i, m, topics), table.vector(j, m, topics), len(topics)
 
     oa, ra, n = vectors(0, 1)
-    row = {"measure": m, "topics": n, "rmse_advanced": reproduction.rmse(oa, ra)}
+    row = {"measure": m, "topics": n, "rmse_advanced": reproduction.rmse(oa, ra),
+           "p_advanced": t_test(oa, ra)[1]}
     if with_baseline:
         ob, rb, _ = vectors(2, 3)
         row["rmse_baseline"] = reproduction.rmse(ob, rb)
+        row["p_baseline"] = t_test(ob, rb)[1]
         o_a, o_b, _ = vectors(0, 2)  # the original experiment: run over baseline
         r_a, r_b, _ = vectors(1, 3)  # the reproduced one
         with np.errstate(divide="ignore", invalid="ignore"):

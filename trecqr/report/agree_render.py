@@ -14,7 +14,7 @@ import json
 import math
 
 from trecqr.report.agree import LabelAgreement, RankingAgreement, ReproAgreement
-from trecqr.report.text_table import aligned_table, fmt_value
+from trecqr.report.text_table import aligned_table, fmt_p, fmt_value
 
 FORMATS = ("text", "json", "csv")
 LABEL_WORDS = {"cohen_kappa": "Cohen's kappa",
@@ -163,13 +163,16 @@ def repro_text(r: ReproAgreement, places: int = 4) -> str:
     out += aligned_table(rows, ["pair", "original", "reproduction", "topics", "KTU", "RBO"],
                          left=3)
     if r.effect:
-        out += ["", f"effectiveness ({r.population}; RMSE of the per-topic scores"
+        out += ["", f"effectiveness ({r.population}; RMSE of the per-topic scores, p of the "
+                "paired t-test original vs reproduction"
                 + ("; ER and DeltaRI of the run over the baseline" if r.baseline else "") + ")"]
-        header = ["measure", "topics", "RMSE"]
+        header = ["measure", "topics", "RMSE", "p(t)"]
+        keys = ["rmse_advanced", "p_advanced"]
         if r.baseline:
-            header = ["measure", "topics", "RMSE", "RMSE baseline", "ER", "DeltaRI"]
-        keys = ["rmse_advanced", "rmse_baseline", "effect_ratio", "delta_ri"][:len(header) - 2]
-        rows = [[e["measure"], str(e["topics"])] + [fmt_value(e[k], places) for k in keys]
+            header += ["RMSE baseline", "p(t) baseline", "ER", "DeltaRI"]
+            keys += ["rmse_baseline", "p_baseline", "effect_ratio", "delta_ri"]
+        rows = [[e["measure"], str(e["topics"])] +
+                [(fmt_p if k.startswith("p_") else fmt_value)(e[k], places) for k in keys]
                 for e in r.effect]
         out += aligned_table(rows, header)
     return "\n".join(out) + "\n"
@@ -185,8 +188,10 @@ def repro_csv(r: ReproAgreement) -> str:
     for e in r.effect:
         rows.append([e["measure"], "", "topics", e["topics"]])
         rows.append([e["measure"], "advanced", "rmse", e["rmse_advanced"]])
+        rows.append([e["measure"], "advanced", "p_ttest", e["p_advanced"]])
         if "rmse_baseline" in e:
             rows += [[e["measure"], "baseline", "rmse", e["rmse_baseline"]],
+                     [e["measure"], "baseline", "p_ttest", e["p_baseline"]],
                      [e["measure"], "", "effect_ratio", e["effect_ratio"]],
                      [e["measure"], "", "delta_ri", e["delta_ri"]]]
     return _csv(rows, ["measure", "pair", "statistic", "value"])
