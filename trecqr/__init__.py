@@ -27,6 +27,8 @@ _EXPORTS = {
     "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
     "write_qrels": ".formats", "write_run": ".formats",
     "compare": ".report.compare",
+    "agree_labels": ".report.agree", "agree_rankings": ".report.agree", "agree_repro": ".report.agree",
+    "bounds": ".report.bounds",
     "register_ir_measures": ".api.irm_provider",
     "fuse": ".fusion.entry", "optimize_fusion": ".fusion.optimize",
     "cqr": ".workflows.cqr",

@@ -68,6 +68,8 @@ SOURCES = {
     "scairun": (D / "qrecc" / "scai-run.json", None),
     "editor": (D / "qrecc" / "dev-sampled2k_chatgpt_ICL_editor.jsonl", 60),
     "llm4cs": (D / "cast2019" / "llm4cs-rew-rewrites.jsonl", 40),
+    "lhuman": (D / "llmjudge" / "human-test.qrels", 400),
+    "lllm": (D / "llmjudge" / "willia-umbrela1.qrels", 400),
 }
 # made from the real files at start: hredqs generated next queries (id<TAB>text, from the rnk)
 DERIVED = {"hredgen": lambda src: b"".join(
@@ -80,7 +82,20 @@ DERIVED = {"hredgen": lambda src: b"".join(
     # {group: [turn ids]} of the demo's turns (cqr/report --groups)
     "dgroups": lambda src: _groups(src["dqrels"]),
     # the demo's turns with two candidate rewrites each (raw, manual): cqr --candidates
-    "dcands": lambda src: _candidates(src["dtopics"], src["dtopics2"])}
+    "dcands": lambda src: _candidates(src["dtopics"], src["dtopics2"]),
+    # agree: a second qrels (grades made binary), and "reproductions" of the CAsT runs (every
+    # fourth document replaced by one the original lacks; same length per topic)
+    "cqrels2": lambda src: b"".join(
+        b"%s %s %s %d\n" % (*f[:3], int(f[3]) > 0) for f in
+        (line.split() for line in src["cqrels"].read_bytes().splitlines()) if len(f) == 4),
+    "crunrep": lambda src: _reproduced(src["crun"]),
+    "crun2rep": lambda src: _reproduced(src["crun2"])}
+
+
+def _reproduced(run: Path) -> bytes:
+    lines = [line.split() for line in run.read_bytes().splitlines() if line.strip()]
+    return b"".join(b" ".join([f[0], f[1], b"NEW%d" % i if i % 4 == 0 else f[2], *f[3:]]) +
+                    b"\n" for i, f in enumerate(lines, 1))
 
 
 def _qids(path: Path) -> list:
@@ -119,7 +134,9 @@ def prepare_sources(base: Path, backends=("bm25s", "lucene", "dense")) -> dict:
         out[name] = target
     for name, make in DERIVED.items():
         target = src / (name + (".json" if name == "dgroups" else
-                                ".jsonl" if name == "dcands" else ".tsv"))
+                                ".jsonl" if name == "dcands" else
+                                ".run" if name.endswith("rep") else
+                                ".qrels" if name == "cqrels2" else ".tsv"))
         target.write_bytes(make(out))
         out[name] = target
     for name, backend in (("index", "bm25s"), ("lindex", "lucene"), ("dindex", "dense")):

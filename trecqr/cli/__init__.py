@@ -56,6 +56,7 @@ class LazyGroup(click.Group):
                                   "collapse": "trecqr.cli.convert_files:collapse_command",
                                   "diff": "trecqr.cli.report:diff_command",
                                   "compare": "trecqr.cli.report:compare_command",
+                                  "agree": "trecqr.cli.agree:command",
                                   "breakdown": "trecqr.cli.report:breakdown_command",
                                   "plot": "trecqr.cli.report:plot_command",
                                   "gen": "trecqr.cli.generative:gen_command",

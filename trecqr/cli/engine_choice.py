@@ -13,7 +13,7 @@ from trecqr.api.invocation import check_rel_format, read_z, run_trec_eval
 from trecqr.api.pytrec_engine import score_with_pytrec_eval
 from trecqr.errors import UsageError
 from trecqr.engine.names import split_measures
-from trecqr.report import outputs
+from trecqr.report import bounds, outputs
 
 
 def evaluate_one(qrels, run, measures, options, rel_format, zscores, engine):
@@ -42,3 +42,12 @@ def evaluate_rendered(qrels, run, spec, out):
     fmt, query, summary, places = out
     ev = evaluate_one(qrels, run, *spec)
     return outputs.render(ev, fmt, query=query, summary=summary, places=places), outputs.coverage_line(ev)
+
+
+def bounds_rendered(qrels, run, spec, out):
+    """evaluate_rendered with --bounds: each measure, its upper bound and unjudged share."""
+    fmt, query, summary, places = out
+    ev, grade, added = bounds.bounds_evaluation(lambda q, r: evaluate_one(q, r, *spec), qrels,
+                                                run, spec[1])
+    return (outputs.render(ev, fmt, query=query, summary=summary, places=places),
+            outputs.coverage_line(ev) + bounds.note(grade, added))

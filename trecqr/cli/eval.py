@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from trecqr.cli.engine_choice import evaluate_one, evaluate_rendered
+from trecqr.cli.engine_choice import bounds_rendered, evaluate_one, evaluate_rendered
 from trecqr.api.many import eval_runs, expand_runs
 from trecqr.errors import UsageError
 from trecqr.formats.writer import atomic_write_text
@@ -71,9 +71,13 @@ from trecqr.cli.types import CInteger
               help="scai-qrecc21: also score turns without gold passages, as the paper did.")
 @click.option("--collection", default=None, metavar="FILE",
               help="qrecc-official, topiocqa-official: the passages' text (TSV/JSONL).")
+@click.option("--bounds", is_flag=True,
+              help="Also each measure with the unjudged retrieved documents counted relevant "
+                   "(NAME_upper, at the qrels' highest grade) and the unjudged share of its "
+                   "top k (NAME_unjudged).")
 def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs, level,
                  num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
-                 quiet, jobs, scheduler, protocol, eval_missing_truth, collection):
+                 quiet, jobs, scheduler, protocol, eval_missing_truth, collection, bounds):
     """Evaluate each RUN against QRELS, as trec_eval does (same options, same output).
 
     Several runs (or a folder, or a glob pattern) are scored in parallel, the qrels read once;
@@ -88,6 +92,8 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
         if collection is not None and protocol not in ("qrecc-official", "topiocqa-official"):
             raise UsageError("--collection goes with --protocol qrecc-official or "
                              "topiocqa-official")
+        if bounds:  # trecqr/report/bounds.py
+            check_bounds(judged_only, rel_format, zscores, engine, protocol)
         if protocol is not None or eval_missing_truth:  # trecqr/protocols/presets.py
             return _eval_protocol(protocol, eval_missing_truth, qrels, paths, measures, level,
                                   max_docs, complete, compat, fmt, query, nosummary, places,
@@ -101,14 +107,14 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
                           judged_only=judged_only, complete=complete, compat=compat,
                           num_docs_in_coll=num_docs or 0)
         spec = (list(measures), options, rel_format, zscores, engine)
-        if len(paths) == 1 and not several and scheduler is None:
+        if len(paths) == 1 and not several and scheduler is None and not bounds:
             ev = evaluate_one(qrels, paths[0], *spec)
             atomic_write_text(output, outputs.render(ev, fmt, query=query, summary=not nosummary,
                                              places=places))
             if not quiet:
                 click.echo(outputs.coverage_line(ev), err=True)
             return
-        text, lines = eval_runs(evaluate_rendered, qrels, paths, spec,
+        text, lines = eval_runs(bounds_rendered if bounds else evaluate_rendered, qrels, paths, spec,
                                 (fmt, query, not nosummary, places), several=several,
                                 jobs=jobs, scheduler=scheduler)
         atomic_write_text(output, text)
@@ -138,3 +144,15 @@ def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_
                                              places=places))
     if not quiet:
         click.echo(outputs.coverage_line(ev) + note, err=True)
+
+
+def check_bounds(judged_only, rel_format, zscores, engine, protocol) -> None:
+    """--bounds counts unjudged documents relevant in qrels judgments: refuse what leaves none."""
+    for given, why in ((judged_only, "-J drops the unjudged documents"),
+                       (rel_format != "qrels", f"-R {rel_format} is not graded qrels"),
+                       (zscores is not None, "-Z's z-scores are of the lower values only"),
+                       (engine != "native", "--engine pytrec_eval reads only files"),
+                       (protocol is not None, "--protocol fixes the evaluation")):
+        if given:
+            raise UsageError(f"--bounds counts unjudged documents relevant, and {why}: leave "
+                             "one of them out")

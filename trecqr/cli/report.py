@@ -11,6 +11,7 @@ from trecqr.errors import UsageError
 from trecqr.formats.writer import atomic_write_text
 from trecqr.report import breakdown, compare, diff, plots
 from trecqr.report.breakdown import DEFAULT_MAX_DEPTH
+from trecqr.report.bounds import attach, run_bounds
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
 from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
                       say_written, table_output_options, topic_options)
@@ -20,24 +21,44 @@ from trecqr.cli.options import (CONTEXT, comparison_options, correction_options,
 @qrels_runs_measures
 @comparison_options
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
+@click.option("--bounds", is_flag=True,
+              help="Also each run's means with its unjudged retrieved documents counted "
+                   "relevant (at grade -l) and the unjudged share of each measure's top k.")
 def compare_command(qrels, runs, measures, quiet, baseline, all_pairs, complete, level, max_docs,
                     judged_only, compat, test, correction, alpha, permutations, bootstrap, seed,
-                    fmt, places, output):
+                    fmt, places, output, bounds):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
     def job():
         if quiet:
             quiet_notes()
         if baseline is not None and all_pairs:
             raise UsageError("--baseline and --all-pairs exclude each other")
+        if bounds:  # trecqr/report/bounds.py
+            check_bounds(judged_only, fmt)
         cmp = compare.compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,
                       complete=complete, test=test, correction=correction, alpha=alpha,
                       permutations=permutations, bootstrap=bootstrap, seed=seed,
                       relevance_level=level, max_docs=max_docs, judged_only=judged_only,
                       compat=compat)
-        atomic_write_text(output, compare.render(cmp, fmt, places))
+        text = compare.render(cmp, fmt, places)
+        if bounds:
+            rows, grade = run_bounds(qrels, list(runs), cmp.runs, list(measures), cmp.means,
+                                     complete=complete, relevance_level=level,
+                                     max_docs=max_docs, compat=compat)
+            text = attach(text, fmt, rows, grade, places)
+        atomic_write_text(output, text)
 
     run_guarded(job)
     say_written(output, "comparison")
+
+
+def check_bounds(judged_only, fmt) -> None:
+    """compare --bounds: refused where it means nothing (-J) or has no place (paper tables)."""
+    if judged_only:
+        raise UsageError("--bounds counts unjudged documents relevant, and -J drops them: "
+                         "leave one of them out")
+    if fmt in ("markdown", "latex"):
+        raise UsageError(f"--bounds goes with --format text, json or csv, not {fmt}")
 
 
 @click.command("breakdown", context_settings=CONTEXT)
