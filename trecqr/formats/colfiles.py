@@ -31,8 +31,7 @@ from trecqr.errors import InputError
 from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import Run
 from trecqr.formats.tables import qrels_from_table, run_from_table
-from trecqr.formats.fastread import raw_head, sample_head
-from trecqr.formats.textio import arrow_fields, python_lines, read_source
+from trecqr.formats.textio import arrow_fields, python_lines, raw_head, read_source, sample_head
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 

@@ -33,9 +33,8 @@ import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.formats.arrays import SMALL_ROWS, as_numpy, one_chunk
-from trecqr.formats.listed import listed_frame
-from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
-from trecqr.formats.run import Run, parse_score
+from trecqr.formats.qrels import ListedQrels, Qrels, parse_grade, warn_truncated
+from trecqr.formats.run import ListedRun, Run, parse_score
 
 TOPIC = ("query_id", "qid", "q_id")
 DOCUMENT = ("doc_id", "docno", "docid")
@@ -215,8 +214,47 @@ RUN_ROLES = [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"), ("s", SCORE, "s
 QRELS_ROLES = [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"), ("g", GRADE, "relevance")]
 
 
+def _text(values) -> list | None:
+    """A column's values when every one is a str: a numpy object column's, or a pandas text
+    column's (``str`` in pandas 3, ``string``; a missing value is not a str)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype != object:
+            return None
+        values = values.tolist()
+    elif getattr(getattr(values, "dtype", None), "name", None) in ("str", "string"):
+        # Arrow's view of the column (pandas' Arrow-backed text: no copy), read once
+        values = pa.array(values, from_pandas=True).to_pylist()
+    else:
+        return None
+    return values if set(map(type, values)) <= {str} else None
+
+
+def listed_frame(topic, docno, value, kind: str, source: str, runid: str = "trecqr"):
+    """A ListedRun (kind "run": ``value`` the scores) or ListedQrels ("qrels": the grades)
+    of a DataFrame's column values, or None when they are not plainly text ids and float64
+    scores (finite) or int64 grades, or are none (the caller keeps to small frames). Reading
+    them straight into the lists the C pass's dicts are made from skips making Arrow columns
+    and reading them back, most of a small call's time."""
+    if not len(value) or not isinstance(value, np.ndarray):
+        return None
+    if kind == "run":
+        if value.dtype != np.float64 or not np.isfinite(value).all():
+            return None
+    elif value.dtype != np.int64:
+        return None
+    qids = _text(topic)
+    docnos = None if qids is None else _text(docno)
+    if docnos is None:
+        return None
+    value = np.array(value, dtype=value.dtype)  # a copy: the frame may change later
+    if kind == "run":
+        return ListedRun.of_lists(qids, docnos, value, runid, source)
+    return ListedQrels.of_lists(qids, docnos, value, source)
+
+
 def _listed(obj, roles: list, kind: str, source: str, runid: str = "trecqr"):
-    """A small DataFrame of text ids and plain numbers as lists (:mod:`.listed`), or None."""
+    """A small DataFrame of text ids and plain numbers as lists (:func:`listed_frame`), or
+    None."""
     if not is_frame(obj) or len(obj) > SMALL_ROWS:
         return None
     names = obj.columns
