@@ -102,6 +102,11 @@ LAZY = {
                                                   "run needs none (~40 ms)",
     ("trecqr.formats.order", "pyarrow.compute"): "ranking a run's columns: a small run is "
                                                  "ranked as dicts by the C pass (~40 ms)",
+    ("trecqr.formats.diversity", "pyarrow.compute"): "diversity qrels and runs only: "
+                                                     "formats.objects imports the module for "
+                                                     "every input (~40 ms)",
+    ("trecqr.formats.prefs", "pyarrow.compute"): "preference files only (~40 ms)",
+    ("trecqr.formats.qrels_jg", "pyarrow.compute"): "judgment-group qrels only (~40 ms)",
     ("trecqr.formats.textio", "pyarrow.csv"): "files the C scanner or the small-file split "
                                               "leave (gzip, large qrels...; ~5 ms)",
     ("trecqr.runtime.memory", "ctypes"): "under a memory cap only (fit_process): ctypes.util "

@@ -25,7 +25,6 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
@@ -226,7 +225,7 @@ def read_three_column_run(path, *, comments: bool = True) -> Run:
     """``qid docid rank`` lines: score = 1/rank (see the module docstring)."""
     src, table = _three_columns(path, "MS MARCO run: qid docid rank", comments)
     try:
-        rank = pc.cast(table.column(2), pa.int64()).to_numpy()
+        rank = table.column(2).cast(pa.int64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         rank = None
 
@@ -250,7 +249,7 @@ def read_three_column_qrels(path, *, comments: bool = True) -> Qrels:
     """``qid docid grade`` lines (a BEIR header line skipped)."""
     src, table = _three_columns(path, "qrels: qid docid grade", comments)
     try:
-        grade = pc.cast(table.column(2), pa.int64()).to_numpy()
+        grade = table.column(2).cast(pa.int64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         first, count, values = None, 0, []
 
