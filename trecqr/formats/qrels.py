@@ -30,8 +30,6 @@ _INT = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 _ATOL_PREFIX = re.compile(r"[+-]?[0-9]*")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
-_SPACE = np.zeros(256, bool)  # C isspace
-_SPACE[list(b" \t\n\r\v\f")] = True
 _INTEGERS = re.compile(r"[+-]?[0-9]+(?:\n[+-]?[0-9]+)*")
 
 
@@ -125,15 +123,17 @@ def _python_qrels(src: Source, comments: bool) -> Qrels:
                  np.asarray(grades, dtype=np.int64), src.name, src, comments)
 
 
-def _four_fields(data: bytes) -> bool:
-    """Whether every line of data is blank or has four fields (numpy: a few passes over the
-    bytes, where a regular expression takes a step per byte)."""
-    byte = np.frombuffer(data, np.uint8)
-    space = _SPACE[byte]
-    start = ~space  # a field starts at a byte that is not space, after one that is
-    start[1:] &= space[:-1]
-    per_line = np.bincount(np.cumsum(byte == 10)[start])
-    return bool(per_line.any()) and bool(np.isin(per_line, (0, 4)).all())
+def _four_fields(text: str) -> bool:
+    """Whether every line of an ASCII text without control characters is blank or has four
+    fields, and one has (``str.split`` then splits on C isspace)."""
+    seen = False
+    for line in text.split("\n"):
+        count = len(line.split())
+        if count == 4:
+            seen = True
+        elif count:
+            return False
+    return seen
 
 
 def _listed_qrels(data: bytes, name: str, comments: bool) -> ListedQrels | None:
@@ -144,9 +144,10 @@ def _listed_qrels(data: bytes, name: str, comments: bool) -> ListedQrels | None:
     if not data.isascii() or len(data.translate(None, CONTROL_BYTES)) != len(data) \
             or data.lstrip()[:1] == b"{" or (comments and may_have_comments(data)):
         return None
-    if not _four_fields(data):
+    text = data.decode("ascii")
+    if not _four_fields(text):
         return None
-    fields = data.decode("ascii").split()
+    fields = text.split()
     grades = fields[3::4]
     if not grades or _INTEGERS.fullmatch("\n".join(grades)) is None:
         return None
