@@ -7,6 +7,7 @@ a fresh interpreter, not timed.
   C pass's dicts are made from) loads neither Arrow's compute kernels nor its CSV reader.
 * The whole command loads no pandas, no Arrow CSV reader, no process pool, no optional extra
   and none of the packages of other commands (datasets, retrieval, fusion, reports).
+* Arrow's allocator is set when pyarrow loads, not by loading it.
 """
 
 from __future__ import annotations
@@ -73,3 +74,23 @@ def test_small_eval_loads_only_what_it_uses(tmp_path):
     modules = json.loads(where.read_text())
     assert proc.stdout.startswith("runid") and "trecqr.engine.execute" in modules
     assert _loaded(modules, NOT_LOADED) == []
+
+
+_ALLOCATOR = """
+import sys
+from trecqr import cli
+calls = []
+cli._lean_arrow_memory = lambda: calls.append("pyarrow" in sys.modules)
+cli._lean_arrow_memory_when_loaded()
+before = ("pyarrow" in sys.modules, list(calls))
+import pyarrow
+print(before, calls, any(type(f).__name__ == "_WhenArrowLoads" for f in sys.meta_path))
+"""
+
+
+def test_arrow_allocator_is_set_when_pyarrow_loads_not_by_loading_it():
+    """The command line sets Arrow's allocator (jemalloc, no decay) once pyarrow is imported,
+    and does not import pyarrow to do it: a command that never needs Arrow does not load it."""
+    out = subprocess.run([sys.executable, "-c", _ALLOCATOR], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.strip()
+    assert out == "(False, []) [True] False"
