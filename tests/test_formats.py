@@ -93,16 +93,6 @@ def _same_qrels(a, b):
     assert np.array_equal(a.grade, b.grade)
 
 
-@pytest.fixture(autouse=True, params=["scanner", "arrow"])
-def reader(request, monkeypatch):
-    """Every test runs twice: with the C run scanner, and with it disabled (Arrow path)."""
-    from trecqr.formats import _scan  # noqa: F401  (must be built: pip install compiles it)
-
-    if request.param == "arrow":
-        monkeypatch.setattr(run_module, "_scanner", None)
-    return request.param
-
-
 @pytest.fixture
 def no_slow_path(monkeypatch):
     """Make the per-line Python readers fail: a read that succeeds took the Arrow path."""
@@ -448,9 +438,9 @@ def test_utf16_is_named(tmp_path):
 
 
 # ---------------------------------------------------------------------------- C scanner
-def test_scanner_reads_plain_files(reader):
+def test_scanner_reads_plain_files():
     run = read_run(TE / "results.test")
-    assert (type(run).__name__ == "ScannedRun") == (reader == "scanner")
+    assert type(run).__name__ == "ScannedRun"
 
 
 def test_lines_across_scanner_blocks(tmp_path):
@@ -516,35 +506,28 @@ def test_broken_json_is_reported_at_its_line(tmp_path):
                                   "\ufeff1 0 d1 1\n", "1 0 d\u00e9 +1\n2 0 e 007\n",
                                   "\n\n1 0 d1 1\n\n", "1 0 d1 x\n", "1 0 d1 1\n1 0 d2\n",
                                   "1 0 d1 1.0\n", "#1 0 d 1\n", "1 0 d1 1 5\n1 0 d2\n",
-                                  "1 0 d1 -0\n1 0 d2 99999999999999999999\n"])
-def test_small_files_split_from_their_sample_as_the_csv_reader_reads_them(tmp_path, text,
-                                                                          monkeypatch):
-    """A qrels file under 64 KiB is split from its sample by Arrow's string kernels: the
-    same table as Arrow's CSV reader gives (or, where that fails, the same fallback)."""
-    from trecqr.formats import fastread
-
-    pa = fastread.pa
-
-    def table(cols):
-        return None if cols is None else pa.table(
-            {k: pa.array(v) if isinstance(v, fastread.np.ndarray) else v for k, v in cols.items()})
-
+                                  "1 0 d1 -0\n1 0 d2 99999999999999999999\n",
+                                  " 1 \t0\x0bd1\x0c+2 \r\n1 0 d1_0 1_0\n", "1 0 d1 2\n#c\n",
+                                  "1 0 a 1\n1 0 a\x1c 2\n"])
+@pytest.mark.parametrize("comments", [True, False])
+def test_small_qrels_files_read_as_the_line_reader_reads_them(tmp_path, text, comments):
+    """A qrels file under 256 KiB is split by one ``str.split`` into lists: the same values
+    (or the same one-line error, or warning) as the per-line reader, trec_eval's rules."""
     path = tmp_path / "qrels"
     path.write_text(text, encoding="utf-8")
-    columns = {0: pa.string(), 2: pa.string(), 3: pa.int64()}
-    got = {c: table(fastread.fast_table(path, columns, min_fields=4, exact=True, comments=c))
-           for c in (True, False)}
-    raw = fastread.raw_head(str(path))  # the sniffer's bytes, passed on: the same columns
-    for comments, small in got.items():
-        again = table(fastread.fast_table(path, columns, min_fields=4, exact=True,
-                                          comments=comments, raw=raw))
-        assert (again is None) == (small is None) and (small is None or again.equals(small))
-    monkeypatch.setattr(fastread, "WHOLE_SAMPLE", 0)
-    for comments, small in got.items():
-        csv = table(fastread.fast_table(path, columns, min_fields=4, exact=True,
-                                        comments=comments))
-        assert (small is None) == (csv is None)
-        if small is not None:
-            assert small.equals(csv) and small.schema == csv.schema
+
+    def outcome(read):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                q = read()
+            except InputError as exc:
+                return str(exc), [str(w.message) for w in seen]
+        return ((q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist(), q.grade.dtype),
+                [str(w.message) for w in seen])
+
+    got = outcome(lambda: read_qrels(path, comments=comments))
+    assert got == outcome(lambda: _python_qrels(read_source(path, trec=True), comments))
     if text.startswith("1 0 d1 1\n1 0 d2 0"):
-        assert got[False].column("f3").to_pylist() == [1, 0, 2]
+        assert type(read_qrels(path)).__name__ == "ListedQrels"
+        assert got[0][2] == [1, 0, 2]

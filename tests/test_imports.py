@@ -97,6 +97,21 @@ LAZY = {
     ("trecqr.formats.irds_files", "ir_datasets.formats"): "ir_datasets, above",
     ("trecqr.formats.irds_files", "ir_datasets.util"): "ir_datasets, above",
     ("trecqr.formats.irds_files", "ir_datasets.util.download"): "ir_datasets, above",
+    # a small run and qrels are read without pyarrow.compute and pyarrow.csv (~40 ms together)
+    ("trecqr.formats.writer", "pyarrow.compute"): "writing runs and qrels only: reading a small "
+                                                  "run needs none (~40 ms)",
+    ("trecqr.formats.order", "pyarrow.compute"): "ranking a run's columns: a small run is "
+                                                 "ranked as dicts by the C pass (~40 ms)",
+    ("trecqr.formats.diversity", "pyarrow.compute"): "diversity qrels and runs only: "
+                                                     "formats.objects imports the module for "
+                                                     "every input (~40 ms)",
+    ("trecqr.formats.prefs", "pyarrow.compute"): "preference files only (~40 ms)",
+    ("trecqr.formats.qrels_jg", "pyarrow.compute"): "judgment-group qrels only (~40 ms)",
+    ("trecqr.formats.textio", "pyarrow.csv"): "files the C scanner or the small-file split "
+                                              "leave (gzip, large qrels...; ~5 ms)",
+    ("trecqr.runtime.memory", "ctypes"): "under a memory cap only (fit_process): ctypes.util "
+                                         "loads subprocess, shutil and tempfile (~10 ms)",
+    ("trecqr.runtime.memory", "ctypes.util"): "ctypes, above",
     # Parquet, Feather and JSONL runs: pyarrow's readers, loaded by the file kind that needs one
     ("trecqr.formats.colfiles", "pyarrow.parquet"): "Parquet files only (~40 ms)",
     ("trecqr.formats.colfiles", "pyarrow.feather"): "Feather files only (~15 ms)",

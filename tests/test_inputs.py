@@ -346,7 +346,9 @@ def test_small_frames_are_read_as_lists_with_the_arrow_readers_values(files, tmp
     back, most of a small call's time); its Arrow columns, made when read, and its values are
     the Arrow reader's, on 40 real CAsT 2021 topics, in both conventions and both pandas text
     dtypes. Anything else still goes through the Arrow reader and its messages."""
-    from trecqr.formats import listed, tables
+    from trecqr.formats import tables
+    from trecqr.formats.qrels import ListedQrels
+    from trecqr.formats.run import ListedRun
 
     run, qrels = trecqr.load_run(files[1]), trecqr.load_qrels(files[0])
     topics = sorted(set(run.qid.to_pylist()) & set(qrels.qid.to_pylist()))[:40]
@@ -370,12 +372,12 @@ def test_small_frames_are_read_as_lists_with_the_arrow_readers_values(files, tmp
             rf = rf.astype({names[0]: dtype, names[1]: dtype})
             qf = qf.astype({names[0]: dtype, names[1]: dtype})
         fast_r, fast_q = trecqr.load_run(rf), trecqr.load_qrels(qf)
-        assert isinstance(fast_r, listed.ListedRun) and isinstance(fast_q, listed.ListedQrels)
+        assert isinstance(fast_r, ListedRun) and isinstance(fast_q, ListedQrels)
         assert _values(trecqr.evaluate(qf, rf, MEASURES)) == from_files
         with monkeypatch.context() as m:
             m.setattr(tables, "SMALL_ROWS", 0)  # the Arrow reader
             slow_r, slow_q = trecqr.load_run(rf), trecqr.load_qrels(qf)
-            assert not isinstance(slow_r, listed.ListedRun)
+            assert not isinstance(slow_r, ListedRun)
             assert _values(trecqr.evaluate(qf, rf, MEASURES)) == from_files
         assert fast_r.qid.equals(slow_r.qid) and fast_r.docno.equals(slow_r.docno)
         assert fast_q.qid.equals(slow_q.qid) and fast_q.docno.equals(slow_q.docno)
@@ -385,7 +387,7 @@ def test_small_frames_are_read_as_lists_with_the_arrow_readers_values(files, tmp
         assert fast_r.score[0] == r_cols[2][0]
     # not plain: the Arrow reader converts or refuses, as before
     small = pd.DataFrame({"qid": [1, 1], "docno": ["a", "b"], "score": [1.0, 2.0]})
-    assert not isinstance(trecqr.load_run(small), listed.ListedRun)
+    assert not isinstance(trecqr.load_run(small), ListedRun)
     assert trecqr.load_run(small).qid.to_pylist() == ["1", "1"]  # decimal text
     for bad, message in (
             (pd.DataFrame({"qid": ["1", None], "docno": ["a", "b"], "score": [1.0, 2.0]}),

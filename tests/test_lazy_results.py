@@ -147,15 +147,14 @@ def test_small_qrels_dict_counts_when_read_as_numpy_counts(monkeypatch):
 
 def test_small_qrels_file_is_opened_once(monkeypatch, tmp_path):
     """A small qrels file is read from the bytes its format sniffer read: one open."""
-    from trecqr.formats import fastread
+    from trecqr.formats import colfiles, textio
 
     path = tmp_path / "qrels"
     path.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
     opened = []
-    real = fastread.raw_head
-    monkeypatch.setattr(fastread, "raw_head", lambda name: opened.append(name) or real(name))
-    from trecqr.formats import colfiles
-    monkeypatch.setattr(colfiles, "raw_head", fastread.raw_head)
+    real = textio.raw_head
+    monkeypatch.setattr(textio, "raw_head", lambda name: opened.append(name) or real(name))
+    monkeypatch.setattr(colfiles, "raw_head", textio.raw_head)
     q = trecqr.load_qrels(str(path))
     assert opened == [str(path)]
     assert q.qid.to_pylist() == ["q1", "q1", "q2"] and q.grade.tolist() == [1, 0, 2]

@@ -12,7 +12,9 @@ dataset adapters, retrieval backends or plots at start-up.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import sys
 
 import click
 
@@ -32,6 +34,34 @@ def _lean_arrow_memory() -> None:
         pa.jemalloc_set_decay_ms(0)
     except (NotImplementedError, AttributeError, pa.ArrowException):
         pass
+
+
+class _WhenArrowLoads:
+    """A one-shot import hook: :func:`_lean_arrow_memory` runs as soon as pyarrow is imported,
+    and not before, so that a command that never needs Arrow (a small run) does not load it
+    (~60 ms) only to set its allocator."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "pyarrow":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            load = spec.loader.exec_module
+
+            def exec_module(module):
+                load(module)
+                _lean_arrow_memory()
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _lean_arrow_memory_when_loaded() -> None:
+    if "pyarrow" in sys.modules:
+        _lean_arrow_memory()
+    elif not any(isinstance(f, _WhenArrowLoads) for f in sys.meta_path):
+        sys.meta_path.insert(0, _WhenArrowLoads())
 
 
 class LazyGroup(click.Group):
@@ -73,7 +103,7 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="trecqr")
 def main():
     """trecqr: trec_eval-exact evaluation for conversational search and query suggestion."""
-    _lean_arrow_memory()
+    _lean_arrow_memory_when_loaded()
 
 
 @main.group("convert", cls=LazyGroup, context_settings=CONTEXT, lazy={

@@ -11,7 +11,6 @@ from itertools import groupby
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 IDX = np.int32  # row indices and codes: runs of up to 2**31 lines
 
@@ -24,7 +23,7 @@ def _chunk(arr: pa.Array) -> np.ndarray:
     if arr.null_count:
         raise ValueError("array has nulls")
     if pa.types.is_boolean(arr.type):
-        arr = pc.cast(arr, pa.int8())
+        arr = arr.cast(pa.int8())
         return _chunk(arr).astype(bool)
     dtype = _NUMPY.get(arr.type)
     if dtype is None:
@@ -111,9 +110,50 @@ def arrow_mask(keep: np.ndarray) -> pa.Array:
                                  [None, pa.py_buffer(np.packbits(keep, bitorder="little"))])
 
 
+def _listed_column(name: str) -> property:
+    """``qid`` or ``docno``: Arrow from the list ``_<name>s`` on first read; set, it replaces
+    the list (the dataclass's __init__ sets None)."""
+    arrow, values = f"_{name}", f"_{name}s"
+
+    def get(self):
+        if getattr(self, arrow) is None:
+            setattr(self, arrow, string_array(getattr(self, values)))
+        return getattr(self, arrow)
+
+    def put(self, value):
+        setattr(self, arrow, value)
+        if value is not None:
+            setattr(self, values, None)
+
+    return property(get, put)
+
+
+class Listed:
+    """Mixin for a Run or Qrels held as Python lists (``_qids``, ``_docnos``): a small
+    DataFrame's or a small qrels file's. The scorer takes small inputs through the C pass over
+    dicts, made from these lists; their Arrow columns are made only when something reads them
+    (the same values, by :func:`string_array`)."""
+
+    qid = _listed_column("qid")
+    docno = _listed_column("docno")
+
+    def qid_list(self) -> list:
+        return self._qids if self._qids is not None else self.qid.to_pylist()
+
+    def docno_list(self) -> list:
+        return self._docnos if self._docnos is not None else self.docno.to_pylist()
+
+    @classmethod
+    def of_lists(cls, qids: list, docnos: list, *args, **kwargs):
+        """The object of these lists (the other fields as the dataclass takes them)."""
+        obj = cls(None, None, *args, **kwargs)
+        obj._qids, obj._docnos = qids, docnos
+        return obj
+
+
 SMALL_ROWS = 8192  # inputs up to this many rows are scored in the C pass as dicts made from
 # their Python values (numpy wins from about 12,000: its per-call costs, 3 ms a call, against
-# Python objects per row); a small DataFrame is read straight into those values (.listed)
+# Python objects per row); a small DataFrame is read straight into those values (Listed)
 
 
 def grouped_dicts(qid, docno, values) -> dict | None:
@@ -142,7 +182,7 @@ def _interleaved(qid, docnos: list, values) -> dict | None:
     """:func:`grouped_dicts` of rows whose topics interleave: grouped by a stable sort of
     the topics' first-seen codes."""
     qid = string_array(qid) if isinstance(qid, list) else qid
-    encoded = pc.dictionary_encode(qid)
+    encoded = qid.dictionary_encode()
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     codes = as_numpy(encoded.indices)

@@ -25,14 +25,12 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import Run
 from trecqr.formats.tables import qrels_from_table, run_from_table
-from trecqr.formats.fastread import raw_head, sample_head
-from trecqr.formats.textio import arrow_fields, python_lines, read_source
+from trecqr.formats.textio import arrow_fields, python_lines, raw_head, read_source, sample_head
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 
@@ -227,7 +225,7 @@ def read_three_column_run(path, *, comments: bool = True) -> Run:
     """``qid docid rank`` lines: score = 1/rank (see the module docstring)."""
     src, table = _three_columns(path, "MS MARCO run: qid docid rank", comments)
     try:
-        rank = pc.cast(table.column(2), pa.int64()).to_numpy()
+        rank = table.column(2).cast(pa.int64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         rank = None
 
@@ -251,7 +249,7 @@ def read_three_column_qrels(path, *, comments: bool = True) -> Qrels:
     """``qid docid grade`` lines (a BEIR header line skipped)."""
     src, table = _three_columns(path, "qrels: qid docid grade", comments)
     try:
-        grade = pc.cast(table.column(2), pa.int64()).to_numpy()
+        grade = table.column(2).cast(pa.int64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         first, count, values = None, 0, []
 

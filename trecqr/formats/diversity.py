@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.formats.qrels import Qrels
@@ -60,13 +59,15 @@ class DiversityQrels:
 
 
 def _int_grades(col: pa.Array, name: str, lines=None) -> np.ndarray:
+    import pyarrow.compute as pc  # lazy: diversity inputs only (~40 ms)
+
     ok = pc.match_substring_regex(col, r"^[+-]?[0-9]+$").to_numpy(zero_copy_only=False)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         raise InputError(name, None if lines is None else lines[i],
                          f"grade {col[i].as_py()!r} is not an integer")
     try:
-        return pc.cast(col, pa.int64()).to_numpy(zero_copy_only=False).astype(np.int64)
+        return col.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.int64)
     except (pa.ArrowInvalid, OverflowError):
         text = [t for t in col.to_pylist() if not _INT64[0] <= int(t) <= _INT64[1]][0]
         raise InputError(name, None, f"grade {text!r} is out of range") from None
@@ -75,6 +76,8 @@ def _int_grades(col: pa.Array, name: str, lines=None) -> np.ndarray:
 def _check_duplicates(q: DiversityQrels, lines=None) -> None:
     """A (topic, subtopic, docno) judged twice is an error (ndeval's result would depend on its
     sort order)."""
+    import pyarrow.compute as pc  # lazy: above
+
     if not len(q):
         return
     keys = pc.binary_join_element_wise(q.qid, q.subtopic, q.docno, "\x00")
@@ -198,6 +201,8 @@ def load_diversity_qrels(obj) -> DiversityQrels:
 def has_subtopics(qid: pa.Array, second: pa.Array, docno: pa.Array) -> bool:
     """Whether some (topic, docno) repeats with different values in the second column: the
     file judges documents per subtopic."""
+    import pyarrow.compute as pc  # lazy: above
+
     if len(qid) < 2:
         return False
     table = pa.table({"q": qid, "d": docno, "s": second})
@@ -254,6 +259,8 @@ def run_in_rank_order(path):
     score). The :class:`~trecqr.formats.run.Run` returned scores each line minus its rank, so
     that any score-descending ranking follows the rank column. As in ndeval, a rank must be a
     natural number, and a rank or a docno repeated within a topic is an error."""
+    import pyarrow.compute as pc  # lazy: above
+
     src = read_source(path)
     table = arrow_fields(src, comments=False)
     if table is None or table.num_columns < 6 or table.num_rows == 0:
@@ -279,8 +286,8 @@ def run_in_rank_order(path):
             bad = int(np.flatnonzero(~natural)[0])
             what = f"rank {rank[bad].as_py()!r} is not a natural number"
         else:
-            col = pc.cast(rank, pa.int64()) if check == "rank" else docno
-            keys = pc.binary_join_element_wise(qid, pc.cast(col, pa.string()), "\x00")
+            col = rank.cast(pa.int64()) if check == "rank" else docno
+            keys = pc.binary_join_element_wise(qid, col.cast(pa.string()), "\x00")
             if pc.count_distinct(keys).as_py() < len(keys):
                 _, first = np.unique(np.asarray(keys.to_pylist(), dtype=object),
                                      return_index=True)
@@ -290,6 +297,6 @@ def run_in_rank_order(path):
             if lines is None:
                 lines = [n for n, _ in python_lines(src, comments=False)]
             raise InputError(src.name, lines[bad], what)
-    score = -pc.cast(rank, pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    score = -rank.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
     return Run(qid, docno, score, runid[-1].as_py() if len(runid) else "trecqr", src.name)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.formats.arrays import IDX, arrow_indices, as_numpy
 
@@ -17,13 +16,15 @@ from trecqr.formats.arrays import IDX, arrow_indices, as_numpy
 # --------------------------------------------------------------------------- qid codes
 def _blocks(qid: pa.Array):
     """Starts of runs of equal qids, and the qid of each run (cheap when files are grouped)."""
+    import pyarrow.compute as pc  # lazy: ranking a run's columns (a small run is ranked as dicts)
+
     n = len(qid)
     if n == 0:
         return np.zeros(0, IDX), []
     change = pc.not_equal(qid.slice(1), qid.slice(0, n - 1))
     starts = np.concatenate([[0], np.flatnonzero(as_numpy(change)) + 1])
     if len(starts) > 200_000 and len(starts) > n // 8:  # interleaved file: hash instead
-        enc = pc.dictionary_encode(qid)
+        enc = qid.dictionary_encode()
         return None, (enc.dictionary.to_pylist(), as_numpy(enc.indices))
     return starts, qid.take(arrow_indices(starts)).to_pylist()
 
@@ -76,6 +77,8 @@ def sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
     in_group[1:] |= tie
     pos = np.flatnonzero(in_group)
     group = np.cumsum(np.concatenate([[1], ~tie[pos[:-1]]]))  # new group unless tied to prev
+    import pyarrow.compute as pc  # lazy: above
+
     table = pa.table({"g": group, "d": docno.take(arrow_indices(order[pos]))})
     within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
     order[pos] = order[pos][as_numpy(within)]

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.formats.textio import Source, arrow_fields, python_lines, read_source
@@ -76,9 +75,11 @@ def read_columns(src: Source, nfields: int, names: str, comments: bool, number_c
 
 def _finite_floats(col: pa.Array) -> bool:
     """Every value a plain decimal number (atof reads "0x10" or "1abc" otherwise) and finite."""
+    import pyarrow.compute as pc  # lazy: preference files only (~40 ms)
+
     if not pc.all(pc.match_substring_regex(col, "^" + _FLOAT_RE + "$")).as_py():
         return False
-    return bool(np.isfinite(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)).all())
+    return bool(np.isfinite(col.cast(pa.float64()).to_numpy(zero_copy_only=False)).all())
 
 
 def check_level(text: str, source: str, line: int) -> float:
@@ -91,7 +92,7 @@ def _read(path, comments: bool, nfields: int, names: str, kind: str) -> Prefs:
     src = read_source(path)
     level_col = nfields - 1
     cols = read_columns(src, nfields, names, comments, level_col, _finite_floats, check_level)
-    level = pc.cast(cols[level_col], pa.float64()).to_numpy(zero_copy_only=False)
+    level = cols[level_col].cast(pa.float64()).to_numpy(zero_copy_only=False)
     if nfields == 5:
         qid, jg, jsg, docno = cols[:4]
     else:

@@ -16,21 +16,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import as_numpy, one_chunk
-from trecqr.formats.fastread import fast_table
-from trecqr.formats.run import parse_score
-from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
-                     refuse_bom)
-from trecqr.formats.writer import atomic_write_lines
+from trecqr.formats.arrays import Listed, as_numpy
+from trecqr.formats.run import SMALL_FILE, parse_score
+from trecqr.formats.textio import (CONTROL_BYTES, LineLocator, Source, arrow_fields, json_document,
+                                   may_have_comments, python_lines, read_source, refuse_bom,
+                                   small_file)
+from trecqr.formats.writer import atomic_write_fields
 
 QRELS_FIELDS = "qid iter docno grade"
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 _ATOL_PREFIX = re.compile(r"[+-]?[0-9]*")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+_INTEGERS = re.compile(r"[+-]?[0-9]+(?:\n[+-]?[0-9]+)*")
 
 
 class TruncatedGradeWarning(UserWarning):
@@ -63,6 +63,11 @@ class Qrels(LineLocator):
 
     def docno_list(self) -> list:
         return self.docno.to_pylist()
+
+
+class ListedQrels(Listed, Qrels):
+    """:class:`Qrels` held as lists (a small DataFrame's or file's), Arrow columns made when
+    read."""
 
 
 def parse_grade(text: str, source: str, line: int | None) -> tuple[int, bool]:
@@ -124,15 +129,51 @@ def _python_qrels(src: Source, comments: bool) -> Qrels:
                  np.asarray(grades, dtype=np.int64), src.name, src, comments)
 
 
+def _four_fields(text: str) -> bool:
+    """Whether every line of an ASCII text without control characters is blank or has four
+    fields, and one has (``str.split`` then splits on C isspace)."""
+    seen = False
+    for line in text.split("\n"):
+        count = len(line.split())
+        if count == 4:
+            seen = True
+        elif count:
+            return False
+    return seen
+
+
+def _listed_qrels(data: bytes, name: str, comments: bool) -> ListedQrels | None:
+    """The qrels of a small file's bytes as lists, split by one ``str.split`` (an Arrow reader's
+    set-up is most of a small file's time), or None when the file is not plainly ASCII lines of
+    four fields with integer grades: the general readers then read it, and name what is
+    wrong. The values are theirs: fields split on C isspace, grades read as integers."""
+    if not data.isascii() or len(data.translate(None, CONTROL_BYTES)) != len(data) \
+            or data.lstrip()[:1] == b"{" or (comments and may_have_comments(data)):
+        return None
+    text = data.decode("ascii")
+    if not _four_fields(text):
+        return None
+    fields = text.split()
+    grades = fields[3::4]
+    if not grades or _INTEGERS.fullmatch("\n".join(grades)) is None:
+        return None
+    try:
+        grade = np.array(list(map(int, grades)), dtype=np.int64)
+    except OverflowError:
+        return None
+    return ListedQrels.of_lists(fields[0::4], fields[2::4], grade, name, None, comments)
+
+
 def read_qrels(path, *, comments: bool = True, raw: bytes | None = None) -> Qrels:
     """Read a qrels file (path, ``-``, ``.gz``, or binary file object). raw: the first 64 KiB
-    of the file, already read (:func:`~.colfiles.sniff`)."""
+    of the file, already read (:func:`~.colfiles.sniff`): a smaller file is read from it."""
     refuse_bom(path)
-    fast = fast_table(path, {0: pa.string(), 2: pa.string(), 3: pa.int64()},
-                      min_fields=4, exact=True, comments=comments, raw=raw)
-    if fast is not None:
-        return Qrels(one_chunk(fast["f0"]), one_chunk(fast["f2"]), as_numpy(fast["f3"]),
-                     os.fspath(path), None, comments)
+    # a small file (the size under which a run is scanned with its docnos) is read into the
+    # lists the C pass's dicts are made from, without Arrow
+    data = small_file(path, raw, SMALL_FILE)
+    small = None if data is None else _listed_qrels(data, os.fspath(path), comments)
+    if small is not None:
+        return small
     src = read_source(path, trec=True)
     doc = json_document(src)
     if doc is not None:
@@ -141,7 +182,7 @@ def read_qrels(path, *, comments: bool = True, raw: bytes | None = None) -> Qrel
     if table is None or table.num_columns != 4 or table.num_rows == 0:
         return _python_qrels(src, comments)
     try:
-        grade = pc.cast(table.column(3), pa.int64()).to_numpy()
+        grade = as_numpy(table.column(3).cast(pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return _python_qrels(src, comments)  # fractional (warn) or bad (error) grades
     keep = src if src.name == "<stdin>" else None
@@ -183,5 +224,5 @@ def write_qrels(qrels: Qrels, path) -> None:
     """Write qrels as ``qid 0 docno grade`` lines, atomically."""
     n = len(qrels)
     cols = [qrels.qid, pa.array(np.full(n, "0")), qrels.docno,
-            pc.cast(pa.array(qrels.grade), pa.string())]
-    atomic_write_lines(path, pc.binary_join_element_wise(*cols, " "))
+            pa.array(qrels.grade).cast(pa.string())]
+    atomic_write_fields(path, cols)

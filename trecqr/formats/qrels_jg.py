@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.formats.prefs import read_columns
@@ -43,6 +42,8 @@ class QrelsJG:
 
 
 def _integers(col: pa.Array) -> bool:
+    import pyarrow.compute as pc  # lazy: judgment-group qrels only (~40 ms)
+
     return pc.all(pc.match_substring_regex(col, r"^[+-]?\d+$")).as_py()
 
 
@@ -72,7 +73,7 @@ def read_qrels_jg(path, *, comments: bool = True) -> QrelsJG:
     if warned:
         grade = np.array([_atol(t) for t in cols[3].to_pylist()], dtype=np.int64)
     else:
-        grade = pc.cast(cols[3], pa.int64()).to_numpy(zero_copy_only=False)
+        grade = cols[3].cast(pa.int64()).to_numpy(zero_copy_only=False)
     qrels = QrelsJG(cols[0], cols[1], cols[2], np.ascontiguousarray(grade), src.name)
     _check_duplicates(qrels, src, comments)
     return qrels
@@ -80,6 +81,8 @@ def read_qrels_jg(path, *, comments: bool = True) -> QrelsJG:
 
 def _check_duplicates(q: QrelsJG, src, comments: bool) -> None:
     """A docno twice in one judgment group of a topic: trec_eval's "duplicate docs"."""
+    import pyarrow.compute as pc  # lazy: judgment-group qrels only (~40 ms)
+
     table = pa.table({"q": q.qid, "j": q.jg, "d": q.docno})
     counts = table.group_by(["q", "j", "d"]).aggregate([([], "count_all")])
     dup = pc.greater(counts.column("count_all"), 1)

@@ -15,25 +15,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import arrow_indices, as_numpy, string_array
+from trecqr.formats.arrays import Listed, arrow_indices, as_numpy, string_array
 from trecqr.formats.order import trec_order
-from trecqr.formats.fastread import fast_table, last_line_fields
 from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
-from trecqr.formats.writer import atomic_write_lines
+from trecqr.formats.writer import atomic_write_fields
 
-try:
-    from trecqr.formats import _scan as _scanner
-except ImportError:  # built without a C compiler: the Arrow and Python readers do everything
-    _scanner = None
+from trecqr.formats import _scan as _scanner
 
 
 def scanner():
-    """The C scanner module, or None (built without a C compiler, or switched off by a
-    test): looked up at each call, so the streaming reader follows the same switch."""
+    """The C scanner module (required: the package does not build without it)."""
     return _scanner
 
 RUN_FIELDS = "qid Q0 docno rank score runid"
@@ -83,6 +77,10 @@ class Run(LineLocator):
         return self.docno.to_pylist()
 
 
+class ListedRun(Listed, Run):
+    """A :class:`Run` held as lists (a small DataFrame's), its Arrow columns made when read."""
+
+
 @dataclass
 class RunCodes:
     """What the C scanner already knows about a run, so the scorer need not recompute it.
@@ -127,8 +125,8 @@ class ScannedRun(Run):
     @property
     def qid(self):
         if self._qid is None:
-            self._qid = pc.take(string_array(self.codes.topics),
-                                arrow_indices(self.codes.line_codes(len(self))))
+            self._qid = string_array(self.codes.topics).take(
+                arrow_indices(self.codes.line_codes(len(self))))
         return self._qid
 
     def qid_list(self) -> list:
@@ -167,7 +165,8 @@ def _docno_array(res: dict) -> pa.Array:
 
 def scan_file(path, comments: bool, judged=None, float32: bool | None = None,
           span: tuple | None = None) -> Run | None:
-    """Read with the C scanner (trecqr.formats._scan) when it is built and the file is plain.
+    """Read with the C scanner (trecqr.formats._scan) when the file is plain (None otherwise:
+    stdin, a file object, a FIFO, gzip, bytes outside printable ASCII, a malformed line).
 
     judged: an Arrow string array of the qrels' docnos; the scanner then also finds, in the
     same pass, the lines whose docno is judged. float32 (True for trec_eval 9.0.8, False for
@@ -176,7 +175,7 @@ def scan_file(path, comments: bool, judged=None, float32: bool | None = None,
     span: (start, stop) byte offsets, to read only that part of the file (whole lines, under
     2 GiB; the stream reader's pieces).
     """
-    if _scanner is None or hasattr(path, "read") or str(path) == "-":
+    if hasattr(path, "read") or str(path) == "-":
         return None
     name = os.fspath(path)
     try:
@@ -252,18 +251,8 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
     scanned = scan_file(path, comments, judged, float32)
     if scanned is not None:
         return scanned
-    # the runid is that of the last line: read from the file's tail, not as a column
-    last = None if hasattr(path, "read") or str(path) == "-" else \
-        last_line_fields(path, comments=comments)
-    if last is not None and len(last) >= 6:
-        fast = fast_table(path, {0: pa.string(), 2: pa.string(), 4: pa.float64()},
-                          min_fields=6, exact=False, comments=comments)
-        if fast is not None:
-            score = as_numpy(fast["f4"])
-            if np.isfinite(score).all():
-                return Run(fast["f0"], fast["f2"], score, last[5], os.fspath(path), None,
-                           comments)
-            del fast
+    # what the scanner leaves (gzip, non-ASCII bytes, stdin...): Arrow splits it, and the
+    # Python reader names the first bad line
     src = read_source(path, trec=True)
     doc = json_document(src)
     if doc is not None:
@@ -272,7 +261,7 @@ def read_run(path, *, comments: bool = True, judged=None, float32: bool | None =
     if table is None or table.num_columns < 6 or table.num_rows == 0:
         return _python_run(src, comments)
     try:
-        score = pc.cast(table.column(4), pa.float64()).to_numpy()
+        score = as_numpy(table.column(4).cast(pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return _python_run(src, comments)  # locates and reports the bad score
     if not np.isfinite(score).all():
@@ -316,6 +305,6 @@ def write_run(run: Run, path, *, runid: str | None = None) -> None:
     # shortest text that reads back as the same double (Arrow's cast prints 17 digits)
     score = pa.array([repr(x) for x in run.score[order].tolist()], pa.string())
     cols = [run.qid.take(order), pa.array(np.full(len(order), "Q0")), run.docno.take(order),
-            pc.cast(pa.array(rank), pa.string()), score,
+            pa.array(rank).cast(pa.string()), score,
             pa.array(np.full(len(order), runid))]
-    atomic_write_lines(path, pc.binary_join_element_wise(*cols, " "))
+    atomic_write_fields(path, cols)

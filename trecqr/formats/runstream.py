@@ -31,7 +31,8 @@ import pyarrow as pa
 
 from trecqr.errors import InputError
 from trecqr.formats.textio import refuse_bom
-from trecqr.formats import run as run_format  # its scanner looked up at each call (tests switch it off)
+from trecqr.formats import _scan
+from trecqr.formats.run import scan_file
 
 PIECE_BYTES = 96 << 20  # run text per piece: ~30-60 bytes of memory per line of it, scored
 _WINDOW = 64 << 10
@@ -106,7 +107,7 @@ def _ranges(path, piece_bytes: int, comments: bool):
 
 
 def _scanned(path, comments, judged, float32, span=None):
-    run = run_format.scan_file(path, comments, judged, float32, span)
+    run = scan_file(path, comments, judged, float32, span)
     if run is None:
         raise NeedsWholeFile(path)
     return run
@@ -304,7 +305,7 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
         last = b""
         try:
             if kind is None:
-                res = run_format.scanner().split_topics(name, 0, -1, comments, fds)
+                res = _scan.split_topics(name, 0, -1, comments, fds)
                 if res is None:
                     raise NeedsWholeFile(name)
                 last = res[1] or last
@@ -314,7 +315,7 @@ def partitioned_pieces(path, *, comments: bool, judged=None, float32=None,
                     for chunk in _decompressed_chunks(name, kind, piece_bytes, comments, False):
                         where = piece.write(chunk)
                         del chunk
-                        res = run_format.scanner().split_topics(where, 0, -1, comments, fds)
+                        res = _scan.split_topics(where, 0, -1, comments, fds)
                         if res is None:
                             raise NeedsWholeFile(name)
                         last = res[1] or last

@@ -29,13 +29,11 @@ from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.formats.arrays import SMALL_ROWS, as_numpy, one_chunk
-from trecqr.formats.listed import listed_frame
-from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
-from trecqr.formats.run import Run, parse_score
+from trecqr.formats.qrels import ListedQrels, Qrels, parse_grade, warn_truncated
+from trecqr.formats.run import ListedRun, Run, parse_score
 
 TOPIC = ("query_id", "qid", "q_id")
 DOCUMENT = ("doc_id", "docno", "docid")
@@ -84,7 +82,7 @@ def _text_or_none(value):
 
 
 def _first_null(arr: pa.Array) -> int:
-    return int(np.flatnonzero(as_numpy(pc.is_null(arr)))[0])
+    return int(np.flatnonzero(as_numpy(arr.is_null()))[0])
 
 
 def id_column(arr, what: str, source: str) -> pa.Array:
@@ -103,11 +101,11 @@ def id_column(arr, what: str, source: str) -> pa.Array:
             i = int(bad[0])
             raise InputError(source, None, f"row {i}: {what} {values[i]!r} is not an id "
                                            "(text or an integer)")
-        arr = pc.cast(arr, pa.int64())
+        arr = arr.cast(pa.int64())
         typ = arr.type
     if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
         try:
-            return pc.cast(arr, pa.string())
+            return arr.cast(pa.string())
         except pa.ArrowInvalid:
             raise InputError(source, None, f"{what} column is not UTF-8 text") from None
     if typ == pa.string():
@@ -116,7 +114,7 @@ def id_column(arr, what: str, source: str) -> pa.Array:
         return _narrow(arr)
     if not pa.types.is_integer(typ):
         raise InputError(source, None, f"{what} column holds {typ}, not text or integers")
-    return pc.cast(arr, pa.string())
+    return arr.cast(pa.string())
 
 
 def _narrow(arr: pa.Array) -> pa.Array:
@@ -124,7 +122,7 @@ def _narrow(arr: pa.Array) -> pa.Array:
     (a third of the time of Arrow's cast on the small frames of a training loop)."""
     offsets = np.frombuffer(arr.buffers()[1], np.int64, len(arr) + 1, arr.offset * 8)
     if offsets[-1] >= 2 ** 31:
-        return pc.cast(arr, pa.string())
+        return arr.cast(pa.string())
     return pa.Array.from_buffers(pa.string(), len(arr),
                                  [None, pa.py_buffer(offsets.astype(np.int32)),
                                   arr.buffers()[2]])
@@ -141,11 +139,11 @@ def score_column(arr, source: str) -> np.ndarray:
         for i, text in enumerate(texts):
             if parse_score(text.strip()) is None:
                 raise InputError(source, None, f"row {i}: score {text!r} is not a number")
-        arr = pc.cast(arr, pa.float64())
+        arr = arr.cast(pa.float64())
     elif not (pa.types.is_integer(typ) or pa.types.is_floating(typ)
               or pa.types.is_boolean(typ) or pa.types.is_decimal(typ)):
         raise InputError(source, None, f"score column holds {typ}, not numbers")
-    score = np.array(as_numpy(arr if arr.type == pa.float64() else pc.cast(arr, pa.float64())),
+    score = np.array(as_numpy(arr if arr.type == pa.float64() else arr.cast(pa.float64())),
                      dtype=np.float64)
     finite = np.isfinite(score)
     if not finite.all():
@@ -163,9 +161,9 @@ def grade_column(arr, source: str) -> np.ndarray:
     if pa.types.is_boolean(typ):
         return as_numpy(arr).astype(np.int64)
     if pa.types.is_integer(typ):
-        if pa.types.is_uint64(typ) and len(arr) and pc.max(arr).as_py() >= 1 << 63:
+        if pa.types.is_uint64(typ) and len(arr) and int(as_numpy(arr).max()) >= 1 << 63:
             raise InputError(source, None, "a grade is out of the 64-bit integer range")
-        return np.array(as_numpy(arr if typ == pa.int64() else pc.cast(arr, pa.int64())),
+        return np.array(as_numpy(arr if typ == pa.int64() else arr.cast(pa.int64())),
                         dtype=np.int64)
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         grades, first, count = [], None, 0
@@ -180,7 +178,7 @@ def grade_column(arr, source: str) -> np.ndarray:
         return np.asarray(grades, dtype=np.int64)
     if not pa.types.is_floating(typ):
         raise InputError(source, None, f"relevance column holds {typ}, not integers")
-    rel = np.asarray(as_numpy(pc.cast(arr, pa.float64())))
+    rel = np.asarray(as_numpy(arr.cast(pa.float64())))
     finite = np.isfinite(rel)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
@@ -215,8 +213,47 @@ RUN_ROLES = [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"), ("s", SCORE, "s
 QRELS_ROLES = [("q", TOPIC, "topic"), ("d", DOCUMENT, "document"), ("g", GRADE, "relevance")]
 
 
+def _text(values) -> list | None:
+    """A column's values when every one is a str: a numpy object column's, or a pandas text
+    column's (``str`` in pandas 3, ``string``; a missing value is not a str)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype != object:
+            return None
+        values = values.tolist()
+    elif getattr(getattr(values, "dtype", None), "name", None) in ("str", "string"):
+        # Arrow's view of the column (pandas' Arrow-backed text: no copy), read once
+        values = pa.array(values, from_pandas=True).to_pylist()
+    else:
+        return None
+    return values if set(map(type, values)) <= {str} else None
+
+
+def listed_frame(topic, docno, value, kind: str, source: str, runid: str = "trecqr"):
+    """A ListedRun (kind "run": ``value`` the scores) or ListedQrels ("qrels": the grades)
+    of a DataFrame's column values, or None when they are not plainly text ids and float64
+    scores (finite) or int64 grades, or are none (the caller keeps to small frames). Reading
+    them straight into the lists the C pass's dicts are made from skips making Arrow columns
+    and reading them back, most of a small call's time."""
+    if not len(value) or not isinstance(value, np.ndarray):
+        return None
+    if kind == "run":
+        if value.dtype != np.float64 or not np.isfinite(value).all():
+            return None
+    elif value.dtype != np.int64:
+        return None
+    qids = _text(topic)
+    docnos = None if qids is None else _text(docno)
+    if docnos is None:
+        return None
+    value = np.array(value, dtype=value.dtype)  # a copy: the frame may change later
+    if kind == "run":
+        return ListedRun.of_lists(qids, docnos, value, runid, source)
+    return ListedQrels.of_lists(qids, docnos, value, source)
+
+
 def _listed(obj, roles: list, kind: str, source: str, runid: str = "trecqr"):
-    """A small DataFrame of text ids and plain numbers as lists (:mod:`.listed`), or None."""
+    """A small DataFrame of text ids and plain numbers as lists (:func:`listed_frame`), or
+    None."""
     if not is_frame(obj) or len(obj) > SMALL_ROWS:
         return None
     names = obj.columns

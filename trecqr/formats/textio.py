@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from trecqr.errors import InputError
 from trecqr.runtime.special_files import open_input, read_bounded
@@ -43,6 +42,7 @@ _TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")  # C isspace, except the n
 _COMMENT_LINE = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*#[^\n]*")
 # bytes that never occur in text (C0 controls other than white space, and DEL)
 CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32)) + b"\x7f"
+SAMPLE = 1 << 16  # bytes: the head the format sniffers read; a smaller file is read from it
 _OTHER_COMPRESSION = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip",
                       b"\x28\xb5\x2f\xfd": "zstd"}
 
@@ -114,6 +114,55 @@ def refuse_bom(path) -> None:
             return
     if head.startswith(BOM) and head[3:].strip():  # a BOM alone: the reader's "empty file"
         raise bom_error(os.fspath(path))
+
+
+def raw_head(name: str) -> bytes | None:
+    """The first 64 KiB of a file as stored (None: it cannot be read)."""
+    try:
+        with open(name, "rb") as fh:
+            return fh.read(SAMPLE)
+    except OSError:
+        return None
+
+
+def sample_head(name: str, raw: bytes | None = None) -> tuple[bytes | None, bool]:
+    """The first 64 KiB of a regular file (decompressed if gzip) cut at the last newline, and
+    whether the file is gzip; raw: its :func:`raw_head`, already read."""
+    head = raw_head(name) if raw is None else raw
+    if head is None:
+        return None, False
+    gz = head[:2] == b"\x1f\x8b"
+    if gz:
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SAMPLE)
+        except zlib.error:
+            return None, gz
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    if len(head) >= SAMPLE:
+        head = head[: head.rfind(b"\n") + 1]
+    return head, gz
+
+
+def small_file(path, raw: bytes | None = None, limit: int = SAMPLE) -> bytes | None:
+    """The whole content of a regular, uncompressed file under ``limit`` bytes, else None.
+    raw: its :func:`raw_head`, already read (a file shorter than that is not opened again)."""
+    if raw is not None and len(raw) < SAMPLE:
+        data = raw
+    else:
+        if hasattr(path, "read") or str(path) == "-":
+            return None
+        try:
+            name = os.fspath(path)
+            if not os.path.isfile(name) or os.path.getsize(name) >= limit:
+                return None
+            with open(name, "rb") as fh:
+                data = fh.read(limit)
+        except (OSError, ValueError, TypeError):
+            return None
+    if len(data) >= limit or data[:2] == b"\x1f\x8b":
+        return None
+    return data
 
 
 def read_source(path, *, trec: bool = False) -> Source:
@@ -250,6 +299,8 @@ def normalise(data: bytes, comments: bool) -> tuple[bytes, bytes]:
 
 def arrow_fields(source: Source, *, comments: bool) -> pa.Table | None:
     """Split into string columns f0..fN with Arrow; None when lines have varying field counts."""
+    import pyarrow.csv as pacsv  # lazy: larger files only (small ones are split in Python)
+
     data, delim = normalise(decode_text(source), comments)
     start = _NOT_NEWLINE.search(data)
     if start is None:

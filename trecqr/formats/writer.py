@@ -17,7 +17,6 @@ import tempfile
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.errors import InputError
 from trecqr.runtime.interrupts import signals_blocked
@@ -110,6 +109,8 @@ def atomic_write_text(path, text: str) -> None:
 
 def _line_buffers(lines):
     """Each chunk of an Arrow string array as one buffer of ``value\\n`` lines, no per-line copy."""
+    import pyarrow.compute as pc  # lazy: writing only (reading a small run needs none, ~40 ms)
+
     chunks = lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]
     for chunk in chunks:
         if len(chunk) == 0:
@@ -119,6 +120,13 @@ def _line_buffers(lines):
         offsets = np.frombuffer(joined.buffers()[1], dtype=width)[
             joined.offset:joined.offset + len(joined) + 1]
         yield memoryview(joined.buffers()[2])[int(offsets[0]):int(offsets[-1])]
+
+
+def atomic_write_fields(path, columns: list) -> None:
+    """Write Arrow string columns as lines of space-separated fields, atomically."""
+    import pyarrow.compute as pc  # lazy: writing only, above
+
+    atomic_write_lines(path, pc.binary_join_element_wise(*columns, " "))
 
 
 def atomic_write_lines(path, lines) -> None:

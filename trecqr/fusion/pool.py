@@ -17,16 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trecqr.formats.arrays import IDX, arrow_indices, as_numpy
 from trecqr.formats.order import qid_codes, sort_ties, trec_order
 from trecqr.formats.run import Run
 
-try:  # the C kernel (optional: without it, the numpy path below gives the same candidates)
-    from trecqr.fusion import _pool as _kernel
-except ImportError:  # pragma: no cover - a build without the extension
-    _kernel = None
+from trecqr.fusion import _pool as _kernel
 
 
 @dataclass
@@ -113,49 +109,20 @@ def _by_topic(tcode: np.ndarray, n_topics: int) -> np.ndarray:
     return np.argsort(tcode.astype(small), kind="stable")
 
 
-def _sorted_candidates(tcode: np.ndarray, docno: pa.Array, rows: np.ndarray) -> tuple:
-    """``candidates`` without the C kernel: the docnos hashed once (Arrow), then one sort of
-    int64 keys (document, place in the topic order), which numpy does with its vectorised
-    sort, instead of a second hash of (topic, document) pairs: equal documents of a topic are
-    then side by side, and the first of each run of them is the candidate's first row."""
-    n = len(tcode)
-    dcode = as_numpy(pc.dictionary_encode(docno).indices)
-    key = np.empty(n, np.int64)  # document * n + place in the topic order, by row
-    key[rows] = np.arange(n, dtype=np.int64)
-    key += dcode.astype(np.int64) * n
-    key.sort()
-    at = (key % n).astype(IDX)  # places, grouped by document, then topic, then place
-    key //= n  # the documents
-    top = tcode[rows[at]]
-    new = np.empty(n, bool)
-    new[:1] = True
-    np.not_equal(key[1:], key[:-1], out=new[1:])
-    new[1:] |= top[1:] != top[:-1]
-    del key, top
-    first = np.zeros(n, bool)  # by place: a candidate's first place
-    first[at[new]] = True
-    number = np.cumsum(first, dtype=IDX)  # by place: candidate + 1 at its first place
-    cand = np.empty(n, IDX)
-    cand[rows[at]] = number[at[new]][np.cumsum(new, dtype=IDX) - 1] - 1
-    return cand, rows[np.flatnonzero(first)]
-
-
 def candidates(tcode: np.ndarray, docno: pa.Array, n_topics: int) -> tuple:
     """Number the distinct (topic, docno) pairs of the rows topic by topic, each topic's in
     order of first appearance over the rows (taken in the rows' order, stably by topic).
     Returns (each row's candidate, each candidate's first row), int32 (runs of up to 2**31
-    lines). The C kernel hashes each topic's docnos in a table of its own; without it, numpy
-    sorts."""
+    lines). The C kernel hashes each topic's docnos in a table of its own."""
     n = len(tcode)
     if n == 0:
         return np.zeros(0, IDX), np.zeros(0, IDX)
     rows = _by_topic(tcode, n_topics).astype(IDX)  # rows in (topic, row) order
-    if _kernel is None or docno.offset:
-        return _sorted_candidates(tcode, docno, rows)
     bounds = np.zeros(n_topics + 1, np.int64)
     np.cumsum(np.bincount(tcode, minlength=n_topics), out=bounds[1:])
     offsets, data = docno.buffers()[1:]
-    offsets = np.frombuffer(offsets, IDX, count=n + 1)
+    # a sliced array's offsets start at its offset (they index the data buffer as they are)
+    offsets = np.frombuffer(offsets, IDX, count=n + 1, offset=docno.offset * IDX().itemsize)
     cand, heads = _kernel.candidates(offsets, data if data is not None else b"", rows, bounds)
     return np.frombuffer(cand, IDX), np.frombuffer(heads, IDX)
 

@@ -15,8 +15,6 @@ it needs, before reading the run.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import resource
 import sys
@@ -149,6 +147,9 @@ def fit_process() -> None:
         threading.stack_size(STACK_BYTES)
     except (ValueError, RuntimeError):
         pass
+    import ctypes  # only under a cap: ctypes.util loads subprocess, shutil, tempfile (~10 ms)
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
         libc.mallopt(-8, 1)  # M_ARENA_MAX: one malloc arena, not 64 MB per thread

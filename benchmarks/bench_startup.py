@@ -1,0 +1,105 @@
+"""Time `trecqr eval` against trec_eval on small runs, where start-up is most of the time.
+
+Usage: python benchmarks/bench_startup.py [--repeat 21] [--trec-eval PATH] [--data DIR]
+
+Two CAsT 2021 cases, trec_eval's default measures, each tool in its own process, the runs
+interleaved (trec_eval, trecqr, trec_eval, ...) so that a burst of load hits both:
+
+* the fixture: fixtures/cast2021/qrels.txt with fixtures/cast2021/manual_bm25.run (3,354 lines);
+* an organiser run: shared/data's cast2021/qrels-docs.2021.qrel with docrun_org_manual_bm25.run
+  (the official document qrels and the organisers' BM25 run, 1.1 MB).
+
+Reported: the median wall time of each tool and their ratio, and the floor of any Python
+command line (``python -c pass``, and ``python -c "import numpy"``). Every trecqr output is
+checked to be trec_eval's, byte for byte. The machine is shared: measure idle, and compare the
+ratios of one run, not times across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _data_dir() -> Path:
+    """shared/data beside the checkout or a folder above it ($TRECQR_SHARED_DATA first)."""
+    env = os.environ.get("TRECQR_SHARED_DATA")
+    if env:
+        return Path(env)
+    for folder in ROOT.parents:
+        if (folder / "shared" / "data").is_dir():
+            return folder / "shared" / "data"
+    return ROOT.parent / "shared" / "data"
+
+
+def _trecqr() -> list[str]:
+    """The console script beside this interpreter (what users run), else ``python -m``."""
+    script = Path(sys.executable).with_name("trecqr")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "trecqr"]
+
+
+def _timed(cmd: list[str]) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}")
+    return wall, proc.stdout
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.0f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=21, help="runs of each tool per case")
+    ap.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="trec_eval binary")
+    ap.add_argument("--data", type=Path, default=None, help="the shared data folder")
+    args = ap.parse_args()
+    if not args.trec_eval:
+        raise SystemExit("trec_eval not found: give --trec-eval PATH")
+    data = args.data or _data_dir()
+    cases = [("fixture: manual_bm25.run (3,354 lines)", ROOT / "fixtures/cast2021/qrels.txt",
+              ROOT / "fixtures/cast2021/manual_bm25.run"),
+             ("organisers: docrun_org_manual_bm25.run (1.1 MB)",
+              data / "cast2021/qrels-docs.2021.qrel",
+              data / "cast2021/docrun_org_manual_bm25.run")]
+    floors = {"python -c pass": [sys.executable, "-c", "pass"],
+              "python -c 'import numpy'": [sys.executable, "-c", "import numpy"]}
+    floor = {name: statistics.median(_timed(cmd)[0] for _ in range(args.repeat))
+             for name, cmd in floors.items()}
+    print(f"median of {args.repeat} interleaved runs; trec_eval: {args.trec_eval}")
+    print()
+    print("| case | trec_eval (ms) | trecqr eval (ms) | trecqr / trec_eval | same output |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for name, qrels, run in cases:
+        if not (qrels.exists() and run.exists()):
+            print(f"| {name} | missing: {qrels if not qrels.exists() else run} | | | |")
+            continue
+        te_cmd = [args.trec_eval, str(qrels), str(run)]
+        tq_cmd = [*_trecqr(), "eval", str(qrels), str(run)]
+        te_times, tq_times, same = [], [], True
+        for _ in range(args.repeat):
+            wall, te_out = _timed(te_cmd)
+            te_times.append(wall)
+            wall, tq_out = _timed(tq_cmd)
+            tq_times.append(wall)
+            same = same and tq_out == te_out
+        te, tq = statistics.median(te_times), statistics.median(tq_times)
+        print(f"| {name} | {_ms(te)} | {_ms(tq)} | {tq / te:.1f}x | {'yes' if same else 'NO'} |")
+    print()
+    print("Python's floor on this machine: "
+          + "; ".join(f"`{name}` {_ms(t)} ms" for name, t in floor.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""What ``trecqr eval`` on a small run imports: start-up is most of its time (trec_eval takes
+about 10 ms), so a module a small run does not use must not be loaded (benchmarks/
+bench_startup.py times it). Deterministic: the modules loaded are read from ``sys.modules`` of
+a fresh interpreter, not timed.
+
+* Reading a small run and qrels (the C scanner; the qrels split in Python into the lists the
+  C pass's dicts are made from) loads neither Arrow's compute kernels nor its CSV reader.
+* The whole command loads no pandas, no Arrow CSV reader, no process pool, no optional extra
+  and none of the packages of other commands (datasets, retrieval, fusion, reports).
+* Arrow's allocator is set when pyarrow loads, not by loading it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+QRELS = ROOT / "fixtures" / "cast2021" / "qrels.txt"
+RUN = ROOT / "fixtures" / "cast2021" / "manual_bm25.run"
+
+# the modules loaded when the command ends (it ends with os._exit: atexit does not run)
+_EVAL = """
+import json, os, sys
+real_exit, where = os._exit, sys.argv[3]
+def _exit(code):
+    with open(where, "w") as fh:
+        json.dump(sorted(sys.modules), fh)
+    real_exit(code)
+os._exit = _exit
+sys.argv = ["trecqr", "eval", sys.argv[1], sys.argv[2]]
+from trecqr.runtime.launch import entry
+entry()
+"""
+
+_READ = """
+import json, os, sys
+from trecqr.formats.qrels import read_qrels
+from trecqr.formats.run import read_run
+run, qrels = read_run(sys.argv[2]), read_qrels(sys.argv[1])
+lists = (run.qid_list(), run.docno_list(), qrels.qid_list(), qrels.docno_list())
+assert all(len(x) for x in lists)
+print(json.dumps([type(run).__name__, type(qrels).__name__, sorted(sys.modules)]))
+"""
+
+# never needed by a small run's eval
+NOT_LOADED = ["pandas", "pyarrow.csv", "pyarrow.parquet", "pyarrow.dataset", "scipy",
+              "multiprocessing", "concurrent.futures", "ctypes.util", "subprocess", "tqdm",
+              "ir_measures", "pytrec_eval", "matplotlib", "trecqr.datasets", "trecqr.protocols",
+              "trecqr.retrieval", "trecqr.fusion", "trecqr.generative", "trecqr.workflows",
+              "trecqr.report.stats"]
+
+
+def _loaded(names: list, unwanted: list) -> list:
+    return sorted(m for m in names for u in unwanted if m == u or m.startswith(u + "."))
+
+
+def test_reading_a_small_run_and_qrels_loads_no_arrow_kernels():
+    out = subprocess.run([sys.executable, "-c", _READ, str(QRELS), str(RUN)],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    run_kind, qrels_kind, modules = json.loads(out)
+    assert (run_kind, qrels_kind) == ("ScannedRun", "ListedQrels")
+    assert "numpy" in modules and "trecqr.formats._scan" in modules  # the check sees them
+    assert _loaded(modules, ["pyarrow.compute", "pyarrow.csv", "pandas"]) == []
+
+
+def test_small_eval_loads_only_what_it_uses(tmp_path):
+    where = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", _EVAL, str(QRELS), str(RUN), str(where)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    modules = json.loads(where.read_text())
+    assert proc.stdout.startswith("runid") and "trecqr.engine.execute" in modules
+    assert _loaded(modules, NOT_LOADED) == []
+
+
+_ALLOCATOR = """
+import sys
+from trecqr import cli
+calls = []
+cli._lean_arrow_memory = lambda: calls.append("pyarrow" in sys.modules)
+cli._lean_arrow_memory_when_loaded()
+before = ("pyarrow" in sys.modules, list(calls))
+import pyarrow
+print(before, calls, any(type(f).__name__ == "_WhenArrowLoads" for f in sys.meta_path))
+"""
+
+
+def test_arrow_allocator_is_set_when_pyarrow_loads_not_by_loading_it():
+    """The command line sets Arrow's allocator (jemalloc, no decay) once pyarrow is imported,
+    and does not import pyarrow to do it: a command that never needs Arrow does not load it."""
+    out = subprocess.run([sys.executable, "-c", _ALLOCATOR], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.strip()
+    assert out == "(False, []) [True] False"
