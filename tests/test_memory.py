@@ -149,7 +149,7 @@ def test_an_ample_cap_changes_no_output(small_run):
 _CHILD = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (64 << 30, resource.RLIM_INFINITY))
-from trecqr import memory
+from trecqr.runtime import memory
 memory.fit_process()
 import trecqr
 from trecqr.formats import runstream

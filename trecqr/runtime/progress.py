@@ -6,7 +6,7 @@ and for Python callers alike, is today's visible behaviour (:class:`StderrReport
 on stderr when it is a terminal (and tqdm is installed), info lines on stderr. A Python caller
 can silence it or capture the lines::
 
-    from trecqr import reporting
+    from trecqr.runtime import progress as reporting
 
     with reporting.silenced():
         build_index(...)          # no bars, no lines
