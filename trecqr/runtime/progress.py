@@ -6,9 +6,9 @@ and for Python callers alike, is today's visible behaviour (:class:`StderrReport
 on stderr when it is a terminal (and tqdm is installed), info lines on stderr. A Python caller
 can silence it or capture the lines::
 
-    from trecqr.runtime import progress as reporting
+    from trecqr.runtime import progress
 
-    with reporting.silenced():
+    with progress.silenced():
         build_index(...)          # no bars, no lines
     with reporting.captured() as lines:
         build_index(...)          # lines: the info lines, in order; no bars
