@@ -10,7 +10,7 @@ can silence it or capture the lines::
 
     with progress.silenced():
         build_index(...)          # no bars, no lines
-    with reporting.captured() as lines:
+    with progress.captured() as lines:
         build_index(...)          # lines: the info lines, in order; no bars
 
 Layer 0: imports nothing of trecqr.
