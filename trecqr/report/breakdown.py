@@ -32,11 +32,11 @@ from dataclasses import asdict, dataclass, field
 from trecqr.datasets.topiocqa import read_turn_types
 from trecqr.datasets.turn_ids import split_id
 from trecqr.errors import InputError, UsageError
-from trecqr.report.compare import adjust, t_test
-from trecqr.report.comparison import json_number, plural
 from trecqr.report.groups import group_order, memberships, read_groups
 from trecqr.report.populations import ScoreTable, score_table  # noqa: F401 (plots and html import them here)
-from trecqr.report.text_table import aligned_table, fmt_p, fmt_value, render_csv
+from trecqr.report.stats.corrections import adjust
+from trecqr.report.stats.paired import t_test
+from trecqr.report.text_table import aligned_table, fmt_p, fmt_value, json_number, plural, render_csv
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -206,17 +206,7 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
                             relevance_level=relevance_level, max_docs=max_docs,
                             judged_only=judged_only, compat=compat, command="breakdown")
     names = table.names
-    b = 0
-    if baseline is not None:
-        if isinstance(baseline, int):
-            b = baseline
-        else:
-            cands = [i for i, n in enumerate(names)
-                     if baseline in (n, os.path.splitext(n)[0])]
-            if not cands:
-                raise UsageError(f"--baseline {baseline!r} is none of the runs "
-                                 f"({', '.join(names)})")
-            b = cands[0]
+    b = 0 if baseline is None else table.run_index(baseline)
     all_topics = []
     seen = set()
     for i in range(len(names)):

@@ -1,18 +1,18 @@
-"""The result of a system comparison (:class:`Comparison`, one :class:`PairResult` per pair and
-measure) and the words that describe it, shared by :mod:`.compare` (which computes and prints it)
-and :mod:`.tables` (paper tables)."""
+"""A system comparison as plain data: :class:`Comparison` (one :class:`PairResult` per pair and
+measure), the values :mod:`.comparison_stats` computes.
+
+Why plain data: the renderers (:mod:`.comparison_text` for text, JSON and CSV, :mod:`.tables`
+for Markdown, LaTeX and the notebook's HTML table, :mod:`.html` for the page) import this
+module and read its fields; this module imports none of them, so a renderer can be added or
+changed without touching the numbers. :mod:`.comparison_views` adds the notebook's methods on
+top (``to_latex``, ``_repr_html_``, ...)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
 
-from trecqr.report.comparison_views import ComparisonViews
-
-
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """``1 run``, ``2 runs``; nouns: an irregular plural."""
-    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+from trecqr.report.text_table import json_number
 
 
 @dataclass
@@ -35,8 +35,8 @@ class PairResult:
     significant: bool = False
 
 
-@dataclass(repr=False)  # comparison_views: a short repr, _repr_html_, to_dataframe, to_latex
-class Comparison(ComparisonViews):
+@dataclass(repr=False)
+class Comparison:
     runs: list                      # run names, in the order given
     measures: list                  # output measure names (ndcg_cut_3, ...)
     means: dict                     # {run: {measure: mean over the run's compared topics}}
@@ -54,31 +54,21 @@ class Comparison(ComparisonViews):
     topics_note: str = ""           # the header's topics line (populations.ScoreTable)
     population: dict = field(default_factory=dict)  # the topics every mean is over
 
+    @property
+    def baseline(self) -> str:
+        """The run the significance marks compare against."""
+        return self.pairs[0].baseline if self.pairs else self.runs[0]
+
+    def __repr__(self) -> str:
+        significant = sum(p.significant for p in self.pairs)
+        return (f"<Comparison: {len(self.runs)} runs x {len(self.measures)} measures "
+                f"({', '.join(self.measures[:4])}{', ...' if len(self.measures) > 4 else ''}), "
+                f"baseline {self.baseline}, {self.test} test, {self.correction} "
+                f"correction, alpha {self.alpha}: {significant} of {len(self.pairs)} "
+                f"differences significant>")
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["pairs"] = [{k: json_number(v) for k, v in asdict(p).items()} for p in self.pairs]
         d["means"] = {r: {m: json_number(v) for m, v in ms.items()} for r, ms in self.means.items()}
         return d
-
-    def to_html(self, qrels, runs, measures, **options) -> str:
-        """The HTML report of this comparison (:func:`.html.comparison_page`): the runs and
-        measures as given to compare, options those it was made with plus the turn view's."""
-        from trecqr.report.html import comparison_page
-
-        return comparison_page(self, qrels, runs, measures, **options)
-
-
-def json_number(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
-def topics_line(cmp: Comparison) -> str:
-    if cmp.topics_note:
-        return cmp.topics_note
-    counts = sorted({p.n for p in cmp.pairs})
-    n = ", ".join(str(c) for c in counts)
-    if cmp.topics == "complete":
-        return (f"topics: all {n} qrels topics (-c: a topic missing from a run counts 0)")
-    return f"topics: per pair, the qrels topics both runs are evaluated on ({n})"

@@ -32,7 +32,8 @@ import numpy as np
 from trecqr.errors import UsageError
 from trecqr.report import html_svg
 from trecqr.report.breakdown import score_table
-from trecqr.report.compare import compare, topics_line
+from trecqr.report.comparison_stats import compute as compare
+from trecqr.report.comparison_text import topics_line
 from trecqr.report.html_assets import CSS, PAGE_SIZE, SCRIPT
 from trecqr.report.html_data import page_data
 from trecqr.report.text_table import fmt_p, fmt_value

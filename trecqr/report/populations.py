@@ -38,7 +38,7 @@ from trecqr.api.many import score_trec_many
 from trecqr.errors import UsageError
 from trecqr.engine.names import IrMeasuresColumn, aggregator, split_measures
 from trecqr.rankings.options import Options
-from trecqr.report.comparison import plural
+from trecqr.report.text_table import plural
 
 QRELS, RUN = "qrels", "run"
 
@@ -64,6 +64,27 @@ class ScoreTable:
     irm: tuple = ()      # the ir_measures names among the measures
     runids: list = dataclasses.field(default_factory=list)  # per run: its run tag
     left_out: list = dataclasses.field(default_factory=list)  # a set's measures that are not means
+    sources: list = dataclasses.field(default_factory=list)  # per run: its path as given, or None
+
+    def run_index(self, name, option: str = "--baseline") -> int:
+        """The index of the run called ``name``: its index itself, its name in the table, run
+        tag, path as given, file name or file name without its extension; else a one-line
+        refusal naming the runs."""
+        if isinstance(name, int) and not isinstance(name, bool):
+            if 0 <= name < len(self.names):
+                return name
+        else:
+            for i, n in enumerate(self.names):
+                cands = {n, os.path.splitext(n)[0]}
+                if i < len(self.runids):
+                    cands.add(self.runids[i])
+                src = self.sources[i] if i < len(self.sources) else None
+                if src is not None:
+                    base = os.path.basename(src)
+                    cands |= {src, base, os.path.splitext(base)[0]}
+                if name in cands:
+                    return i
+        raise UsageError(f"{option} {name!r} is none of the runs ({', '.join(self.names)})")
 
     @property
     def rule(self) -> str:
@@ -191,7 +212,8 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     whole, why = _population(names, qids, qrels_topics, complete, irm_cols,
                              [c.name for c in cols if c.name not in irm_cols], command)
     return ScoreTable(names, [c.name for c in cols], values, qids, qrels_topics, whole,
-                      summaries, why, irm_cols, [ev.runid for ev in evals], left_out)
+                      summaries, why, irm_cols, [ev.runid for ev in evals], left_out,
+                      [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs])
 
 
 def _means_only(cols, trec_args, irm: dict, command: str) -> tuple:

@@ -1,4 +1,5 @@
-"""Paper tables of a :class:`~trecqr.report.compare.Comparison`: Markdown and LaTeX (booktabs).
+"""Paper tables of a :class:`~trecqr.report.comparison.Comparison`: Markdown, LaTeX (booktabs)
+and the notebook's HTML table.
 
 Both tables are runs x measures of the means (``Comparison.means``), rounded to ``places``:
 
@@ -31,9 +32,11 @@ legend as a ``%`` comment, and caption and label are not written.
 
 from __future__ import annotations
 
+import html
 import math
 
-from trecqr.report.comparison import Comparison, topics_line
+from trecqr.report.comparison import Comparison
+from trecqr.report.comparison_text import topics_line
 
 BETTER_MD, WORSE_MD = "\u2020", "\u2021"          # dagger, double dagger
 BETTER_TEX, WORSE_TEX = r"$^{\dagger}$", r"$^{\ddagger}$"
@@ -66,7 +69,7 @@ def _fmt(v, places: int) -> str | None:
 
 def baseline_name(cmp: Comparison) -> str:
     """The run the significance marks compare against."""
-    return cmp.pairs[0].baseline if cmp.pairs else cmp.runs[0]
+    return cmp.baseline
 
 
 def cell_marks(cmp: Comparison) -> dict:
@@ -177,3 +180,25 @@ def render_latex(cmp: Comparison, places: int = 4, caption: str | None = None,
     else:  # a bare tabular (caption and label need the float): the legend as a comment
         lines.append("% " + leg)
     return "\n".join(lines) + "\n"
+
+
+def render_html_table(cmp: Comparison, places: int = 4) -> str:
+    """The means as an HTML table (a notebook's view): best in bold, the Markdown marks, the
+    legend as the caption."""
+    base, best, marks = baseline_name(cmp), best_cells(cmp, places), cell_marks(cmp)
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in cmp.measures)
+    body = []
+    for run in cmp.runs:
+        cells = []
+        for m in cmp.measures:
+            text = _fmt(cmp.means.get(run, {}).get(m), places) or "-"
+            if (run, m) in best:
+                text = f"<b>{text}</b>"
+            mark = marks.get((run, m), 0)
+            cells.append(f"<td>{text}{BETTER_MD if mark > 0 else WORSE_MD if mark < 0 else ''}"
+                         "</td>")
+        name = html.escape(run) + (" (baseline)" if run == base else "")
+        body.append(f"<tr><th>{name}</th>{''.join(cells)}</tr>")
+    return (f"<table><thead><tr><th>run</th>{head}</tr></thead><tbody>{''.join(body)}"
+            f"</tbody><caption style='caption-side: bottom'>"
+            f"{html.escape(legend(cmp, BETTER_MD, WORSE_MD))}</caption></table>")
