@@ -19,21 +19,23 @@ from trecqr.cli.options import (CONTEXT, comparison_options, correction_options,
 @click.command("compare", context_settings=CONTEXT)
 @qrels_runs_measures
 @comparison_options
+@click.option("--anova", is_flag=True,
+              help="Add the two-way ANOVA (systems x topics) of each measure, with its effect "
+                   "sizes.")
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
 def compare_command(qrels, runs, measures, quiet, baseline, all_pairs, complete, level, max_docs,
                     judged_only, compat, test, correction, alpha, permutations, bootstrap, seed,
-                    fmt, places, output):
+                    anova, fmt, places, output):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
     def job():
         if quiet:
             quiet_notes()
-        if baseline is not None and all_pairs:
-            raise UsageError("--baseline and --all-pairs exclude each other")
-        cmp = compare.compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,
-                      complete=complete, test=test, correction=correction, alpha=alpha,
-                      permutations=permutations, bootstrap=bootstrap, seed=seed,
-                      relevance_level=level, max_docs=max_docs, judged_only=judged_only,
-                      compat=compat)
+        cmp = compare.compare(qrels, list(runs), list(measures), baselines=list(baseline),
+                              all_pairs=all_pairs, complete=complete, test=test,
+                              correction=correction, alpha=alpha, permutations=permutations,
+                              bootstrap=bootstrap, seed=seed, relevance_level=level,
+                              max_docs=max_docs, judged_only=judged_only, compat=compat,
+                              anova=anova)
         atomic_write_text(output, compare.render(cmp, fmt, places))
 
     run_guarded(job)

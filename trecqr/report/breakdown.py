@@ -191,7 +191,7 @@ class Breakdown:
 
 def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
               max_depth: int | None = DEFAULT_MAX_DEPTH, baseline=None, complete: bool = False,
-              correction: str = "holm", alpha: float = 0.05, names=None,
+              correction: str | None = "holm", alpha: float = 0.05, names=None,
               relevance_level: int = 1, max_docs=None, judged_only: bool = False,
               compat: str = "9.0.8", table: ScoreTable | None = None,
               groups=None) -> Breakdown:
@@ -200,6 +200,7 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
     groups: overlapping groups ({group: [ids]} or a JSON file of it, :mod:`.groups`) in place of
     ``by``, with an ``all`` group. The family corrected is every (group x non-baseline run x
     measure) t-test."""
+    correction = correction or "holm"
     adjust([], correction)
     if table is None:
         table = score_table(qrels, runs, measures, complete=complete, names=names,

@@ -20,20 +20,28 @@ from trecqr.report.tables import render_latex, render_markdown
 FORMATS = ("text", "json", "csv", "markdown", "latex")
 
 
-def compare(qrels, runs, measures, *, baseline=None, all_pairs: bool = False,
-            complete: bool = False, test: str = "t", correction: str = "holm",
+def compare(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: bool = False,
+            complete: bool = False, test: str = "t", correction: str | None = None,
             alpha: float = 0.05, permutations: int = 10000, bootstrap: int = 10000,
             seed: int = 0, names=None, relevance_level: int = 1, max_docs=None,
-            judged_only: bool = False, compat: str = "9.0.8") -> ComparisonViews:
-    """Compare runs (paths, dicts, DataFrames or Runs) on trec_eval measures.
+            judged_only: bool = False, compat: str = "9.0.8",
+            anova: bool = False) -> ComparisonViews:
+    """Compare runs (paths, dicts, DataFrames or Runs) on trec_eval or ir_measures measures.
 
-    baseline: index or name of the baseline run (default the first); all_pairs compares every
-    pair i < j (run j minus run i). The family corrected is every (pair, measure) test."""
+    baseline / baselines: the run(s) every other run is tested against, by index or name (file
+    name, path, stem or run id; default the first run); each baseline gets its own marker
+    (dagger, double dagger, ...). all_pairs compares every pair i < j (run j minus run i).
+    test: the test whose adjusted p decides significance, "t", "wilcoxon", "randomization"
+    or "tukey-hsd" (Carterette's randomised Tukey HSD: every pair, already adjusted over the
+    pairs). correction: "holm" (default; "none" with tukey-hsd), "bonferroni", "bh", "by" or
+    "none", over the family of every (pair, measure) test. anova: add the two-way ANOVA
+    (systems x topics) of every measure with its effect sizes."""
     return ComparisonViews.of(compute(
-        qrels, runs, measures, baseline=baseline, all_pairs=all_pairs, complete=complete,
-        test=test, correction=correction, alpha=alpha, permutations=permutations,
-        bootstrap=bootstrap, seed=seed, names=names, relevance_level=relevance_level,
-        max_docs=max_docs, judged_only=judged_only, compat=compat))
+        qrels, runs, measures, baseline=baseline, baselines=baselines, all_pairs=all_pairs,
+        complete=complete, test=test, correction=correction, alpha=alpha,
+        permutations=permutations, bootstrap=bootstrap, seed=seed, names=names,
+        relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
+        compat=compat, anova=anova))
 
 
 def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:

@@ -66,7 +66,7 @@ class ScoreTable:
     left_out: list = dataclasses.field(default_factory=list)  # a set's measures that are not means
     sources: list = dataclasses.field(default_factory=list)  # per run: its path as given, or None
 
-    def run_index(self, name, option: str = "--baseline") -> int:
+    def run_index(self, name, option: str = "baseline") -> int:
         """The index of the run called ``name``: its index itself, its name in the table, run
         tag, path as given, file name or file name without its extension; else a one-line
         refusal naming the runs."""
@@ -84,7 +84,9 @@ class ScoreTable:
                     cands |= {src, base, os.path.splitext(base)[0]}
                 if name in cands:
                     return i
-        raise UsageError(f"{option} {name!r} is none of the runs ({', '.join(self.names)})")
+        runs = ", ".join(self.names)
+        raise UsageError(f"{option} {name!r} is none of the runs ({runs})",
+                         cli=f"--{option} {name!r} is none of the runs ({runs})")
 
     @property
     def rule(self) -> str:
