@@ -15,7 +15,7 @@ from trecqr.report.tables import latex_escape, render_latex, render_markdown
 DAGGER_MD, DAGGER_TEX = "\u2020", r"$^{\dagger}$"  # the first baseline's marker
 
 RUNS = ["convdr", "convdr_bert", "manual_ance", "manual_ance_bert", "manual_bm25"]
-MEASURES = ["ndcg_cut.3", "map", "recip_rank"]
+MEASURES = ["map", "recip_rank", "ndcg_cut.3"]
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_latex_table_cast2021(cast):
     assert r"\caption{CAsT 2021 document runs}" in tex and r"\label{tab:cast21}" in tex
     assert _balanced(tex)
     header, rows = _tex_rows(tex)
-    assert header == r"Run & map & recip\_rank & ndcg\_cut\_3 \\"
+    assert header == r"Run & MAP & MRR & NDCG@3 \\"  # report/labels.py's labels
     assert len(rows) == 5
     for line in [header] + rows:
         assert line.endswith(r" \\") and line.count("&") == 3 and line.count(r"\&") == 0
@@ -103,7 +103,7 @@ def test_markdown_table_cast2021(cast):
     cmp, aggs = cast
     md = render_markdown(cmp)
     lines = md.splitlines()
-    assert lines[0] == r"| run | map | recip\_rank | ndcg\_cut\_3 |"
+    assert lines[0] == r"| run | MAP | MRR | NDCG@3 |"
     assert lines[1] == "| :--- | ---: | ---: | ---: |"
     rows = lines[2:7]
     assert lines[7] == ""
@@ -179,7 +179,7 @@ def test_ties_worse_marks_nan_and_escaping():
     tex = render_latex(cmp, places=3)
     assert _balanced(tex)
     header, rows = _tex_rows(tex)
-    assert header == r"Run & P\_5 & err@20 \\"
+    assert header == r"Run & P\_5 & err@20 \\"  # no labels given: the names, escaped
     assert rows == [r"base\_1 (baseline) & \textbf{0.500} & 0.250 \\",
                     r"a\&b\%\# & \textbf{0.500} & \textbf{0.300}$^{\dagger}$ \\",
                     r"c\{d\}\textasciitilde{} & 0.250$^{\dagger}$ & -- \\"]

@@ -25,7 +25,7 @@ def compare(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
             alpha: float = 0.05, permutations: int = 10000, bootstrap: int = 10000,
             seed: int = 0, names=None, relevance_level: int = 1, max_docs=None,
             judged_only: bool = False, compat: str = "9.0.8",
-            anova: bool = False) -> ComparisonViews:
+            anova: bool = False, labels=None) -> ComparisonViews:
     """Compare runs (paths, dicts, DataFrames or Runs) on trec_eval or ir_measures measures.
 
     baseline / baselines: the run(s) every other run is tested against, by index or name (file
@@ -35,21 +35,25 @@ def compare(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
     or "tukey-hsd" (Carterette's randomised Tukey HSD: every pair, already adjusted over the
     pairs). correction: "holm" (default; "none" with tukey-hsd), "bonferroni", "bh", "by" or
     "none", over the family of every (pair, measure) test. anova: add the two-way ANOVA
-    (systems x topics) of every measure with its effect sizes."""
+    (systems x topics) of every measure with its effect sizes. names: the runs' names, a list
+    (one per run) or {run: name} (a run by path, file name, stem or run id). labels: {measure:
+    label} heading the means tables (default :mod:`.labels`': recip_rank is MRR, ndcg_cut_3
+    NDCG@3); measures stay in the order given."""
     return ComparisonViews.of(compute(
         qrels, runs, measures, baseline=baseline, baselines=baselines, all_pairs=all_pairs,
         complete=complete, test=test, correction=correction, alpha=alpha,
         permutations=permutations, bootstrap=bootstrap, seed=seed, names=names,
         relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
-        compat=compat, anova=anova))
+        compat=compat, anova=anova, labels=labels))
 
 
-def render(cmp: Comparison, fmt: str = "text", places: int = 4) -> str:
-    """The comparison in one of :data:`FORMATS`."""
+def render(cmp: Comparison, fmt: str = "text", places: int = 4, caption: str | None = None,
+           latex_label: str | None = None) -> str:
+    """The comparison in one of :data:`FORMATS` (caption and latex_label: LaTeX's)."""
     if fmt == "markdown":
         return render_markdown(cmp, places=places)
     if fmt == "latex":
-        return render_latex(cmp, places=places)
+        return render_latex(cmp, places=places, caption=caption, label=latex_label)
     if fmt == "json":
         return render_json(cmp)
     if fmt == "csv":

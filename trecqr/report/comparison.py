@@ -69,6 +69,11 @@ class Comparison:
     population: dict = field(default_factory=dict)  # the topics every mean is over
     baselines: list = field(default_factory=list)   # the runs marked against, in order
     anova: dict = field(default_factory=dict)       # {measure: two-way ANOVA's fields, topics}
+    labels: dict = field(default_factory=dict)      # {measure: display label} (.labels)
+
+    def label(self, measure: str) -> str:
+        """The measure's display label, heading the means tables."""
+        return self.labels.get(measure, measure)
 
     @property
     def baseline(self) -> str:

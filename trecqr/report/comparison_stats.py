@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from trecqr.errors import UsageError
+from trecqr.report.labels import measure_labels
 from trecqr.report.comparison import MARKERS, TEST_UNITS, TESTS, Comparison, PairResult
 from trecqr.report.populations import score_table
 from trecqr.report.stats.anova import randomized_tukey_hsd, two_way_anova
@@ -45,7 +46,8 @@ def compute(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
             complete: bool = False, test: str = "t", correction: str | None = None,
             alpha: float = 0.05, permutations: int = 10000, bootstrap: int = 10000,
             seed: int = 0, names=None, relevance_level: int = 1, max_docs=None,
-            judged_only: bool = False, compat: str = "9.0.8", anova: bool = False) -> Comparison:
+            judged_only: bool = False, compat: str = "9.0.8", anova: bool = False,
+            labels=None) -> Comparison:
     """The comparison of ``runs`` (paths, dicts, DataFrames or Runs) on ``measures``; see
     :func:`trecqr.report.compare.compare` for the options."""
     runs = list(runs)
@@ -64,10 +66,14 @@ def compute(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
                          cli="--baseline and --all-pairs exclude each other")
     if len(wanted) > len(MARKERS):
         raise UsageError(f"at most {len(MARKERS)} baselines (one marker each)")
-    table = score_table(qrels, runs, measures, complete=complete, names=names,
+    table = score_table(qrels, runs, measures, complete=complete,
+                        names=None if isinstance(names, dict) else names,
                         relevance_level=relevance_level, max_docs=max_docs,
                         judged_only=judged_only, compat=compat)
+    if isinstance(names, dict):
+        rename(table, names)
     names, cols = table.names, table.measures
+    shown = measure_labels(cols, labels)
     base_idx = list(dict.fromkeys(table.run_index(b) for b in wanted)) or [0]
     if tukey or all_pairs:
         pair_idx = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
@@ -123,7 +129,19 @@ def compute(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
                       [names[b] for b in base_idx],
                       {m: {"topics": len(common),
                            **dataclasses.asdict(two_way_anova(_matrix(table, m, common)))}
-                       for m in cols} if anova else {})
+                       for m in cols} if anova else {}, shown)
+
+
+def rename(table, names: dict) -> None:
+    """Give the runs ``names`` names ({run: name}, a run as :meth:`.ScoreTable.run_index`
+    finds it: path, file name, stem or run id); the others keep theirs."""
+    new = list(table.names)
+    for key, name in names.items():
+        new[table.run_index(key, "name")] = name
+    if len(set(new)) != len(new):
+        raise UsageError(f"two runs named alike ({', '.join(map(str, new))}): give each its "
+                         "own name")
+    table.names = new
 
 
 def _baselines(baseline, baselines) -> list:

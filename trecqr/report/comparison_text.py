@@ -64,7 +64,7 @@ def render_text(cmp: Comparison, places: int = 4) -> str:
         keys = ", ".join(f"{text} {b}" for b, text, _ in markers)
         out.append(f"means (marked: significantly different from the baseline {keys}; "
                    f"{test}, {cmp.adjusted()} p <= {cmp.alpha:g})")
-    out += aligned_table(rows, ["run"] + cmp.measures)
+    out += aligned_table(rows, ["run"] + [cmp.label(m) for m in cmp.measures])
     out.append("")
     extra = {"wilcoxon": "p_wilcoxon", "tukey-hsd": "p_tukey"}.get(cmp.test)
     header = ["baseline", "run", "measure", "n", "diff", "95% CI", "d_z", "p(t)", "p(rand)"]

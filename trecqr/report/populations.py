@@ -149,6 +149,9 @@ def run_names(runs, names):
         names = list(names)
         if len(names) != len(runs):
             raise UsageError("names must match the runs one for one")
+        if len(set(names)) != len(names):
+            raise UsageError(f"two runs named alike ({', '.join(map(str, names))}): give each "
+                             "its own name")
         return names
     out = []
     for r in runs:
@@ -202,6 +205,7 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     if not cols:
         raise UsageError("no numeric per-topic measure selected")
     cols, left_out = _means_only(cols, trec_args, dict(irm), command)
+    cols = given_order(cols, measures)
     irm_cols = tuple(c.name for c in cols if isinstance(c.measure, IrMeasuresColumn))
     values, summaries = [], []
     for ev in evals:
@@ -216,6 +220,24 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     return ScoreTable(names, [c.name for c in cols], values, qids, qrels_topics, whole,
                       summaries, why, irm_cols, [ev.runid for ev in evals], left_out,
                       [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs])
+
+
+def given_order(cols, measures) -> list:
+    """The columns in the order their names were given (``-m map -m ndcg_cut.3 -m recip_rank``
+    stays so, not trec_eval's map, recip_rank, ndcg_cut_3): a column goes where the first name
+    that asks for it exactly (``ndcg_cut.3`` for ``ndcg_cut_3``, ``RR@3``), else its measure
+    (``P.5,10`` for ``P_5`` and ``P_10``), else a set (``official``) is; columns one name
+    brings keep trec_eval's order among themselves."""
+    def rank(c):
+        for k, name in enumerate(measures):
+            base, _, params = name.partition(".")
+            if c.name in (name, f"{base}_{params}"):
+                return k
+        for k, name in enumerate(measures):
+            if name.partition(".")[0] == c.measure.name:
+                return k
+        return len(measures)
+    return sorted(cols, key=rank)  # stable: trec_eval's order within a rank
 
 
 def _means_only(cols, trec_args, irm: dict, command: str) -> tuple:

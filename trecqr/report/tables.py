@@ -1,7 +1,9 @@
 """Paper tables of a :class:`~trecqr.report.comparison.Comparison`: Markdown, LaTeX (booktabs)
 and the notebook's HTML table.
 
-Both tables are runs x measures of the means (``Comparison.means``), rounded to ``places``:
+Both tables are runs x measures of the means (``Comparison.means``), rounded to ``places``,
+the measures in the order given, headed by their display labels (:mod:`.labels`: ``MRR``,
+``NDCG@3``, or ``--label``'s), the runs by their names (``--name``/``-n``'s):
 
 * each baseline row is marked: its name is followed by `` (baseline)`` (with several
   baselines, `` (baseline †)``: its marker);
@@ -144,7 +146,7 @@ def render_markdown(cmp: Comparison, places: int = 4, lower_better=()) -> str:
             return "-"
         return (f"**{s}**" if bold else s) + "".join(md_marker(k) for k in marks)
 
-    header = ["run"] + [markdown_escape(m) for m in cmp.measures]
+    header = ["run"] + [markdown_escape(cmp.label(m)) for m in cmp.measures]
     names = [markdown_escape(_run_name(cmp, r, md_marker)) for r in cmp.runs]
     body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value))]
     lines = ["| " + " | ".join(header) + " |",
@@ -164,7 +166,7 @@ def render_latex(cmp: Comparison, places: int = 4, caption: str | None = None,
         s = rf"\textbf{{{s}}}" if bold else s
         return s + (f"$^{{{''.join(MARKERS[k][1] for k in marks)}}}$" if marks else "")
 
-    header = ["Run"] + [latex_escape(m) for m in cmp.measures]
+    header = ["Run"] + [latex_escape(cmp.label(m)) for m in cmp.measures]
     names = [_tex_markers(latex_escape(_run_name(cmp, r, lambda k: f"\x00{k}\x01")))
              for r in cmp.runs]
     body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value))]
@@ -199,7 +201,7 @@ def render_html_table(cmp: Comparison, places: int = 4) -> str:
     """The means as an HTML table (a notebook's view): best in bold, the Markdown markers, the
     legend as the caption."""
     best, marks = best_cells(cmp, places), cell_marks(cmp)
-    head = "".join(f"<th>{html.escape(m)}</th>" for m in cmp.measures)
+    head = "".join(f"<th>{html.escape(cmp.label(m))}</th>" for m in cmp.measures)
     body = []
     for run in cmp.runs:
         cells = []
