@@ -17,7 +17,7 @@ group, its topics being the table's population (:mod:`.populations`: every qrels
 ``-c`` or ir_measures names, else the qrels topics the run has), so a group holding every topic
 gives ``trecqr eval``'s value; per group, measure and run other than the baseline: the mean
 difference against the baseline over the group's topics both runs have, and the paired two-sided t-test
-(scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, none) over the family
+(scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, BH, BY, none) over the family
 of every (group x non-baseline run x measure) test, stated in the output. Topics without a
 label are left out and counted.
 """
