@@ -125,12 +125,9 @@ LAZY = {
                                              "trec_eval names skip it (~150 ms)",
     ("trecqr.measures.catalog", "ir_measures"): "`trecqr measures` / `-m help` only (~150 ms)",
     # cycles a top-level import would close (the importer is imported by the imported module)
-    ("trecqr.report.comparison", "trecqr.report.html"): "Comparison.to_html: the page builder "
-                                                        "imports compare, which imports this "
-                                                        "module",
-    ("trecqr.report.comparison_views", "trecqr.report.tables"): "to_latex: tables imports "
-                                                                "comparison, which imports "
-                                                                "these views",
+    ("trecqr.report.comparison_views", "trecqr.report.html"): "Comparison.to_html only: the "
+                                                              "page's readers (topics, "
+                                                              "collections) load with it",
     ("trecqr.cli.failures", "trecqr.datasets.turn_ids"): "the --qid-style hint of a run and "
                                                          "qrels without a common topic: the "
                                                          "error path only",

@@ -75,7 +75,7 @@ def test_comparison_repr_html_frames_and_latex(comparison):
                    "ndcg_cut.3", "--permutations", "200", "--bootstrap", "200",
                    "--format", "latex"])
     assert cli.exit_code == 0 and cli.stdout == tex
-    assert comparison.to_markdown().startswith("| run | map | ndcg\\_cut\\_3 |")
+    assert comparison.to_markdown().startswith("| run | MAP | NDCG@3 |")
 
 
 def test_the_catalog_names_every_measure():

@@ -10,18 +10,12 @@ from conftest import data_path
 
 import trecqr
 from trecqr.report.compare import Comparison, PairResult, compare
-from trecqr.report.tables import (
-    BETTER_MD,
-    BETTER_TEX,
-    WORSE_MD,
-    WORSE_TEX,
-    latex_escape,
-    render_latex,
-    render_markdown,
-)
+from trecqr.report.tables import latex_escape, render_latex, render_markdown
+
+DAGGER_MD, DAGGER_TEX = "\u2020", r"$^{\dagger}$"  # the first baseline's marker
 
 RUNS = ["convdr", "convdr_bert", "manual_ance", "manual_ance_bert", "manual_bm25"]
-MEASURES = ["ndcg_cut.3", "map", "recip_rank"]
+MEASURES = ["map", "recip_rank", "ndcg_cut.3"]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +58,7 @@ def test_latex_table_cast2021(cast):
     assert r"\caption{CAsT 2021 document runs}" in tex and r"\label{tab:cast21}" in tex
     assert _balanced(tex)
     header, rows = _tex_rows(tex)
-    assert header == r"Run & map & recip\_rank & ndcg\_cut\_3 \\"
+    assert header == r"Run & MAP & MRR & NDCG@3 \\"  # report/labels.py's labels
     assert len(rows) == 5
     for line in [header] + rows:
         assert line.endswith(r" \\") and line.count("&") == 3 and line.count(r"\&") == 0
@@ -90,14 +84,14 @@ def test_latex_table_cast2021(cast):
     assert all(p.diff > 0 for p in cmp.pairs if p.significant)
     for (r, m), cell in cells.items():
         assert f"{aggs[r][m]:.4f}" in cell
-        assert cell.endswith(BETTER_TEX) == ((r, m) in sig)
-        assert WORSE_TEX not in cell
+        assert cell.endswith(DAGGER_TEX) == ((r, m) in sig)
+        assert r"\ddagger" not in cell
     assert cells[("docrun_org_convdr_bert.run", "map")] == r"0.2203$^{\dagger}$"
     assert cells[("docrun_org_manual_ance.run", "ndcg_cut_3")] == r"\textbf{0.5300}$^{\dagger}$"
     assert cells[("docrun_org_convdr.run", "map")] == "0.2024"
     # legend: marks, test, correction, alpha, family
     leg = tex.split(r"\par\smallskip")[1]
-    assert r"$^{\dagger}$ / $^{\ddagger}$: significantly better / worse" in leg
+    assert r"$^{\dagger}$: significantly different from the baseline docrun\_org\_convdr.run" in leg
     assert "paired two-sided t-test" in leg and "Holm correction" in leg
     assert r"$\alpha$ = 0.05" in leg
     assert (r"family: 4 runs vs baseline docrun\_org\_convdr.run x 3 measures = 12 t-tests"
@@ -109,7 +103,7 @@ def test_markdown_table_cast2021(cast):
     cmp, aggs = cast
     md = render_markdown(cmp)
     lines = md.splitlines()
-    assert lines[0] == r"| run | map | recip\_rank | ndcg\_cut\_3 |"
+    assert lines[0] == r"| run | MAP | MRR | NDCG@3 |"
     assert lines[1] == "| :--- | ---: | ---: | ---: |"
     rows = lines[2:7]
     assert lines[7] == ""
@@ -126,14 +120,14 @@ def test_markdown_table_cast2021(cast):
         bold = [r for r in cmp.runs if cells[(r, m)].startswith("**")]
         assert bold == [_best(aggs, m)]
     for (r, m), c in cells.items():
-        plain = c.replace("**", "").rstrip(BETTER_MD + WORSE_MD)
+        plain = c.replace("**", "").rstrip(DAGGER_MD)
         assert plain == f"{aggs[r][m]:.4f}"
-        assert c.endswith(BETTER_MD) == ((r, m) in sig)
-    assert cells[("docrun_org_manual_ance_bert.run", "map")] == f"**0.2936**{BETTER_MD}"
+        assert c.endswith(DAGGER_MD) == ((r, m) in sig)
+    assert cells[("docrun_org_manual_ance_bert.run", "map")] == f"**0.2936**{DAGGER_MD}"
     assert cells[("docrun_org_manual_bm25.run", "recip_rank")] == "0.7085"
     leg = lines[8]
-    assert leg.startswith(f"Means; best per column in bold. {BETTER_MD} / {WORSE_MD}: "
-                          "significantly better / worse than the baseline")
+    assert leg.startswith(f"Means; best per column in bold. {DAGGER_MD}: "
+                          "significantly different from the baseline")
     assert "paired two-sided t-test; Holm correction; adjusted p <= alpha = 0.05" in leg
     assert r"family: 4 runs vs baseline docrun\_org\_convdr.run x 3 measures = 12 t-tests" in leg
 
@@ -179,14 +173,16 @@ def _synthetic():
 
 
 def test_ties_worse_marks_nan_and_escaping():
+    """A significantly worse run gets the baseline's marker too (two-sided tests: the means
+    show the direction); ties are all bold; nan prints -- / -; LaTeX specials are escaped."""
     cmp = _synthetic()
     tex = render_latex(cmp, places=3)
     assert _balanced(tex)
     header, rows = _tex_rows(tex)
-    assert header == r"Run & P\_5 & err@20 \\"
+    assert header == r"Run & P\_5 & err@20 \\"  # no labels given: the names, escaped
     assert rows == [r"base\_1 (baseline) & \textbf{0.500} & 0.250 \\",
                     r"a\&b\%\# & \textbf{0.500} & \textbf{0.300}$^{\dagger}$ \\",
-                    r"c\{d\}\textasciitilde{} & 0.250$^{\ddagger}$ & -- \\"]
+                    r"c\{d\}\textasciitilde{} & 0.250$^{\dagger}$ & -- \\"]
     for line in [header] + rows:
         assert line.replace(r"\&", "").count("&") == 2
     assert "randomization test, 1000 sign flips, seed 7; Bonferroni correction" in tex
@@ -195,9 +191,9 @@ def test_ties_worse_marks_nan_and_escaping():
     md = render_markdown(cmp, places=3)
     assert md.splitlines()[2:5] == [
         r"| base\_1 (baseline) | **0.500** | 0.250 |",
-        f"| a&b%# | **0.500** | **0.300**{BETTER_MD} |",
-        f"| c{{d}}~ | 0.250{WORSE_MD} | - |"]
+        f"| a&b%# | **0.500** | **0.300**{DAGGER_MD} |",
+        f"| c{{d}}~ | 0.250{DAGGER_MD} | - |"]
     # lower-is-better columns take the minimum
     tex_low = render_latex(cmp, places=3, lower_better={"P_5"})
-    assert r"c\{d\}\textasciitilde{} & \textbf{0.250}$^{\ddagger}$ & -- \\" in tex_low
+    assert r"c\{d\}\textasciitilde{} & \textbf{0.250}$^{\dagger}$ & -- \\" in tex_low
     assert latex_escape(r"x\y^z") == r"x\textbackslash{}y\textasciicircum{}z"

@@ -27,8 +27,10 @@ def correction_options(f):
     """--correction and --alpha of the multiple-testing correction."""
     f = click.option("--alpha", type=FiniteFloat(0, 1), default=0.05, show_default=True,
                      help="Significance level (on adjusted p-values).")(f)
-    f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
-                     default="holm", show_default=True, help="Multiple-testing correction.")(f)
+    f = click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "by", "none"]),
+                     default=None, help="Multiple-testing correction over the family: Holm "
+                     "(default; none with --test tukey-hsd), Bonferroni, Benjamini-Hochberg, "
+                     "Benjamini-Yekutieli or none.")(f)
     return f
 
 
@@ -47,20 +49,24 @@ def comparison_options(f):
     """compare's options from --baseline to --seed: the runs' pairing, the topics and the paired
     tests (compare and report take the same ones, so a page shows compare's numbers)."""
     return _stack(
-        click.option("--baseline", default=None, metavar="NAME",
+        click.option("--baseline", multiple=True, metavar="NAME",
                      help="Baseline run (file name, path, stem or run id); default the first "
-                          "run."),
+                          "run. Repeat for several baselines, each with its own marker."),
         click.option("--all-pairs", is_flag=True,
                      help="Compare every pair of runs, not vs a baseline."),
         topic_options,
         click.option("-M", "max_docs", type=CInteger(), default=None, metavar="N",
                      help="Keep the first N documents of each topic."),
         click.option("-J", "judged_only", is_flag=True, help="Score judged documents only."),
-        click.option("--test", "test", type=click.Choice(["t", "randomization"]), default="t",
-                     show_default=True, help="Test whose adjusted p decides significance."),
+        click.option("--test", "test",
+                     type=click.Choice(["t", "wilcoxon", "randomization", "tukey-hsd"]),
+                     default="t", show_default=True,
+                     help="Test whose adjusted p decides significance (tukey-hsd: "
+                          "Carterette's randomised Tukey HSD, every pair)."),
         correction_options,
         click.option("--permutations", type=click.IntRange(1, 10_000_000), default=10000,
-                     show_default=True, help="Sign flips of the randomization test."),
+                     show_default=True,
+                     help="Sign flips of the randomization test (permutations of tukey-hsd)."),
         click.option("--bootstrap", type=click.IntRange(1, 10_000_000), default=10000,
                      show_default=True, help="Bootstrap samples of the confidence interval."),
         click.option("--seed", type=click.IntRange(0), default=0, show_default=True,

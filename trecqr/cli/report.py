@@ -12,6 +12,7 @@ from trecqr.formats.writer import atomic_write_text
 from trecqr.report import breakdown, compare, diff, plots
 from trecqr.report.breakdown import DEFAULT_MAX_DEPTH
 from trecqr.report.bounds import attach, run_bounds
+from trecqr.report.labels import parse_pairs
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
 from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
                       say_written, table_output_options, topic_options)
@@ -20,27 +21,43 @@ from trecqr.cli.options import (CONTEXT, comparison_options, correction_options,
 @click.command("compare", context_settings=CONTEXT)
 @qrels_runs_measures
 @comparison_options
+@click.option("-n", "short_names", multiple=True, metavar="LABEL",
+              help="The runs' names in the tables, one -n per run, in the runs' order.")
+@click.option("--name", "run_names", multiple=True, metavar="RUN=LABEL",
+              help="A run's name in the tables (RUN: its file name, path, stem or run id); "
+                   "repeatable.")
+@click.option("--label", "labels", multiple=True, metavar="MEASURE=LABEL",
+              help="A measure's label heading the tables (e.g. ndcg_cut.3=nDCG@3; default "
+                   "MRR, NDCG@3, ...); repeatable.")
+@click.option("--caption", default=None, metavar="TEXT",
+              help="--format latex: the table's \\caption (may hold LaTeX).")
+@click.option("--latex-label", default=None, metavar="KEY",
+              help="--format latex: the table's \\label (e.g. tab:results).")
+@click.option("--anova", is_flag=True,
+              help="Add the two-way ANOVA (systems x topics) of each measure, with its effect "
+                   "sizes.")
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
 @click.option("--bounds", is_flag=True,
               help="Also each run's means with its unjudged retrieved documents counted "
                    "relevant (at grade -l) and the unjudged share of each measure's top k.")
 def compare_command(qrels, runs, measures, quiet, baseline, all_pairs, complete, level, max_docs,
                     judged_only, compat, test, correction, alpha, permutations, bootstrap, seed,
-                    fmt, places, output, bounds):
+                    short_names, run_names, labels, caption, latex_label, anova, fmt, places,
+                    output, bounds):
     """Compare RUNs on QRELS: means, paired tests vs a baseline, corrected p-values."""
     def job():
         if quiet:
             quiet_notes()
-        if baseline is not None and all_pairs:
-            raise UsageError("--baseline and --all-pairs exclude each other")
         if bounds:  # trecqr/report/bounds.py
             check_bounds(judged_only, fmt)
-        cmp = compare.compare(qrels, list(runs), list(measures), baseline=baseline, all_pairs=all_pairs,
-                      complete=complete, test=test, correction=correction, alpha=alpha,
-                      permutations=permutations, bootstrap=bootstrap, seed=seed,
-                      relevance_level=level, max_docs=max_docs, judged_only=judged_only,
-                      compat=compat)
-        text = compare.render(cmp, fmt, places)
+        names = _run_names(runs, short_names, run_names)
+        cmp = compare.compare(qrels, list(runs), list(measures), baselines=list(baseline),
+                              all_pairs=all_pairs, complete=complete, test=test,
+                              correction=correction, alpha=alpha, permutations=permutations,
+                              bootstrap=bootstrap, seed=seed, relevance_level=level,
+                              max_docs=max_docs, judged_only=judged_only, compat=compat,
+                              anova=anova, names=names, labels=list(labels))
+        text = compare.render(cmp, fmt, places, caption, latex_label)
         if bounds:
             rows, grade = run_bounds(qrels, list(runs), cmp.runs, list(measures), cmp.means,
                                      complete=complete, relevance_level=level,
@@ -59,6 +76,19 @@ def check_bounds(judged_only, fmt) -> None:
                          "leave one of them out")
     if fmt in ("markdown", "latex"):
         raise UsageError(f"--bounds goes with --format text, json or csv, not {fmt}")
+
+
+def _run_names(runs, short_names, run_names):
+    """The names -n (a list, one per run) or --name (RUN=LABEL) give, or None."""
+    if short_names and run_names:
+        raise UsageError("-n and --name exclude each other: give every run's name with -n "
+                         "(in order) or some with --name RUN=LABEL")
+    if short_names:
+        if len(short_names) != len(runs):
+            raise UsageError(f"-n gives {len(short_names)} names for {len(runs)} runs: one "
+                             "-n LABEL per run, in the runs' order")
+        return list(short_names)
+    return parse_pairs(run_names, "RUN", "--name") if run_names else None
 
 
 @click.command("breakdown", context_settings=CONTEXT)

@@ -52,7 +52,7 @@ def command(qrels, runs, measures, quiet, output, baseline, all_pairs, complete,
     def job():
         if quiet:
             quiet_notes()
-        if baseline is not None and all_pairs:
+        if baseline and all_pairs:
             raise UsageError("--baseline and --all-pairs exclude each other")
         if collection is not None and index_dir is not None:
             raise UsageError("give the passage text as --collection or --index, not both")

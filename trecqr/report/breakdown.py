@@ -17,7 +17,7 @@ group, its topics being the table's population (:mod:`.populations`: every qrels
 ``-c`` or ir_measures names, else the qrels topics the run has), so a group holding every topic
 gives ``trecqr eval``'s value; per group, measure and run other than the baseline: the mean
 difference against the baseline over the group's topics both runs have, and the paired two-sided t-test
-(scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, none) over the family
+(scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, BH, BY, none) over the family
 of every (group x non-baseline run x measure) test, stated in the output. Topics without a
 label are left out and counted.
 """
@@ -32,11 +32,11 @@ from dataclasses import asdict, dataclass, field
 from trecqr.datasets.topiocqa import read_turn_types
 from trecqr.datasets.turn_ids import split_id
 from trecqr.errors import InputError, UsageError
-from trecqr.report.compare import adjust, t_test
-from trecqr.report.comparison import json_number, plural
 from trecqr.report.groups import group_order, memberships, read_groups
 from trecqr.report.populations import ScoreTable, score_table  # noqa: F401 (plots and html import them here)
-from trecqr.report.text_table import aligned_table, fmt_p, fmt_value, render_csv
+from trecqr.report.stats.corrections import adjust
+from trecqr.report.stats.paired import t_test
+from trecqr.report.text_table import aligned_table, fmt_p, fmt_value, json_number, plural, render_csv
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")
@@ -191,7 +191,7 @@ class Breakdown:
 
 def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
               max_depth: int | None = DEFAULT_MAX_DEPTH, baseline=None, complete: bool = False,
-              correction: str = "holm", alpha: float = 0.05, names=None,
+              correction: str | None = "holm", alpha: float = 0.05, names=None,
               relevance_level: int = 1, max_docs=None, judged_only: bool = False,
               compat: str = "9.0.8", table: ScoreTable | None = None,
               groups=None) -> Breakdown:
@@ -200,23 +200,14 @@ def breakdown(qrels, runs, measures, *, by: str = "depth", labels=None,
     groups: overlapping groups ({group: [ids]} or a JSON file of it, :mod:`.groups`) in place of
     ``by``, with an ``all`` group. The family corrected is every (group x non-baseline run x
     measure) t-test."""
+    correction = correction or "holm"
     adjust([], correction)
     if table is None:
         table = score_table(qrels, runs, measures, complete=complete, names=names,
                             relevance_level=relevance_level, max_docs=max_docs,
                             judged_only=judged_only, compat=compat, command="breakdown")
     names = table.names
-    b = 0
-    if baseline is not None:
-        if isinstance(baseline, int):
-            b = baseline
-        else:
-            cands = [i for i, n in enumerate(names)
-                     if baseline in (n, os.path.splitext(n)[0])]
-            if not cands:
-                raise UsageError(f"--baseline {baseline!r} is none of the runs "
-                                 f"({', '.join(names)})")
-            b = cands[0]
+    b = 0 if baseline is None else table.run_index(baseline)
     all_topics = []
     seen = set()
     for i in range(len(names)):

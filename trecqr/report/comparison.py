@@ -1,18 +1,27 @@
-"""The result of a system comparison (:class:`Comparison`, one :class:`PairResult` per pair and
-measure) and the words that describe it, shared by :mod:`.compare` (which computes and prints it)
-and :mod:`.tables` (paper tables)."""
+"""A system comparison as plain data: :class:`Comparison` (one :class:`PairResult` per pair and
+measure), the values :mod:`.comparison_stats` computes.
+
+Why plain data: the renderers (:mod:`.comparison_text` for text, JSON and CSV, :mod:`.tables`
+for Markdown, LaTeX and the notebook's HTML table, :mod:`.html` for the page) import this
+module and read its fields; this module imports none of them, so a renderer can be added or
+changed without touching the numbers. :mod:`.comparison_views` adds the notebook's methods on
+top (``to_latex``, ``_repr_html_``, ...)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
 
-from trecqr.report.comparison_views import ComparisonViews
+from trecqr.report.text_table import json_number
 
-
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """``1 run``, ``2 runs``; nouns: an irregular plural."""
-    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+TESTS = {"t": "t-test", "wilcoxon": "Wilcoxon signed-rank test",
+         "randomization": "randomization test", "tukey-hsd": "randomised Tukey HSD"}
+# what a family of each test counts, for the header's "family: ... = 20 t-tests"
+TEST_UNITS = {"t": "t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "randomization": "randomization test", "tukey-hsd": "randomised Tukey HSD p-value"}
+# one marker per baseline, in the order the baselines are given: (text and Markdown, LaTeX)
+MARKERS = (("\u2020", r"\dagger"), ("\u2021", r"\ddagger"), ("\u00a7", r"\S"),
+           ("\u00b6", r"\P"), ("\u2016", r"\|"), ("#", r"\#"))
 
 
 @dataclass
@@ -32,18 +41,23 @@ class PairResult:
     p_rand: float
     p_t_adj: float = math.nan
     p_rand_adj: float = math.nan
-    significant: bool = False
+    significant: bool = False       # p_adj <= alpha
+    w: float = math.nan             # Wilcoxon's statistic (the smaller rank sum)
+    p_wilcoxon: float = math.nan
+    p_wilcoxon_adj: float = math.nan
+    p_tukey: float = math.nan       # --test tukey-hsd: the randomised Tukey HSD's p (every pair)
+    p_adj: float = math.nan         # the chosen test's p, adjusted over the family
 
 
-@dataclass(repr=False)  # comparison_views: a short repr, _repr_html_, to_dataframe, to_latex
-class Comparison(ComparisonViews):
+@dataclass(repr=False)
+class Comparison:
     runs: list                      # run names, in the order given
     measures: list                  # output measure names (ndcg_cut_3, ...)
     means: dict                     # {run: {measure: mean over the run's compared topics}}
     num_topics: dict                # {run: number of topics its mean is over}
     pairs: list                     # PairResult, pair by pair, measure by measure
     topics: str                     # "complete": every qrels topic; "intersection": per run
-    test: str                       # p-value behind `significant`: "t" or "randomization"
+    test: str                       # the test behind `significant`: a key of TESTS
     correction: str
     alpha: float
     permutations: int
@@ -53,32 +67,59 @@ class Comparison(ComparisonViews):
     extra: dict = field(default_factory=dict)
     topics_note: str = ""           # the header's topics line (populations.ScoreTable)
     population: dict = field(default_factory=dict)  # the topics every mean is over
+    baselines: list = field(default_factory=list)   # the runs marked against, in order
+    anova: dict = field(default_factory=dict)       # {measure: two-way ANOVA's fields, topics}
+    labels: dict = field(default_factory=dict)      # {measure: display label} (.labels)
+
+    def label(self, measure: str) -> str:
+        """The measure's display label, heading the means tables."""
+        return self.labels.get(measure, measure)
+
+    @property
+    def baseline(self) -> str:
+        """The (first) run the significance marks compare against."""
+        if self.baselines:
+            return self.baselines[0]
+        return self.pairs[0].baseline if self.pairs else self.runs[0]
+
+    def markers(self) -> list:
+        """[(baseline, text/Markdown marker, LaTeX marker)], one per baseline, in order."""
+        return [(b, *MARKERS[k]) for k, b in enumerate(self.baselines or [self.baseline])]
+
+    def marks(self) -> dict:
+        """{(run, measure): [(baseline index, +1 or -1)]}: the baselines run's mean differs from
+        significantly (adjusted p of the chosen test <= alpha), +1 when it is higher."""
+        out: dict = {}
+        for k, (b, _, _) in enumerate(self.markers()):
+            for p in self.pairs:
+                if not p.significant or not p.diff or p.diff != p.diff or b not in (p.baseline, p.run):
+                    continue
+                run, higher = (p.run, p.diff > 0) if p.baseline == b else (p.baseline, p.diff < 0)
+                out.setdefault((run, p.measure), []).append((k, 1 if higher else -1))
+        return out
+
+    def adjusted(self) -> str:
+        """How the p-values deciding significance are adjusted, in words."""
+        if self.correction == "none":
+            return "Tukey-adjusted" if self.test == "tukey-hsd" else "unadjusted"
+        return f"{self.correction}-adjusted"
+
+    def __repr__(self) -> str:
+        significant = sum(p.significant for p in self.pairs)
+        return (f"<Comparison: {len(self.runs)} runs x {len(self.measures)} measures "
+                f"({', '.join(self.measures[:4])}{', ...' if len(self.measures) > 4 else ''}), "
+                f"baseline {self.baseline}, {self.test} test, {self.correction} "
+                f"correction, alpha {self.alpha}: {significant} of {len(self.pairs)} "
+                f"differences significant>")
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["pairs"] = [{k: json_number(v) for k, v in asdict(p).items()} for p in self.pairs]
         d["means"] = {r: {m: json_number(v) for m, v in ms.items()} for r, ms in self.means.items()}
+        d["anova"] = {m: {k: json_number(v) for k, v in a.items()} for m, a in self.anova.items()}
+        d["markers"] = [{"baseline": b, "marker": text, "latex": tex}
+                        for b, text, tex in self.markers()]
+        marks = self.marks()  # {run: {measure: the markers of the baselines it differs from}}
+        d["marks"] = {r: {m: "".join(MARKERS[k][0] for k, _ in marks.get((r, m), []))
+                          for m in self.measures} for r in self.runs}
         return d
-
-    def to_html(self, qrels, runs, measures, **options) -> str:
-        """The HTML report of this comparison (:func:`.html.comparison_page`): the runs and
-        measures as given to compare, options those it was made with plus the turn view's."""
-        from trecqr.report.html import comparison_page
-
-        return comparison_page(self, qrels, runs, measures, **options)
-
-
-def json_number(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
-def topics_line(cmp: Comparison) -> str:
-    if cmp.topics_note:
-        return cmp.topics_note
-    counts = sorted({p.n for p in cmp.pairs})
-    n = ", ".join(str(c) for c in counts)
-    if cmp.topics == "complete":
-        return (f"topics: all {n} qrels topics (-c: a topic missing from a run counts 0)")
-    return f"topics: per pair, the qrels topics both runs are evaluated on ({n})"

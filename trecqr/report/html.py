@@ -38,7 +38,9 @@ import numpy as np
 from trecqr.errors import UsageError
 from trecqr.report import html_svg
 from trecqr.report.breakdown import score_table
-from trecqr.report.compare import compare, topics_line
+from trecqr.report.comparison_stats import compute as compare
+from trecqr.report.comparison import TESTS
+from trecqr.report.comparison_text import SHORT, topics_line
 from trecqr.report.html_assets import CSS, PAGE_SIZE, SCRIPT
 from trecqr.report.html_data import page_data
 from trecqr.report.populations import run_names
@@ -68,7 +70,7 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
     upper = upper or {}
     baseline_mode = len({p.baseline for p in cmp.pairs}) == 1 and not cmp.extra.get("all_pairs")
     sig = {(p.run, p.measure): ("+" if p.diff > 0 else "-") for p in cmp.pairs if p.significant}
-    test = "t-test" if cmp.test == "t" else "randomization test"
+    test = TESTS[cmp.test]
     out = [f'<p class="note" id="family">family: {escape(cmp.family)}; correction: '
            f'{escape(cmp.correction)}; alpha = {cmp.alpha:g}</p>',
            f'<p class="note">{escape(topics_line(cmp))}</p>']
@@ -100,11 +102,11 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
                    f'upper bound</span></th>{cells}<td class="n">{topics}</td></tr>')
     out.append("</tbody></table>")
     heads = ["baseline", "run", "measure", "n", "diff", "95% CI", "d_z", "p(t)", "p(rand)",
-             f"adj p({'t' if cmp.test == 't' else 'rand'})", "sig"]
+             f"adj p({SHORT[cmp.test]})", "sig"]
     out.append('<h3>comparisons (diff = run - baseline)</h3><table id="pairs"><thead><tr>' +
                "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead><tbody>")
     for p in cmp.pairs:
-        adj = p.p_t_adj if cmp.test == "t" else p.p_rand_adj
+        adj = p.p_adj
         cells = [breakable(p.baseline), breakable(p.run), escape(p.measure), str(p.n),
                  fmt_value(p.diff, places), f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
                  fmt_value(p.effect_dz, 2), fmt_p(p.p_t, places), fmt_p(p.p_rand, places),

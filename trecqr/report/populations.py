@@ -38,7 +38,7 @@ from trecqr.api.many import score_trec_many
 from trecqr.errors import UsageError
 from trecqr.engine.names import IrMeasuresColumn, aggregator, split_measures
 from trecqr.rankings.options import Options
-from trecqr.report.comparison import plural
+from trecqr.report.text_table import plural
 
 QRELS, RUN = "qrels", "run"
 
@@ -64,6 +64,29 @@ class ScoreTable:
     irm: tuple = ()      # the ir_measures names among the measures
     runids: list = dataclasses.field(default_factory=list)  # per run: its run tag
     left_out: list = dataclasses.field(default_factory=list)  # a set's measures that are not means
+    sources: list = dataclasses.field(default_factory=list)  # per run: its path as given, or None
+
+    def run_index(self, name, option: str = "baseline") -> int:
+        """The index of the run called ``name``: its index itself, its name in the table, run
+        tag, path as given, file name or file name without its extension; else a one-line
+        refusal naming the runs."""
+        if isinstance(name, int) and not isinstance(name, bool):
+            if 0 <= name < len(self.names):
+                return name
+        else:
+            for i, n in enumerate(self.names):
+                cands = {n, os.path.splitext(n)[0]}
+                if i < len(self.runids):
+                    cands.add(self.runids[i])
+                src = self.sources[i] if i < len(self.sources) else None
+                if src is not None:
+                    base = os.path.basename(src)
+                    cands |= {src, base, os.path.splitext(base)[0]}
+                if name in cands:
+                    return i
+        runs = ", ".join(self.names)
+        raise UsageError(f"{option} {name!r} is none of the runs ({runs})",
+                         cli=f"--{option} {name!r} is none of the runs ({runs})")
 
     @property
     def rule(self) -> str:
@@ -126,6 +149,9 @@ def run_names(runs, names):
         names = list(names)
         if len(names) != len(runs):
             raise UsageError("names must match the runs one for one")
+        if len(set(names)) != len(names):
+            raise UsageError(f"two runs named alike ({', '.join(map(str, names))}): give each "
+                             "its own name")
         return names
     out = []
     for r in runs:
@@ -179,6 +205,7 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     if not cols:
         raise UsageError("no numeric per-topic measure selected")
     cols, left_out = _means_only(cols, trec_args, dict(irm), command)
+    cols = given_order(cols, measures)
     irm_cols = tuple(c.name for c in cols if isinstance(c.measure, IrMeasuresColumn))
     values, summaries = [], []
     for ev in evals:
@@ -191,7 +218,26 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
     whole, why = _population(names, qids, qrels_topics, complete, irm_cols,
                              [c.name for c in cols if c.name not in irm_cols], command)
     return ScoreTable(names, [c.name for c in cols], values, qids, qrels_topics, whole,
-                      summaries, why, irm_cols, [ev.runid for ev in evals], left_out)
+                      summaries, why, irm_cols, [ev.runid for ev in evals], left_out,
+                      [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs])
+
+
+def given_order(cols, measures) -> list:
+    """The columns in the order their names were given (``-m map -m ndcg_cut.3 -m recip_rank``
+    stays so, not trec_eval's map, recip_rank, ndcg_cut_3): a column goes where the first name
+    that asks for it exactly (``ndcg_cut.3`` for ``ndcg_cut_3``, ``RR@3``), else its measure
+    (``P.5,10`` for ``P_5`` and ``P_10``), else a set (``official``) is; columns one name
+    brings keep trec_eval's order among themselves."""
+    def rank(c):
+        for k, name in enumerate(measures):
+            base, _, params = name.partition(".")
+            if c.name in (name, f"{base}_{params}"):
+                return k
+        for k, name in enumerate(measures):
+            if name.partition(".")[0] == c.measure.name:
+                return k
+        return len(measures)
+    return sorted(cols, key=rank)  # stable: trec_eval's order within a rank
 
 
 def _means_only(cols, trec_args, irm: dict, command: str) -> tuple:

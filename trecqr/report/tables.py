@@ -1,25 +1,24 @@
-"""Paper tables of a :class:`~trecqr.report.compare.Comparison`: Markdown and LaTeX (booktabs).
+"""Paper tables of a :class:`~trecqr.report.comparison.Comparison`: Markdown, LaTeX (booktabs)
+and the notebook's HTML table.
 
-Both tables are runs x measures of the means (``Comparison.means``), rounded to ``places``:
+Both tables are runs x measures of the means (``Comparison.means``), rounded to ``places``,
+the measures in the order given, headed by their display labels (:mod:`.labels`: ``MRR``,
+``NDCG@3``, or ``--label``'s), the runs by their names (``--name``/``-n``'s):
 
-* the baseline row is marked: its name is followed by `` (baseline)``;
+* each baseline row is marked: its name is followed by `` (baseline)`` (with several
+  baselines, `` (baseline †)``: its marker);
 * the best value of each measure column is in bold (``**x**`` / ``\\textbf{x}``); "best" is the
   highest value *as printed* (rounded to ``places``), so every run whose printed value equals
   the best is bold (ties: all bold). Measures named in ``lower_better`` take the lowest instead.
   nan means print ``-`` (Markdown) / ``--`` (LaTeX) and are never bold;
-* significance marks against the baseline, from ``PairResult.significant`` of compare.py (the
-  adjusted p-value of the chosen test <= alpha, adjusted over the whole family):
-
-  ==============================  ==========  =============
-  meaning                         Markdown    LaTeX
-  ==============================  ==========  =============
-  significantly better (diff>0)   ``†``       ``$^{\\dagger}$``
-  significantly worse  (diff<0)   ``‡``       ``$^{\\ddagger}$``
-  ==============================  ==========  =============
-
-  The pairs used are those whose baseline is the baseline of the first pair (with
-  ``--all-pairs``, the pairs of the first run with every other one, diff = run - first run);
-* a legend line below the table: the marks, the test, the correction, alpha and the family.
+* significance markers (:meth:`.Comparison.marks`): after a mean, the marker of each baseline
+  it differs from significantly (the adjusted p-value of the chosen test <= alpha, adjusted
+  over the whole family; two-sided tests, so the means show the direction). Baseline k's
+  marker is :data:`.comparison.MARKERS` [k]: ``†`` / ``$^{\\dagger}$`` for the first,
+  ``‡`` / ``$^{\\ddagger}$`` for the second, then ``§``, ``¶``, ``‖``, ``#``. With
+  ``--all-pairs`` the baseline is the first run;
+* a legend line below the table: the markers, the test, the correction, alpha, the family and
+  the topics.
 
 LaTeX: ``\\begin{tabular}{l r...r}`` (one ``r`` per measure) with ``\\toprule``, ``\\midrule``,
 ``\\bottomrule`` (needs ``\\usepackage{booktabs}``); run and measure names are escaped
@@ -31,12 +30,12 @@ legend as a ``%`` comment, and caption and label are not written.
 
 from __future__ import annotations
 
+import html
 import math
 
-from trecqr.report.comparison import Comparison, topics_line
+from trecqr.report.comparison import MARKERS, Comparison
+from trecqr.report.comparison_text import topics_line
 
-BETTER_MD, WORSE_MD = "\u2020", "\u2021"          # dagger, double dagger
-BETTER_TEX, WORSE_TEX = r"$^{\dagger}$", r"$^{\ddagger}$"
 
 _TEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -66,17 +65,20 @@ def _fmt(v, places: int) -> str | None:
 
 def baseline_name(cmp: Comparison) -> str:
     """The run the significance marks compare against."""
-    return cmp.pairs[0].baseline if cmp.pairs else cmp.runs[0]
+    return cmp.baseline
 
 
 def cell_marks(cmp: Comparison) -> dict:
-    """{(run, measure): +1 significantly better / -1 significantly worse than the baseline}."""
-    base = baseline_name(cmp)
-    out = {}
-    for p in cmp.pairs:
-        if p.baseline == base and p.significant and not _isnan(p.diff) and p.diff != 0:
-            out[(p.run, p.measure)] = 1 if p.diff > 0 else -1
-    return out
+    """{(run, measure): the indices of the baselines it differs from significantly}."""
+    return {key: [k for k, _ in got] for key, got in cmp.marks().items()}
+
+
+def _run_name(cmp: Comparison, run: str, marker) -> str:
+    """The run's row name: `` (baseline)`` after a baseline (and its marker when several)."""
+    bases = [b for b, _, _ in cmp.markers()]
+    if run not in bases:
+        return run
+    return f"{run} (baseline{' ' + marker(bases.index(run)) if len(bases) > 1 else ''})"
 
 
 def best_cells(cmp: Comparison, places: int = 4, lower_better=()) -> set:
@@ -96,16 +98,27 @@ def best_cells(cmp: Comparison, places: int = 4, lower_better=()) -> set:
     return out
 
 
-def legend(cmp: Comparison, better: str, worse: str) -> str:
-    """The legend sentence (plain text; marks as given)."""
-    test = "paired two-sided t-test" if cmp.test == "t" else (
-        f"paired two-sided randomization test, {cmp.permutations} sign flips, seed {cmp.seed}")
-    corr = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no"}.get(cmp.correction,
-                                                                           cmp.correction)
-    return (f"Means; best per column in bold. {better} / {worse}: significantly better / worse "
-            f"than the baseline {baseline_name(cmp)} ({test}; {corr} correction; "
+CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+               "by": "Benjamini-Yekutieli", "none": "no"}
+
+
+def legend(cmp: Comparison, marker=lambda k: MARKERS[k][0]) -> str:
+    """The legend sentence (plain text; ``marker(k)``: baseline k's marker as written)."""
+    test = {"t": "paired two-sided t-test",
+            "wilcoxon": "paired two-sided Wilcoxon signed-rank test",
+            "randomization": (f"paired two-sided randomization test, {cmp.permutations} sign "
+                              f"flips, seed {cmp.seed}"),
+            "tukey-hsd": (f"randomised Tukey HSD over every pair of runs, {cmp.permutations} "
+                          f"permutations, seed {cmp.seed}")}[cmp.test]
+    bases = [b for b, _, _ in cmp.markers()]
+    which = " / ".join(marker(k) for k in range(len(bases)))
+    against = " / ".join(bases)
+    topics = topics_line(cmp)
+    return (f"Means; best per column in bold. {which}: significantly different from the "
+            f"baseline{'s' if len(bases) > 1 else ''} {against} ({test}; "
+            f"{CORRECTIONS.get(cmp.correction, cmp.correction)} correction; "
             f"adjusted p <= alpha = {cmp.alpha:g}; family: {cmp.family}). "
-            f"{topics_line(cmp)[0].upper()}{topics_line(cmp)[1:]}.")
+            f"{topics[0].upper()}{topics[1:]}.")
 
 
 def _cells(cmp, places, lower_better, fmt_value):
@@ -114,52 +127,50 @@ def _cells(cmp, places, lower_better, fmt_value):
     rows = []
     for r in cmp.runs:
         rows.append([fmt_value(_fmt(cmp.means[r].get(m), places), (r, m) in best,
-                               marks.get((r, m), 0)) for m in cmp.measures])
+                               marks.get((r, m), [])) for m in cmp.measures])
     return rows
+
+
+def md_marker(k: int) -> str:
+    return MARKERS[k][0]
+
+
+def tex_marker(k: int) -> str:
+    return f"$^{{{MARKERS[k][1]}}}$"
 
 
 def render_markdown(cmp: Comparison, places: int = 4, lower_better=()) -> str:
     """A GitHub pipe table of the means (numeric columns right-aligned) and a legend below."""
-    base = baseline_name(cmp)
-
-    def value(s, bold, mark):
+    def value(s, bold, marks):
         if s is None:
             return "-"
-        s = f"**{s}**" if bold else s
-        return s + (BETTER_MD if mark > 0 else WORSE_MD if mark < 0 else "")
+        return (f"**{s}**" if bold else s) + "".join(md_marker(k) for k in marks)
 
-    header = ["run"] + [markdown_escape(m) for m in cmp.measures]
-    names = [markdown_escape(r) + (" (baseline)" if r == base else "") for r in cmp.runs]
+    header = ["run"] + [markdown_escape(cmp.label(m)) for m in cmp.measures]
+    names = [markdown_escape(_run_name(cmp, r, md_marker)) for r in cmp.runs]
     body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value))]
     lines = ["| " + " | ".join(header) + " |",
              "| " + " | ".join([":---"] + ["---:"] * len(cmp.measures)) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in body]
-    lines += ["", _md_legend(cmp)]
-    return "\n".join(lines) + "\n"
-
-
-def _md_legend(cmp):
     # the legend is prose, not a table cell: escape emphasis/code characters only
-    text = legend(cmp, BETTER_MD, WORSE_MD)
-    return "".join("\\" + ch if ch in "\\*_`" else ch for ch in text)
+    lines += ["", "".join("\\" + ch if ch in "\\*_`" else ch for ch in legend(cmp))]
+    return "\n".join(lines) + "\n"
 
 
 def render_latex(cmp: Comparison, places: int = 4, caption: str | None = None,
                  label: str | None = None, lower_better=(), float_env: bool = True) -> str:
     """A booktabs table of the means with a legend below (see the module docstring)."""
-    base = baseline_name(cmp)
-
-    def value(s, bold, mark):
+    def value(s, bold, marks):
         if s is None:
             return "--"
         s = rf"\textbf{{{s}}}" if bold else s
-        return s + (BETTER_TEX if mark > 0 else WORSE_TEX if mark < 0 else "")
+        return s + (f"$^{{{''.join(MARKERS[k][1] for k in marks)}}}$" if marks else "")
 
-    header = ["Run"] + [latex_escape(m) for m in cmp.measures]
-    names = [latex_escape(r) + (" (baseline)" if r == base else "") for r in cmp.runs]
+    header = ["Run"] + [latex_escape(cmp.label(m)) for m in cmp.measures]
+    names = [_tex_markers(latex_escape(_run_name(cmp, r, lambda k: f"\x00{k}\x01")))
+             for r in cmp.runs]
     body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value))]
-    leg = latex_escape(legend(cmp, "\x00", "\x01")).replace(
-        "\x00", r"$^{\dagger}$").replace("\x01", r"$^{\ddagger}$").replace(
+    leg = _tex_markers(latex_escape(legend(cmp, lambda k: f"\x00{k}\x01"))).replace(
         r"alpha = ", r"$\alpha$ = ").replace(r"\textless{}= ", r"$\leq$ ")
     lines = []
     if float_env:
@@ -177,3 +188,31 @@ def render_latex(cmp: Comparison, places: int = 4, caption: str | None = None,
     else:  # a bare tabular (caption and label need the float): the legend as a comment
         lines.append("% " + leg)
     return "\n".join(lines) + "\n"
+
+
+def _tex_markers(text: str) -> str:
+    """Escaped text with each \\x00k\\x01 placeholder replaced by baseline k's LaTeX marker."""
+    for k in range(len(MARKERS)):
+        text = text.replace(f"\x00{k}\x01", tex_marker(k))
+    return text
+
+
+def render_html_table(cmp: Comparison, places: int = 4) -> str:
+    """The means as an HTML table (a notebook's view): best in bold, the Markdown markers, the
+    legend as the caption."""
+    best, marks = best_cells(cmp, places), cell_marks(cmp)
+    head = "".join(f"<th>{html.escape(cmp.label(m))}</th>" for m in cmp.measures)
+    body = []
+    for run in cmp.runs:
+        cells = []
+        for m in cmp.measures:
+            text = _fmt(cmp.means.get(run, {}).get(m), places) or "-"
+            if (run, m) in best:
+                text = f"<b>{text}</b>"
+            cells.append(f"<td>{text}{''.join(md_marker(k) for k in marks.get((run, m), []))}"
+                         "</td>")
+        body.append(f"<tr><th>{html.escape(_run_name(cmp, run, md_marker))}</th>"
+                    f"{''.join(cells)}</tr>")
+    return (f"<table><thead><tr><th>run</th>{head}</tr></thead><tbody>{''.join(body)}"
+            f"</tbody><caption style='caption-side: bottom'>"
+            f"{html.escape(legend(cmp))}</caption></table>")

@@ -1,4 +1,4 @@
-"""The aligned text tables and the CSV rows of every report: compare, breakdown, cqr and the
+"""The aligned text tables, the CSV rows and the words and numbers of every report: compare, breakdown, cqr and the
 protocol tables print through :func:`aligned_table`, compare and breakdown write CSV through
 :func:`render_csv`, so a change of layout or number format is made once.
 
@@ -13,6 +13,18 @@ import csv
 import io
 import math
 from dataclasses import asdict
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 run``, ``2 runs``; nouns: an irregular plural."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def json_number(v):
+    """A float JSON can hold: nan and infinities as None (JSON has no nan)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
 
 
 def aligned_table(rows, header, left: int = 1, rule: bool = True) -> list:

@@ -45,6 +45,7 @@ from trecqr.api.evaluation import evaluate, load_qrels, load_run
 from trecqr.errors import UsageError, hinted
 from trecqr.formats.run import write_run
 from trecqr.report.html import report_page
+from trecqr.report.labels import measure_label
 from trecqr.report.text_table import aligned_table
 from trecqr.runtime.progress import info as say
 from trecqr.runtime.transactions import new_output_dir
@@ -58,12 +59,12 @@ from trecqr.retrieval.indexdir import read_manifest
 # averaged over the row's evaluated turns (POPULATION)
 COLUMNS = {
     "RR@3": ("RR@3", "ir_measures RR@3 per turn: reciprocal rank, 0 below rank 3"),
-    "MRR": ("recip_rank", "trec_eval recip_rank over the full run, what the CQR papers print "
-                          "as MRR / MRR@3"),
-    "NDCG@3": ("ndcg_cut_3", "trec_eval ndcg_cut.3"),
-    "R@10": ("recall_10", "trec_eval recall.10"),
-    "R@100": ("recall_100", "trec_eval recall.100"),
-}
+    measure_label("recip_rank"): ("recip_rank", "trec_eval recip_rank over the full run, what "
+                                                "the CQR papers print as MRR / MRR@3"),
+    measure_label("ndcg_cut_3"): ("ndcg_cut_3", "trec_eval ndcg_cut.3"),
+    measure_label("recall_10"): ("recall_10", "trec_eval recall.10"),
+    measure_label("recall_100"): ("recall_100", "trec_eval recall.100"),
+}  # keys: report/labels.py's labels, the same compare's tables and the HTML page show
 POPULATION = ("every column: the mean over the row's evaluated turns (the qrels turns its run "
               "answered, trec_eval's rule, and --missing empty's turns counting 0); turns "
               "without a topic (--missing drop's too) or without results leave every column")
@@ -148,7 +149,8 @@ class CqrReport:
                 "qrels turns, over which trecqr eval (and the page) would average "
                 f"{self.measures['RR@3']} as 0 but the other columns not")
         elif self.rel_threshold == 1:  # the page scores every name at one level (-l): RR@3's
-            measures.insert(0, self.measures["RR@3"])  # own rel= joins at level 1 only
+            measures.append(self.measures["RR@3"])  # own rel= joins at level 1 only; the page
+            # shows measures in the order given and opens on the first: MRR, the papers' own
         return report_page(self.qrels, [r.run for r in self.rows], measures,
                            names=[r.name for r in self.rows],
                            rewrites=[None if r.kind == "field" else
@@ -349,11 +351,12 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         new_output_dir(runs_dir)  # made here: removed again if the command fails
         q = load_qrels(qrels)
         qrels_qids = set(pc.unique(q.qid).to_pylist())
-        trec_names = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut.3", "R@10": "recall.10",
-                      "R@100": "recall.100"}
+        trec_names = {measure_label(o): n for o, n in (
+            ("recip_rank", "recip_rank"), ("ndcg_cut_3", "ndcg_cut.3"),
+            ("recall_10", "recall.10"), ("recall_100", "recall.100"))}
         rr3 = p.mrr("true") if p else "RR@3"
-        out_keys = {"MRR": "recip_rank", "NDCG@3": "ndcg_cut_3", "R@10": "recall_10",
-                    "R@100": "recall_100", "RR@3": rr3}
+        out_keys = {measure_label(o): o for o in ("recip_rank", "ndcg_cut_3", "recall_10",
+                                                  "recall_100")} | {"RR@3": rr3}
         rows, protocol_rows = [], []
 
         def search_topics(t, name):

@@ -10,7 +10,9 @@ give nan), so that a run compared with itself is never "significant" and never u
 * :func:`wilcoxon` - Wilcoxon's signed-rank test, exactly ``scipy.stats.wilcoxon`` with the
   zero and tie handling named below;
 * :func:`randomization_test` - Fisher's paired randomization test by random sign flips, seeded
-  (the test ``trecqr compare --test randomization`` runs, same draws for the same seed).
+  (the test ``trecqr compare --test randomization`` runs, same draws for the same seed);
+* :func:`bootstrap_ci`, :func:`effect_size` - how large the mean difference is: its percentile
+  bootstrap confidence interval (seeded) and Cohen's d_z.
 """
 
 from __future__ import annotations
@@ -106,3 +108,35 @@ def randomization_test(d, permutations: int = 10000, rng=None, chunk: int = 1000
         count += int(np.count_nonzero(sums >= observed - tol))
         done += k
     return (count + 1) / (permutations + 1)
+
+
+def bootstrap_ci(d, samples: int = 10000, level: float = 0.95, rng=None,
+                 chunk: int = 1000) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of mean(d): resample topics with replacement
+    ``samples`` times; the (1-level)/2 and (1+level)/2 percentiles of the resampled means."""
+    d = np.asarray(d, dtype=np.float64)
+    n = len(d)
+    if n == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(rng)
+    means = np.empty(samples)
+    done = 0
+    while done < samples:
+        k = min(chunk, samples - done)
+        idx = rng.integers(0, n, size=(k, n))
+        means[done:done + k] = d[idx].mean(axis=1)
+        done += k
+    lo, hi = np.percentile(means, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def effect_size(d) -> float:
+    """Cohen's d_z: mean(d) / sd(d) (ddof=1); 0 when all d are 0, nan when sd is 0 otherwise."""
+    d = np.asarray(d, dtype=np.float64)
+    if len(d) < 2:
+        return math.nan
+    sd = float(np.std(d, ddof=1))
+    m = float(np.mean(d))
+    if sd == 0:
+        return 0.0 if m == 0 else math.nan
+    return m / sd
