@@ -32,7 +32,7 @@ def test_every_kernel_is_loaded_from_the_package():
     for name, line in zip(NAMES, lines):
         path = Path(line.split(None, 2)[2])
         # three columns: the name padded to the longest (21), "loaded" padded to 7
-        assert line == f"{name:<21}  loaded   {path}"
+        assert line == f"{name:<{kernels.NAME_WIDTH}}  loaded   {path}"
         assert path.resolve().parent == PKG.joinpath(*name.split(".")[1:-1])
         assert path.name.startswith(name.rsplit(".", 1)[1] + ".")
 
@@ -64,7 +64,7 @@ def test_a_missing_kernel_is_named_with_its_import_error():
     lines = res.stdout.splitlines()
     assert [line.split()[:2] for line in lines[:2]] == [[n, "loaded"] for n in NAMES[:2]]
     # Python's own words for `from .fusion import _pool` when no built module is there
-    assert lines[2] == ("trecqr.fusion._pool    missing  cannot import name '_pool' from "
+    assert lines[2] == ("trecqr.fusion._pool     missing  cannot import name '_pool' from "
                         f"'trecqr.fusion' ({PKG / 'fusion' / '__init__.py'})")
     assert res.stderr == (
         "trecqr: 1 of 3 C kernels missing (trecqr.fusion._pool); slower Python code runs in "
