@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from trecqr.api.evaluation import evaluate, load_qrels, score_trec
 from trecqr.api.invocation import read_rel_info
 from trecqr.errors import UsageError
+from trecqr.formats import inputs
+from trecqr.formats.inputs import Input
 from trecqr.runtime.memory import pool_workers
 from trecqr.rankings.options import Options
 from trecqr.runtime.workers import usable_cpus, worker_pool
@@ -90,6 +92,8 @@ class Relevance:
             except OSError:  # reported by the reader
                 key = ("unreadable", uuid.uuid4().hex)
             return cls(os.fspath(source), kind, options, key)
+        if kind == "qrels" and not isinstance(source, Input):  # decided once, for every run
+            source = inputs.decide(source, comments=True if options is None else options.v10)
         return cls(source, kind, options, ("object", uuid.uuid4().hex), source)
 
     def load(self):
@@ -117,8 +121,8 @@ class Relevance:
 
 def _read_relevance(path, kind, options):
     comments = True if options is None else options.v10
-    if kind == "qrels":
-        return load_qrels(path, comments=comments)
+    if kind == "qrels":  # read once, handed on as decided columns
+        return Input("columns", load_qrels(path, comments=comments))
     return read_rel_info(path, kind, options)
 
 

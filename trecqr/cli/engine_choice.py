@@ -8,25 +8,14 @@ engine is there; the command line only parses options and prints.
 
 from __future__ import annotations
 
-from trecqr.api.evaluation import split_and_score
 from trecqr.api.invocation import check_rel_format, read_z, run_trec_eval
 from trecqr.api.pytrec_engine import score_with_pytrec_eval
 from trecqr.errors import UsageError
-from trecqr.engine.names import split_measures
 from trecqr.report import outputs
 
 
 def evaluate_one(qrels, run, measures, options, rel_format, zscores, engine):
     """The Evaluation ``trecqr eval`` prints for one run (qrels: a path or a parsed file)."""
-    trec_args, irm = split_measures(list(measures))  # as the API reads them: AP, RR@3
-    if irm and rel_format != "diversity":  # ir_measures names (RR@3, nDCG@10): API path
-        if rel_format != "qrels" or engine != "native":
-            raise UsageError(f"ir_measures names ({irm[0][0]}) need -R qrels and the native "
-                             "engine")
-        ev = split_and_score(qrels, run, trec_args, irm, options, zscores).evaluation
-        if not trec_args:  # the API scores "runid" as a placeholder: not asked for here
-            ev.columns = [c for c in ev.columns if c.name != "runid"]
-        return ev
     if engine == "pytrec_eval":  # the cross-check: pytrec_eval computes the values
         check_rel_format(rel_format)
         if rel_format != "qrels":

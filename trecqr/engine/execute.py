@@ -16,7 +16,6 @@ with :class:`~.pytrec_values.DictQrels` is ranked in one pass by the C module.
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -55,7 +54,8 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     """Run ``plan`` on qrels and a run; an :class:`Outcome` (a pytrec_eval plan: its result,
     ``{qid: {key: value}}`` for the run's judged topics, in run order).
 
-    qrels: Qrels, DictQrels, or DiversityQrels (a diversity plan); div: the diversity qrels
+    run: its :class:`~trecqr.formats.inputs.Input` (kind ``dict``, ``trec`` or ``columns``),
+    decided by the door. qrels: Qrels, DictQrels, or DiversityQrels (a diversity plan); div: the diversity qrels
     of intent-aware names in a mixed plan. check: refuse inputs with no topic in common, as
     trec_eval. empty_topics: qrels topics with no judgment at all (a dict's ``{"b": {}}``),
     which ir_measures scores with the measures' defaults. rel_info: the judgments of another
@@ -63,13 +63,13 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     then names the judged (topic, docno) pairs that decide the topics.
     """
     options = plan.options
-    if plan.keyed and plan.c_specs and dict_values is not None and isinstance(run, dict):
+    if plan.keyed and plan.c_specs and run.kind == "dict":
         # pytrec_eval's common measures on dicts: ranked and computed in one C pass
-        return dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs)
-    if not plan.irm and not plan.keyed and isinstance(run, (str, os.PathLike)) \
-            and wants_stream(run, options):  # a large or compressed run file: piece by piece
+        return dict_values(run.obj, qrels.dicts, options.float32_scores, plan.c_specs)
+    if not plan.irm and not plan.keyed and run.kind == "trec" \
+            and wants_stream(run.obj, options):  # a large or compressed run file: piece by piece
         try:
-            return Outcome(score_stream(qrels, run, list(plan.trec), options, zscores))
+            return Outcome(score_stream(qrels, run.obj, list(plan.trec), options, zscores))
         except Fallback:  # the whole-file readers report its errors
             pass
     ranked = rank(plan, qrels, run)

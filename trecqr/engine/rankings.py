@@ -8,7 +8,6 @@ ranking again.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -20,12 +19,9 @@ from trecqr.engine.idspace import dict_id_space_problem, id_space_problem, warn_
 from trecqr.rankings.build import Rankings, build_rankings
 from trecqr.rankings.ragged import IDX, padded_ranges
 from trecqr.engine.names import map_gains, mapped_grades
-from trecqr.engine.pytrec_values import RUNID, DictQrels, dict_run_columns
+from trecqr.engine.pytrec_values import RUNID, DictQrels
 
-try:
-    from trecqr.rankings._dicts import dict_values, rank_run
-except ImportError:  # the optional C module was not built: the columnar path
-    dict_values = rank_run = None
+from trecqr.rankings._dicts import dict_values, rank_run
 
 
 @dataclass
@@ -95,25 +91,24 @@ def rank(plan, qrels, run) -> Ranked:
     A pytrec_eval plan (``keyed``) ranks the run dict's topics that have judgments, in its
     order, an empty dict as an empty ranking; any other plan ranks trec_eval's topics."""
     options = plan.options
-    if rank_run is not None and isinstance(run, dict) and isinstance(qrels, DictQrels) \
+    if run.kind == "dict" and isinstance(qrels, DictQrels) \
             and not (options.complete and options.v10):
         try:
-            return _from_dicts(plan, qrels, run)
+            return _from_dicts(plan, qrels, run.obj)
         except (TypeError, ValueError):
             if plan.keyed:  # pytrec_eval's errors
                 raise
             # the general reader names what is wrong
     q = qrels.columns() if isinstance(qrels, DictQrels) else qrels
-    given = run if isinstance(run, Run) else None
-    if isinstance(run, dict):
-        r = dict_run_columns(run) if plan.keyed else run_from_dict(run)
+    given = run.obj if run.kind == "columns" else None
+    if run.kind == "dict":
+        r = run_from_dict(run.obj)
     elif given is not None:
-        r = run
+        r = given
     else:
-        r = read_run(run, comments=options.v10, judged=pc.unique(q.docno),
+        r = read_run(run.obj, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
-    if plan.c_specs is not None and not plan.keyed and rank_run is not None \
-            and isinstance(q, Qrels) and not (options.complete and options.v10):
+    if plan.c_specs is not None and not plan.keyed and isinstance(q, Qrels) and not (options.complete and options.v10):
         small = _small_columns(plan, q, r, given)
         if small is not None:
             ranked, problem = small
@@ -124,21 +119,21 @@ def rank(plan, qrels, run) -> Ranked:
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
     if plan.keyed:  # the dict's topics, or the columns' in first-seen order
-        topics = run if isinstance(run, dict) else _first_seen(r)
+        topics = run.obj if run.kind == "dict" else _first_seen(r)
         rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
     elif plan.irm:
         run_topics = _run_topics(run, r)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
-    keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
+    keep = plan.needs_run_columns or run.kind != "trec"
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
 
 
 def _run_topics(given, run: Run) -> list:
     """The run's topics in its order, empty rankings of a dict (``{"q2": {}}``) included."""
-    if isinstance(given, dict):
-        return list(given)
+    if given.kind == "dict":
+        return list(given.obj)
     topics = _first_seen(run)
     if run.empty_topics:
         listed = set(topics)
@@ -188,7 +183,7 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
     C module computes every value of the plan, those values and the topics only. runid: the
     run's (a dict has none: trecqr's)."""
     options = plan.options
-    if plan.c_specs is not None and dict_values is not None and not plan.keyed:
+    if plan.c_specs is not None and not plan.keyed:
         values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs, True)
         in_run = list(values)  # an empty ranking is scored, as pytrec_eval scores it
         with_docs = [q for q, d in run.items() if d]
