@@ -77,8 +77,6 @@ LAZY = {
     ("trecqr.retrieval.java_runtime", "pyserini.pyclass"): "pyserini, above",
     # formats/, scorer/, measures/, api*.py and compat/: optional engines and ir_measures
     ("trecqr.api.many", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
-    ("trecqr.api.pytrec_engine", "pytrec_eval"): "--engine pytrec_eval only, the "
-                                                    "cross-check (~9 ms)",
     ("trecqr.measures.accuracy", "ir_measures"): "its provider base, for ir_measures names "
                                                  "only (~49 ms, below)",
     ("trecqr.measures.cwl", "ir_measures"): "ir_measures names only (~49 ms, below)",

@@ -279,17 +279,16 @@ def eval_runs(fn, qrels, paths, spec, out, *, several: bool, jobs=None, schedule
     """The eval command's several runs: (output text, one coverage line per run).
 
     fn(relevance, run, spec, out) -> (rendered text, coverage line) is the command's per-run
-    function; spec is (measures, options, rel_format, zscores, engine), out (fmt, query,
+    function; spec is (measures, options, rel_format, zscores), out (fmt, query,
     summary, places). The trec text is the runs' texts in turn; json, jsonl, csv and tsv get
     a ``run`` column (several: the arguments named several runs)."""
-    measures, options, rel_format, zscores, engine = spec
-    # the formats read here once; others (-R diversity, --engine pytrec_eval) travel as paths
-    kind = rel_format if engine == "native" and rel_format in (
-        "qrels", "prefs", "qrels_prefs", "qrels_jg") else "raw"
+    measures, options, rel_format, zscores = spec
+    # the formats read here once; -R diversity travels as a path
+    kind = rel_format if rel_format in ("qrels", "prefs", "qrels_prefs", "qrels_jg") else "raw"
     if qrels == "-":  # stdin is read here, once
         if kind == "raw":
-            raise UsageError(f"-R {rel_format} / --engine {engine} read QRELS from a file "
-                             "when scoring several runs")
+            raise UsageError(f"-R {rel_format} reads QRELS from a file when scoring several "
+                             "runs")
         qrels = _read_relevance("-", kind, options)
     rel = Relevance.of(qrels, kind, options)
     names = [os.fspath(p) for p in paths]
@@ -300,7 +299,7 @@ def eval_runs(fn, qrels, paths, spec, out, *, several: bool, jobs=None, schedule
         executor = client.get_executor()
         paths = [os.path.abspath(p) for p in paths]
         if zscores is not None:
-            spec = (measures, options, rel_format, os.path.abspath(zscores), engine)
+            spec = (measures, options, rel_format, os.path.abspath(zscores))
     try:
         results = run_many(fn, rel, paths, (spec, out), executor=executor, jobs=jobs)
     finally:

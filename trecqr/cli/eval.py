@@ -1,5 +1,5 @@
-"""``trecqr eval``: trec_eval's options and output, over :mod:`trecqr.cli.engine_choice` (which engine
-scores) and :mod:`trecqr.api.many` (several runs in parallel)."""
+"""``trecqr eval``: trec_eval's options and output, over :mod:`trecqr.cli.engine_choice` (one
+run) and :mod:`trecqr.api.many` (several runs in parallel)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,6 @@ from trecqr.cli.types import CInteger
 @click.option("--places", type=click.IntRange(0, 17), default=None,
               help="Decimal places of float values (trec: 4; other formats: full precision).")
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
-@click.option("--engine", type=click.Choice(["native", "pytrec_eval"]), default="native",
-              show_default=True, help="native, or delegate computation to pytrec_eval.")
 @click.option("--quiet", is_flag=True,
               help="No coverage line or notes (id space, measure names) on stderr.")
 @click.option("-j", "--jobs", type=int, default=None, metavar="N",
@@ -72,7 +70,7 @@ from trecqr.cli.types import CInteger
 @click.option("--collection", default=None, metavar="FILE",
               help="qrecc-official, topiocqa-official: the passages' text (TSV/JSONL).")
 def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs, level,
-                 num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
+                 num_docs, measures, rel_format, zscores, compat, fmt, places, output,
                  quiet, jobs, scheduler, protocol, eval_missing_truth, collection):
     """Evaluate each RUN against QRELS, as trec_eval does (same options, same output).
 
@@ -100,7 +98,7 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
                           max_docs=sys.maxsize if max_docs is None else max_docs,
                           judged_only=judged_only, complete=complete, compat=compat,
                           num_docs_in_coll=num_docs or 0)
-        spec = (list(measures), options, rel_format, zscores, engine)
+        spec = (list(measures), options, rel_format, zscores)
         if len(paths) == 1 and not several and scheduler is None:
             ev = evaluate_one(qrels, paths[0], *spec)
             atomic_write_text(output, outputs.render(ev, fmt, query=query, summary=not nosummary,
