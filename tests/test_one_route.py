@@ -8,6 +8,7 @@ an input's type a second time, or read it twice, shows up as a second call on th
 from __future__ import annotations
 
 import os
+import sys
 
 import ir_measures
 import pandas as pd
@@ -130,3 +131,67 @@ def test_evaluate_reads_each_measure_name_once(parsed):
     trecqr.evaluate(TE_QRELS, TE_RUN, ["map", "P.5", "nDCG@3", "RR@3"])
     assert sorted(parsed["trec"]) == ["P", "map", "ndcg_cut"]  # nDCG@3: ndcg_cut.3
     assert sorted(parsed["irm"]) == ["RR@3", "nDCG@3"]
+
+
+def _callers(depth: int = 6) -> set:
+    """The code objects of the frames above a spy."""
+    frame, out = sys._getframe(2), set()
+    while frame is not None and len(out) < depth:
+        out.add(frame.f_code)
+        frame = frame.f_back
+    return out
+
+
+@pytest.fixture
+def executed(monkeypatch):
+    """Per ranking of a call: whether engine.execute.execute is above it; and per C pass over
+    dicts, whether engine.rankings.rank (the ranking layer) is."""
+    from trecqr.engine import execute as core
+    from trecqr.engine import rankings
+
+    seen = {"rank": [], "c_pass": []}
+    real_rank, real_values = core.rank, rankings.dict_values
+
+    def rank(*args, **kw):
+        seen["rank"].append(core.execute.__code__ in _callers())
+        return real_rank(*args, **kw)
+
+    def dict_values(*args):
+        seen["c_pass"].append(real_rank.__code__ in _callers())
+        return real_values(*args)
+
+    monkeypatch.setattr(core, "rank", rank)
+    monkeypatch.setattr(rankings, "dict_values", dict_values)
+    return seen
+
+
+def test_every_door_reaches_the_same_execute(executed):
+    """trecqr eval, evaluate, RelevanceEvaluator (C measures and numpy ones), evaluate_many
+    and the ir_measures provider: each run is ranked once, inside engine.execute; the C pass
+    over dicts is chosen inside the ranking layer."""
+    qrels, run = cast2021_dicts()
+    trecqr.register_ir_measures()
+    measures = [ir_measures.parse_measure(m) for m in ("AP", "nDCG@10")]
+    ir_measures.calc_aggregate(measures, qrels, run)  # the provider's one-off probes
+    doors = {
+        "trecqr eval": (lambda: run_cli(["eval", "-m", "map", QRELS, RUN]), 1),
+        "trecqr eval, ir_measures names": (
+            lambda: run_cli(["eval", "-m", "map", "-m", "nDCG@3", QRELS, RUN]), 1),
+        "evaluate, files": (lambda: trecqr.evaluate(QRELS, RUN, ["map", "RR@3"]), 1),
+        "evaluate, dicts": (lambda: trecqr.evaluate(qrels, run, ["map", "nDCG@3"]), 1),
+        "RelevanceEvaluator, C measures": (
+            lambda: trecqr.RelevanceEvaluator(qrels, {"map", "P_5"}).evaluate(run), 1),
+        "RelevanceEvaluator, numpy measures": (
+            lambda: trecqr.RelevanceEvaluator(qrels, {"map", "bpref"}).evaluate(run), 1),
+        "evaluate_many": (lambda: trecqr.evaluate_many(QRELS, [RUN, OTHER_RUN], ["map"],
+                                                       jobs=1), 2),
+        "ir_measures provider": (lambda: ir_measures.calc_aggregate(measures, qrels, run), 1),
+    }
+    for door, (call, runs) in doors.items():
+        executed["rank"].clear()
+        executed["c_pass"].clear()
+        call()
+        assert executed["rank"] == [True] * runs, door
+        # dicts with pytrec_eval's common measures only: the C pass, from the ranking layer
+        c_pass = door in ("evaluate, dicts", "RelevanceEvaluator, C measures")
+        assert executed["c_pass"] == ([True] if c_pass else []), door

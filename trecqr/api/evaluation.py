@@ -116,30 +116,18 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
 class Results(ResultsViews):
     """Per-topic and summary values of an evaluation, keyed by measure name.
 
-    Made from the core's :class:`~trecqr.engine.execute.Outcome`: when the core read the
-    summaries straight from its C pass (ir_measures names on small inputs), ``aggregate()``
-    returns them and the per-topic Evaluation is built on first use of ``evaluation`` (or
-    ``per_query()``, the views), once. api_views: a short repr, ``_repr_html_``,
-    ``to_dataframe(wide=...)``."""
+    Made from the core's :class:`~trecqr.engine.execute.Outcome`. api/views: a short repr,
+    ``_repr_html_``, ``to_dataframe(wide=...)``."""
 
     def __init__(self, outcome: Outcome):
-        self._outcome, self._evaluation, self._populations = outcome, None, None
+        self.evaluation, self._populations = outcome.evaluation, None
         self.defaults = outcome.defaults  # ir_measures: {qid: {name: DEFAULT}}
 
-    @property
-    def evaluation(self) -> Evaluation:
-        if self._evaluation is None:
-            self._evaluation, self._outcome = self._outcome.evaluation, None
-        return self._evaluation
-
-    def __getstate__(self):  # a Results sent to another process carries its Evaluation
-        return {"_outcome": None, "_evaluation": self.evaluation, "defaults": self.defaults,
-                "_populations": None}
+    def __getstate__(self):  # populations are read again in another process
+        return {**self.__dict__, "_populations": None}
 
     def aggregate(self) -> dict:
         """{measure name: summary value} over the evaluated topics (``all`` in trec_eval)."""
-        if self._outcome is not None and self._outcome.summaries is not None:
-            return dict(self._outcome.summaries)
         out = {}
         for c in self.evaluation.columns:
             if c.measure.summary == "none":

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from trecqr.formats import Qrels, Run
+from trecqr.formats import Qrels
 from trecqr.formats.arrays import as_numpy, grouped_dicts
 from trecqr.rankings.build import judgment_keys, levels_fit
 from trecqr.engine.selection import select
@@ -179,18 +179,6 @@ class DictQrels:
         self._sizes = self._count_topics(self._dicts)
         self.source = "<qrels dict>"
         self._columns = None
-
-    @classmethod
-    def from_grouped(cls, grouped: dict, qrels: Qrels) -> DictQrels:
-        """The judgments of small columns, already grouped ``{qid: {docno: grade}}``
-        (:func:`~trecqr.formats.arrays.grouped_dicts` of ``qrels``): their types are the
-        columns', so nothing is checked again."""
-        self = cls.__new__(cls)
-        self._count_topics(grouped)
-        self._dicts = grouped
-        self.source = qrels.source
-        self._columns = qrels
-        return self
 
     @classmethod
     def from_columns(cls, qrels: Qrels) -> DictQrels:

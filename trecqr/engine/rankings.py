@@ -1,7 +1,8 @@
 """Where the core gets trec_eval's rankings: built once per call, from columns or from dicts.
 
 :func:`rank` is the one place :func:`~trecqr.rankings.build.build_rankings` (or its dict
-twin, the C module ``formats/_dicts.c``) is called for a plan. :func:`variant` derives the
+twin, the C module ``rankings/_dicts.c``) is called for a plan, and the one place that chooses
+the C pass which ranks run dicts and computes pytrec_eval's common measures at once. :func:`variant` derives the
 rankings of another pytrec_eval invocation (relevance level, -J, nDCG gains) from them without
 ranking again.
 """
@@ -13,9 +14,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow.compute as pc
 
-from trecqr.formats import Qrels, Run, read_run, run_from_dict
-from trecqr.formats.arrays import SMALL_ROWS, grouped_dicts
-from trecqr.engine.idspace import dict_id_space_problem, id_space_problem, warn_id_space
+from trecqr.formats import Run, read_run, run_from_dict
+from trecqr.engine.idspace import id_space_problem, warn_id_space
 from trecqr.rankings.build import Rankings, build_rankings
 from trecqr.rankings.ragged import IDX, padded_ranges
 from trecqr.engine.names import map_gains, mapped_grades
@@ -108,12 +108,6 @@ def rank(plan, qrels, run) -> Ranked:
     else:
         r = read_run(run.obj, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
-    if plan.c_specs is not None and not plan.keyed and isinstance(q, Qrels) and not (options.complete and options.v10):
-        small = _small_columns(plan, q, r, given)
-        if small is not None:
-            ranked, problem = small
-            warn_id_space(problem)
-            return ranked
     if not plan.keyed:  # pytrec_eval's drop-in stays silent, as pytrec_eval is
         warn_id_space(id_space_problem(q, r))
     rk = build_rankings(r, q, options)
@@ -147,26 +141,6 @@ def _first_seen(run: Run) -> list:
     return codes.topics if codes is not None else pc.unique(run.qid).to_pylist()
 
 
-def _small_columns(plan, q: Qrels, run: Run, given) -> tuple | None:
-    """Small run and qrels columns (a DataFrame's, an Arrow table's, a small file's) scored
-    in the C pass, where numpy's per-call costs would be most of the time: (Ranked, the
-    id-space problem of the dicts, or None); None: the columnar path."""
-    if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
-        return None
-    qd = grouped_dicts(q.qid_list(), q.docno_list(), q.grade)
-    rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
-    if qd is None or rd is None:
-        return None
-    for q in run.empty_topics:  # a run dict's empty rankings, read back from its columns
-        rd.setdefault(q, {})
-    try:
-        ranked = _from_dicts(plan, DictQrels.from_grouped(qd, q), rd, run.runid)
-    except (TypeError, ValueError):
-        return None
-    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, given
-    return ranked, dict_id_space_problem(qd, rd, q.source, run.source)
-
-
 def _dict_rankings(qrels: DictQrels, topics, offsets, rel, options, runid, **coverage):
     rows = np.array([qrels.index[q] for q in topics], dtype=np.int64)
     level_counts = qrels.level_counts[rows]
@@ -183,9 +157,12 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
     C module computes every value of the plan, those values and the topics only. runid: the
     run's (a dict has none: trecqr's)."""
     options = plan.options
-    if plan.c_specs is not None and not plan.keyed:
-        values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs, True)
+    if plan.c_specs is not None:  # every value of the plan in the C pass
+        values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs,
+                             not plan.keyed)  # evaluate refuses infinite scores
         in_run = list(values)  # an empty ranking is scored, as pytrec_eval scores it
+        if plan.keyed:  # pytrec_eval's result itself
+            return Ranked(None, in_run, "<run dict>", len(run), None, run, qrels, values)
         with_docs = [q for q, d in run.items() if d]
 
         def topics_only() -> Rankings:
