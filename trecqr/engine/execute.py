@@ -183,7 +183,7 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
                                       with_rows, m["rel"], name.cutoff, ordered("docno_asc"))
             else:
                 judged = div if name.row.qrels_kind == "diversity" else ranked.qrels_columns()
-                values = name.row.function()(ranked.run_columns(), judged, with_rows, m)
+                values = name.row.function(ranked.run_columns(), judged, with_rows, m)
             in_run_order = np.asarray(values, dtype=np.float64)
             if empty:
                 fill = np.nan if name.row is not None and not name.row.defaults else m.DEFAULT

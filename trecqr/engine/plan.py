@@ -12,7 +12,7 @@ ir_measures names are sorted by the provider whose values trecqr reproduces:
   pytrec_eval invocation (relevance level, -J, nDCG gains, ``set_F``'s first parameter) form
   one :class:`PytrecGroup`, computed on the trec_eval rankings of the call;
 * ``judged`` and ``msmarco``: ``Judged@k`` and ``RR@k``, in ir_measures' Python order;
-* ``native``: the families of :mod:`.irm_native` (cwl_eval, gdeval, compat, accuracy, and the
+* ``native``: the families declared in :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval, compat, accuracy, and the
   intent-aware measures of pyndeval).
 """
 
@@ -24,7 +24,7 @@ from functools import cached_property, lru_cache
 
 from trecqr.errors import UsageError
 from trecqr.rankings.options import Options
-from trecqr.measures.irm_native import Native, native
+from trecqr.measures.base import Native
 from trecqr.engine.names import (aggregator, alias_notes, check_options, check_params, not_provided,
                     pytrec_item, split_measures)
 from trecqr.engine.pytrec_values import COMPAT, c_int, normalize_measures, select_measures, value_keys
@@ -220,6 +220,8 @@ def _longest(cutoff):
 def _irm_names(irm, options: Options):
     """(IrmName per distinct caller name, PytrecGroup per pytrec_eval invocation)."""
     import ir_measures  # parsed names are ir_measures objects: it is imported already
+
+    from trecqr.measures.irm_native import native  # its families import ir_measures
 
     check_options(options)
     names, seen = [], set()
