@@ -29,7 +29,7 @@ from trecqr.formats.order import trec_order
 from trecqr.engine.pytrec_values import (COMPAT, CUTOFF_MEASURES, ZERO_VALUED, normalize_measures,
                                       supported_measures)
 from trecqr.engine.selection import select
-from trecqr.engine.evaluator import EvalContext, evaluate_rankings
+from trecqr.engine.evaluator import EvalContext, compute_values, finish_evaluation
 from trecqr.rankings.options import Options
 from trecqr.rankings.build import build_rankings
 from trecqr.report import outputs
@@ -148,7 +148,8 @@ def score_with_pytrec_eval(qrels, run, measures, options: Options, zscores=None)
                     raise UsageError(f"the pytrec_eval oracle gives no value for {gone[0]}")
                 values[i] = [per_topic[k] for k in keys]
         proxied.append((_FromPytrecEval(measure, values), params))
-    return evaluate_rankings(ctx, proxied, zscores)
+    per_measure = [(m, p, compute_values(m, p, ctx)) for m, p in proxied]
+    return finish_evaluation(rankings, options, per_measure, zscores)
 
 
 def pytrec_eval_output(qrels, run, args) -> str:

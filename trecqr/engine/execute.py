@@ -141,8 +141,7 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
     if not topics:
         warn_no_common(ranked.num_run_topics, len(all_topics))
     group_values = []
-    c_keys = plan.c_irm_keys if ranked.c_values is not None else None
-    for i, group in enumerate(() if c_keys is not None else plan.groups):
+    for i, group in enumerate(plan.groups):
         if ranked.c_values is not None:
             per_measure = c_values(group.selection, ranked, f"{i}:")
         else:
@@ -163,15 +162,9 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
 
     missing = sorted(all_topics - set(topics))
     defaults: dict = {q: {} for q in missing}
-    for n, name in enumerate(plan.irm):
+    for name in plan.irm:
         m = name.measure
-        if c_keys is not None:  # the C pass's values, read in run order
-            key = c_keys[n]
-            in_run_order = np.array([ranked.c_values[q][key] for q in topics] if key else
-                                    [0.0] * len(topics), dtype=np.float64)
-            aligned = np.empty(len(rk.qids))
-            aligned[perm] = in_run_order
-        elif name.kind == "pytrec":
+        if name.kind == "pytrec":
             aligned = group_values[name.group][name.match]  # rk order
             in_run_order = aligned[perm]
         else:

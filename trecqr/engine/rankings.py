@@ -28,25 +28,17 @@ from trecqr.rankings._dicts import dict_values, rank_run
 class Ranked:
     """The rankings of one call, and the inputs behind them (columns made on demand)."""
 
-    built: object          # the Rankings, or a function that builds them on first read
+    rankings: Rankings | None  # trec_eval's rankings (None: a pytrec_eval result from C)
     run_order: list        # the evaluated topics in the run's order
     source: str            # the run's name in messages
     num_run_topics: int
     given_run: object      # the Run the caller passed (measures may read it), else None
     run: object            # Run columns, or the run dict they are made from
     qrels: object          # Qrels or DictQrels
-    # formats/_dicts.c's values of the plan's c_specs, {qid: {key: value}}: then the
+    # rankings/_dicts.c's values of the plan's c_specs, {qid: {key: value}}: then the
     # rankings hold the topics only (the C pass ranked each topic once, for every value)
     c_values: dict | None = None
     judged_topics: list | None = None  # the qrels' topics with judgments, when known
-
-    @property
-    def rankings(self) -> Rankings:
-        """trec_eval's rankings (of the C pass's values: its topics, built when first read,
-        so a call that needs only the values never builds them)."""
-        if not isinstance(self.built, Rankings):
-            self.built = self.built()
-        return self.built
 
     def run_columns(self) -> Run:
         if isinstance(self.run, dict):
@@ -164,15 +156,13 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
         if plan.keyed:  # pytrec_eval's result itself
             return Ranked(None, in_run, "<run dict>", len(run), None, run, qrels, values)
         with_docs = [q for q, d in run.items() if d]
-
-        def topics_only() -> Rankings:
-            topics, listed = sorted(in_run), set(in_run)
-            return _dict_rankings(qrels, topics, np.zeros(len(topics) + 1, np.int64),
-                                  np.zeros(0, np.int64), options, runid,
-                                  qrels_only=sorted(q for q in qrels.topics if q not in listed),
-                                  run_only=sorted(q for q in with_docs if q not in qrels.index))
-        return Ranked(topics_only, in_run, "<run dict>", len(with_docs), None, run, qrels,
-                      values, qrels.topics)
+        topics, listed = sorted(in_run), set(in_run)
+        rk = _dict_rankings(qrels, topics, np.zeros(len(topics) + 1, np.int64),
+                            np.zeros(0, np.int64), options, runid,
+                            qrels_only=sorted(q for q in qrels.topics if q not in listed),
+                            run_only=sorted(q for q in with_docs if q not in qrels.index))
+        return Ranked(rk, in_run, "<run dict>", len(with_docs), None, run, qrels, values,
+                      qrels.topics)
     topics, offsets, rel = rank_run(run, qrels.dicts, options.float32_scores,
                                     options.judged_only, min(options.max_docs, 2 ** 62),
                                     qrels.wide, not plan.keyed)
