@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
@@ -108,11 +109,14 @@ def c_values(selection, ranked: Ranked, prefix: str = "") -> list:
     """[(measure, params, values)] for ``ranked``'s topics from the C pass's values (keys of
     a pytrec_eval invocation's names prefixed ``"i:"``)."""
     rows = [ranked.c_values[q] for q in ranked.rankings.qids]
-    out = []
-    for measure, params in selection:
-        keys = [prefix + key for key in measure.value_names(params)]
-        values = np.array([[row[k] for k in keys] for row in rows], dtype=np.float64)
-        out.append((measure, params, values.reshape(len(rows), len(keys))))
+    keys = [[prefix + key for key in m.value_names(p)] for m, p in selection]
+    flat = [k for ks in keys for k in ks]
+    table = np.array(list(map(itemgetter(*flat), rows)) if flat and rows else [],
+                     dtype=np.float64).reshape(len(rows), len(flat))
+    out, j = [], 0
+    for (measure, params), ks in zip(selection, keys):
+        out.append((measure, params, table[:, j:j + len(ks)]))
+        j += len(ks)
     return out
 
 
