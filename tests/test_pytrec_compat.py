@@ -1,4 +1,5 @@
-"""trecqr.RelevanceEvaluator against pytrec_eval, and ``trecqr eval`` against the pytrec_eval oracle.
+"""trecqr.RelevanceEvaluator against pytrec_eval, and ``trecqr eval`` against the pytrec_eval
+oracle (tests/oracles/pytrec_engine.py).
 
 Every measure pytrec_eval supports is compared (minus KNOWN_EXCEPTIONS), with exact float
 equality, per topic, on seeded random cases (compat_cases.py) and trec_eval's test data.

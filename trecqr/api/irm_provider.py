@@ -8,13 +8,14 @@ trecqr computes natively; ir_measures' other providers keep the rest.
 
 The measures claimed are those trecqr scores with ir_measures' semantics (see
 :mod:`trecqr.engine.names`): the pytrec_eval, judged and msmarco providers' measures and the
-native rows of :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval, compat, accuracy), except the
-intent-aware family, whose qrels need subtopics (``trecqr.evaluate(..., diversity=True)``
+families declared in :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval, compat, accuracy),
+except the intent-aware family, whose qrels need subtopics (``trecqr.evaluate(..., diversity=True)``
 computes those). Whether trecqr takes a measure's parameters is checked once per measure, on a
 one-topic example, so the provider never claims a measure it would then refuse.
 
 ir_measures' inputs (dicts, DataFrames, iterables of namedtuples) go through trecqr's input
-layer (:mod:`trecqr.formats.objects`) as they are, not rebuilt into dicts.
+layer (:func:`trecqr.formats.inputs.decide`, :mod:`trecqr.formats.objects`) as they are, not
+rebuilt into dicts.
 """
 
 from __future__ import annotations

@@ -120,8 +120,9 @@ def _first(col) -> str:
 
 
 def warn_id_space(text: str | None) -> None:
-    """warnings.warn an id-space problem (:func:`id_space_problem`), if any: an IdSpaceWarning, which the command line prints as
-    one ``trecqr: warning:`` line; --quiet ignores it."""
+    """warnings.warn an id-space problem (:func:`id_space_problem`), if any: an
+    IdSpaceWarning, which the command line prints as one ``trecqr: warning:`` line; --quiet
+    ignores it."""
     if text is not None:
         warnings.warn(text, IdSpaceWarning, stacklevel=3)
 

@@ -12,8 +12,8 @@ ir_measures names are sorted by the provider whose values trecqr reproduces:
   pytrec_eval invocation (relevance level, -J, nDCG gains, ``set_F``'s first parameter) form
   one :class:`PytrecGroup`, computed on the trec_eval rankings of the call;
 * ``judged`` and ``msmarco``: ``Judged@k`` and ``RR@k``, in ir_measures' Python order;
-* ``native``: the families declared in :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval, compat, accuracy, and the
-  intent-aware measures of pyndeval).
+* ``native``: the families declared in :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval,
+  compat, accuracy, and the intent-aware measures of pyndeval).
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 :func:`rank` is the one place :func:`~trecqr.rankings.build.build_rankings` (or its dict
 twin, the C module ``rankings/_dicts.c``) is called for a plan, and the one place that chooses
-the C pass which ranks run dicts and computes pytrec_eval's common measures at once. :func:`variant` derives the
-rankings of another pytrec_eval invocation (relevance level, -J, nDCG gains) from them without
-ranking again.
+the C pass which ranks run dicts and computes pytrec_eval's common measures at once.
+:func:`variant` derives the rankings of another pytrec_eval invocation (relevance level, -J,
+nDCG gains) from them without ranking again.
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ def expected_utility(cvec: np.ndarray, gains: np.ndarray) -> float:
 @irm_native("BPM", "INST", "INSQ", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "RBP",
             provider="cwl_eval")  # one C/W/L kernel per measure; RBP only as RBP(rel=r), no @k
 def cwl_measure(run, qrels, topics: list, measure) -> np.ndarray:
-    """Per-topic values of a cwl_eval measure (the ``NATIVE`` signature)."""
+    """Per-topic values of a cwl_eval measure (the ``@irm_native`` signature)."""
     _check(measure)
     c_vector = _C_VECTOR[measure.NAME]
     flat, starts = ranked_gains(run, qrels, topics, measure)

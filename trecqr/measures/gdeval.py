@@ -137,13 +137,13 @@ def gdeval_values(run, qrels, topics: list, cutoff: int):
     return _round5(ndcg), _round5(err)
 
 
-@irm_native("nDCG", provider="gdeval")  # only as nDCG(dcg='exp-log2')@k: log2 is pytrec_eval's
+@irm_native("nDCG", provider="gdeval")  # as nDCG(dcg='exp-log2')@k only: log2 is pytrec_eval's
 def ndcg_exp_log2(run, qrels, topics: list, measure) -> np.ndarray:
-    """gdeval's nDCG@k (``nDCG(dcg='exp-log2')@k``), the ``NATIVE`` signature."""
+    """gdeval's nDCG@k (``nDCG(dcg='exp-log2')@k``), the ``@irm_native`` signature."""
     return gdeval_values(run, qrels, topics, _check(measure))[0]
 
 
 @irm_native("ERR", provider="gdeval")
 def err(run, qrels, topics: list, measure) -> np.ndarray:
-    """gdeval's ERR@k, the ``NATIVE`` signature."""
+    """gdeval's ERR@k, the ``@irm_native`` signature."""
     return gdeval_values(run, qrels, topics, _check(measure))[1]

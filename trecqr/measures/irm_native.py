@@ -10,7 +10,8 @@ pytrec_eval, judged and msmarco providers are refused as unsupported.
 
 from __future__ import annotations
 
-from trecqr.measures import accuracy, cwl, diversity, gdeval, rbo_compat  # noqa: F401 (their declarations)
+# imported for their @irm_native declarations
+from trecqr.measures import accuracy, cwl, diversity, gdeval, rbo_compat  # noqa: F401
 from trecqr.measures.base import IRM_NATIVE as NATIVE
 from trecqr.measures.base import Native
 

@@ -61,7 +61,7 @@ def _overlaps(pos_a: np.ndarray, pos_b: np.ndarray, depth: int) -> np.ndarray:
 
 @irm_native("Compat", provider="compat")
 def compat(run, qrels, topics: list, measure) -> np.ndarray:
-    """Per-topic Compat (the ``NATIVE`` signature)."""
+    """Per-topic Compat (the ``@irm_native`` signature)."""
     import ir_measures
 
     measure.validate_params()
