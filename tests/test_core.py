@@ -47,22 +47,17 @@ def calls(monkeypatch):
     and how often build_rankings and the C dict ranker ran."""
     seen = {"rank": [], "build_rankings": 0, "rank_run": 0, "dict_values": 0}
     real_rank, real_build, real_values = core.rank, core_rankings.build_rankings, \
-        core.dict_values
+        core_rankings.dict_values
 
     def rank(*args, **kw):
         seen["rank"].append(core.execute.__code__ in _callers())
         return real_rank(*args, **kw)
-
-    def dict_values(*args):
-        seen["rank"].append(core.execute.__code__ in _callers())
-        return real_values(*args)
 
     def c_pass(*args):  # the C module's one pass that ranks and computes trecqr.evaluate's
         seen["dict_values"] += 1
         return real_values(*args)
 
     if real_values is not None:
-        monkeypatch.setattr(core, "dict_values", dict_values)
         monkeypatch.setattr(core_rankings, "dict_values", c_pass)
     monkeypatch.setattr(core, "rank", rank)
 
@@ -207,34 +202,3 @@ def test_gains_and_levels_are_views_of_one_ranking():
     got = trecqr.evaluate(qrels, run, names).aggregate()
     want = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
     assert got == {n: want[ir_measures.parse_measure(n)] for n in names}
-
-
-def test_small_columns_take_the_c_pass_with_the_same_values(monkeypatch):
-    """Small parsed columns (a DataFrame's, a file's) are scored in formats/_dicts.c's pass:
-    the columnar path's Results, bit for bit; a repeated docno still gets the columnar
-    path's error, naming the line."""
-    q, r = read_qrels(QRELS), read_run(RUN)
-    keep = np.flatnonzero(np.isin(np.array(r.qid.to_pylist()), sorted(set(q.qid.to_pylist()))[:25]))
-    r = Run(r.qid.take(keep), r.docno.take(keep), r.score[keep], "myrun", "<small>")
-    assert 500 < len(r) <= core_rankings.SMALL_ROWS and len(q) > core_rankings.SMALL_ROWS
-    small_q = read_qrels(QRELS)
-    rows = np.flatnonzero(np.isin(np.array(small_q.qid.to_pylist()), r.qid.to_pylist()))
-    small_q = type(small_q)(small_q.qid.take(rows), small_q.docno.take(rows),
-                            small_q.grade[rows], small_q.source)
-    names = ["map", "P.5", "RR", "nDCG@10", "P(rel=2)@5", "R@100"]
-    passes = []
-    real = core_rankings.dict_values
-    monkeypatch.setattr(core_rankings, "dict_values", lambda *a: passes.append(1) or real(*a))
-    fast = trecqr.evaluate(small_q, r, names)
-    assert passes == [1]
-    assert fast.evaluation.runid == "myrun"
-    monkeypatch.setattr(core_rankings, "SMALL_ROWS", 0)
-    slow = trecqr.evaluate(small_q, r, names)
-    assert passes == [1]
-    assert fast.aggregate() == slow.aggregate() and fast.per_query() == slow.per_query()
-    monkeypatch.setattr(core_rankings, "SMALL_ROWS", 8192)
-    twice = Run(pa.concat_arrays([r.qid, r.qid.slice(0, 1)]),
-                pa.concat_arrays([r.docno, r.docno.slice(0, 1)]),
-                np.append(r.score, 0.0), "myrun", "<small>")
-    with pytest.raises(trecqr.errors.InputError, match="duplicate document"):
-        trecqr.evaluate(small_q, twice, names)

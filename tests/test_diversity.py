@@ -88,7 +88,7 @@ def _provider_values(names, qrels, runs):
 
 def _native(name, run, qrels, topics):
     m = ir_measures.parse_measure(name)
-    return native(m).function()(run, qrels, topics, m)
+    return native(m).function(run, qrels, topics, m)
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_provider_values_on_tasks2016(tasks, name):
     m = ir_measures.parse_measure(name)
     for key in RUNS:
         topics = list(dict.fromkeys(truns[key].qid.to_pylist()))
-        got = native(m).function()(truns[key], dq, topics, m)
+        got = native(m).function(truns[key], dq, topics, m)
         ref, agg = provider[key][name]
         assert sorted(ref) == sorted(topics)
         np.testing.assert_array_equal(got, np.array([ref[t] for t in topics]))

@@ -114,64 +114,6 @@ def test_compare_takes_ir_measures_names_with_their_values():
         assert row["nDCG@3"] == pytest.approx(expect[ir_measures.nDCG @ 3], abs=1e-12)
 
 
-@pytest.mark.parametrize("level,judged", [(1, False), (2, False), (1, True), (3, True)])
-def test_dict_fast_path_equals_columnar_path(level, judged, monkeypatch):
-    """formats/_dicts.c ranks run dicts itself: same values, bit for bit, as the columnar
-    path (run columns, build_rankings) on the real CAsT 2021 passage runs, every measure."""
-    from trecqr.engine import rankings as core_rankings
-    from trecqr.engine import pytrec_values as pv
-    from trecqr.engine.execute import execute
-    from trecqr.engine.plan import pytrec_plan
-
-    qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
-                        shared_data("cast2021", "docrun_org_convdr.run"))
-    run["no-such-topic"] = {"d": 1.0}
-    run[next(iter(qrels))] = {}  # an empty ranking of a judged topic
-    plan = pytrec_plan(pv.normalize_measures({"all_trec"}), level, judged)
-    dq = pv.DictQrels(qrels)
-    fast = execute(plan, dq, run)
-    monkeypatch.setattr(core_rankings, "rank_run", None)
-    slow = execute(plan, dq, run)
-    assert list(fast) == list(slow) and len(fast) == 158
-    np.testing.assert_equal(fast, slow)  # NaN equals NaN here, and nothing else is loosened
-    assert next(iter(fast.values())).keys() == next(iter(slow.values())).keys()
-
-
-@pytest.mark.parametrize("level,judged", [(1, False), (2, False), (1, True), (3, True)])
-def test_c_measures_equal_numpy_measures(level, judged, monkeypatch):
-    """formats/_dicts.c's dict_values (P, recall, recip_rank, ndcg_cut, map, map_cut with
-    trec_eval's loops) gives the numpy measures' doubles bit for bit, keys in the same order,
-    on the real CAsT 2021 runs (ties, grades 0-4, empty and unjudged topics)."""
-    from trecqr.engine import execute as core
-    from trecqr.engine import pytrec_values as pv
-    from trecqr.engine.execute import execute
-    from trecqr.engine.plan import pytrec_plan
-
-    measures = {"P.1,5,10,1000", "recall.3,100", "recip_rank", "ndcg_cut.1,3,10,2000", "map",
-                "map_cut.5,100"}
-    plan = pytrec_plan(pv.normalize_measures(measures), level, judged)
-    assert plan.c_specs is not None
-    real = core.dict_values
-    for name in ("docrun_org_convdr.run", "org_manual_bm25.trec"):
-        qrels, run = _dicts(shared_data("cast2021", "qrels-docs.2021.qrel"),
-                            shared_data("cast2021", name))
-        run["no-such-topic"] = {"d": 1.0}
-        run[next(iter(qrels))] = {}
-        dq = pv.DictQrels(qrels)
-        calls = []
-        with monkeypatch.context() as m:
-            m.setattr(core, "dict_values", lambda *a: calls.append(1) or real(*a))
-            fast = execute(plan, dq, run)
-        assert calls == [1]  # the C path computed these
-        with monkeypatch.context() as m:
-            m.setattr(core, "dict_values", None)
-            slow = execute(plan, dq, run)
-        assert list(fast) == list(slow) and len(fast) > 100
-        for qid in slow:
-            assert list(fast[qid]) == list(slow[qid])
-            assert fast[qid] == slow[qid], qid  # == on floats: the same doubles
-
-
 @pytest.mark.parametrize("measures", [["all_trec"], ["RR", "nDCG@3", "P(rel=2)@5",
                                                      "nDCG(judged_only=True)@10", "R@100",
                                                      "AP(rel=3)"]])

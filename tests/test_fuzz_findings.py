@@ -7,7 +7,7 @@ the reference's or in one line on stderr with exit 2:
   ``validate ikat``);
 - a relevance grade of 2**31 with an ndcg measure (trec_eval lists one gain entry per grade);
 - a UTF-8 byte-order mark in a qrels or run file (trec_eval reads it into the first topic id);
-- ``--engine pytrec_eval -m utility.1,2`` (pytrec_eval prints a line per topic and gives 0).
+- ``-m utility.1,2`` (pytrec_eval prints a line per topic and gives 0).
 """
 
 from __future__ import annotations
@@ -223,11 +223,10 @@ def test_byte_order_mark_in_a_trec_eval_file_is_refused(tmp_path, which):
 
 
 # ---------------------------------------------------------------------------- pytrec_eval
-def test_pytrec_engine_utility_with_two_coefficients():
+def test_utility_with_two_coefficients():
     """pytrec_eval prints "improper number of coefficients" once per topic and returns 0:
-    the engine refuses it first, as the native engine does, in one line."""
-    pytest.importorskip("pytrec_eval")
-    line = _one_line_error(run_cli(["eval", "--engine", "pytrec_eval", "-m", "utility.1,2",
+    trecqr refuses it, in one line."""
+    line = _one_line_error(run_cli(["eval", "-m", "utility.1,2",
                                     data_path(*TE, "qrels.test"),
                                     data_path(*TE, "results.test")]))
     assert line == "trecqr: measure 'utility': improper number of coefficients (need 4, got 2)"

@@ -275,8 +275,8 @@ def test_relevance_evaluator_reads_tables_as_columns(files, cols, monkeypatch):
         monkeypatch.setattr(cls, "to_dict", refuse)
     monkeypatch.setattr(pytrec_values.DictQrels, "__init__", refuse)
     for module, name in ((objects, "run_from_dict"), (objects, "qrels_from_dict"),
-                         (pytrec_values, "grouped_dicts"), (core_rankings, "grouped_dicts"),
-                         (core_rankings, "dict_run_columns"), (core_rankings, "dict_values"),
+                         (pytrec_values, "grouped_dicts"),
+                         (core_rankings, "dict_values"),
                          (core_rankings, "rank_run")):
         monkeypatch.setattr(module, name, refuse)
     for qrels in qrels_kinds:

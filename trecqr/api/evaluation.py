@@ -9,7 +9,6 @@ names (``map``, ``P.5,10``, ``ndcg_cut.3``, nicknames such as ``all_trec``) or i
 
 from __future__ import annotations
 
-import os
 import sys
 from functools import lru_cache
 
@@ -20,46 +19,51 @@ from trecqr.api.views import ResultsViews
 from trecqr.formats import Qrels, Run, qrels_from_dict
 from trecqr.formats.diversity import (DiversityQrels, detect_diversity, load_diversity_qrels,
                                 topic_qrels)
-from trecqr.formats.objects import is_columnar_file, load_qrels_any, load_run_any
+from trecqr.formats import inputs
+from trecqr.formats.inputs import Input
+from trecqr.formats.objects import qrels_columns, run_columns
 from trecqr.engine.execute import Outcome, execute
 from trecqr.engine.rankings import strict_dict_qrels
-from trecqr.engine.plan import Plan, make_plan, plan_of
+from trecqr.engine.plan import Plan, make_plan
 from trecqr.engine.population import populations
 from trecqr.engine.evaluator import Evaluation
 from trecqr.rankings.options import Options
 from trecqr.engine.zscores import read_zscores
 
-def _is_path(obj) -> bool:
-    return isinstance(obj, (str, os.PathLike))
-
-
 def load_run(run, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
-    """A Run from any input (formats.objects: paths, dicts, DataFrames, tables, rows...).
+    """A Run from any input (paths, dicts, DataFrames, tables, rows...: formats.inputs).
     judged (the qrels' docnos) lets the file scanner match lines against the qrels."""
-    return load_run_any(run, comments=comments, judged=judged, float32=float32)
+    return run_columns(inputs.decide(run, comments=comments), comments=comments, judged=judged,
+                       float32=float32)
 
 
 def load_qrels(qrels, *, comments: bool = True) -> Qrels:
-    return load_qrels_any(qrels, comments=comments)
+    return qrels_columns(inputs.decide(qrels, comments=comments), comments=comments)
 
 
-def run_input(run, options: Options):
-    """What the core reads a run from: a dict or a path as given (the core ranks dicts in
-    one pass, and reads or streams files), anything else as columns."""
-    if isinstance(run, (dict, Run)) or (_is_path(run) and not is_columnar_file(run)):
-        return run
-    return load_run(run, comments=options.v10)
-
-
-def qrels_input(qrels, options: Options):
+def qrels_input(qrels: Input, options: Options):
     """(what the core reads the qrels from, qrels topics without judgments): a plain
     pytrec_eval qrels dict as DictQrels (the C ranker reads it as it is), else columns."""
-    if isinstance(qrels, dict):
-        strict = strict_dict_qrels(qrels)
+    if qrels.kind == "dict":
+        strict = strict_dict_qrels(qrels.obj)
         if strict is not None:
             return strict
-        return qrels_from_dict(qrels), [t for t, d in qrels.items() if not d]
-    return load_qrels(qrels, comments=options.v10), []
+        return qrels_from_dict(qrels.obj), [t for t, d in qrels.obj.items() if not d]
+    return qrels_columns(qrels, comments=options.v10), []
+
+
+def run_input(run: Input, options: Options) -> Input:
+    """What the core reads a run from: a dict or a TREC text path as given (the core ranks
+    dicts in one pass, and reads or streams files), anything else as columns."""
+    if run.kind in ("dict", "trec", "columns"):
+        return run
+    return Input("columns", run_columns(run, comments=options.v10))
+
+
+def decided(obj, options: Options) -> Input:
+    """``obj``'s Input: decided here unless a door decided it already (evaluate_many's
+    qrels, the provider's)."""
+    return obj if isinstance(obj, Input) else inputs.decide(obj, comments=options.v10)
 
 
 def run_plan(plan: Plan, qrels, run, *, zscores=None, check: bool = True) -> Outcome:
@@ -69,17 +73,19 @@ def run_plan(plan: Plan, qrels, run, *, zscores=None, check: bool = True) -> Out
     if zscores is not None and not hasattr(zscores, "apply"):  # a path, as -Z takes
         zscores = read_zscores(zscores)
     if plan.diversity:  # the qrels are read first, so their errors come first
-        div = load_diversity_qrels(_as_records(qrels))
-        return execute(plan, topic_qrels(div), run_input(run, plan.options), div=div,
-                       zscores=zscores, check=check)
-    div = detect_diversity(qrels) if plan.intent_aware else None
+        div = load_diversity_qrels(_as_records(getattr(qrels, "obj", qrels)))
+        return execute(plan, topic_qrels(div), run_input(decided(run, plan.options),
+                                                         plan.options),
+                       div=div, zscores=zscores, check=check)
+    qi = decided(qrels, plan.options)
+    div = detect_diversity(qi.obj) if plan.intent_aware else None
     if div is not None:
         q, empty = topic_qrels(div), []
     else:
-        q, empty = qrels_input(qrels, plan.options)
+        q, empty = qrels_input(qi, plan.options)
         if plan.intent_aware:  # standard qrels: one subtopic per topic, as ir_measures does
             div = _one_subtopic(q if isinstance(q, Qrels) else q.columns())
-    r = run_input(run, plan.options)
+    r = run_input(decided(run, plan.options), plan.options)
     return execute(plan, q, r, div=div, zscores=zscores, check=check, empty_topics=empty)
 
 
@@ -110,30 +116,18 @@ def score_trec(qrels, run, measures=None, options: Options | None = None, *,
 class Results(ResultsViews):
     """Per-topic and summary values of an evaluation, keyed by measure name.
 
-    Made from the core's :class:`~trecqr.engine.execute.Outcome`: when the core read the
-    summaries straight from its C pass (ir_measures names on small inputs), ``aggregate()``
-    returns them and the per-topic Evaluation is built on first use of ``evaluation`` (or
-    ``per_query()``, the views), once. api_views: a short repr, ``_repr_html_``,
-    ``to_dataframe(wide=...)``."""
+    Made from the core's :class:`~trecqr.engine.execute.Outcome`. api/views: a short repr,
+    ``_repr_html_``, ``to_dataframe(wide=...)``."""
 
     def __init__(self, outcome: Outcome):
-        self._outcome, self._evaluation, self._populations = outcome, None, None
+        self.evaluation, self._populations = outcome.evaluation, None
         self.defaults = outcome.defaults  # ir_measures: {qid: {name: DEFAULT}}
 
-    @property
-    def evaluation(self) -> Evaluation:
-        if self._evaluation is None:
-            self._evaluation, self._outcome = self._outcome.evaluation, None
-        return self._evaluation
-
-    def __getstate__(self):  # a Results sent to another process carries its Evaluation
-        return {"_outcome": None, "_evaluation": self.evaluation, "defaults": self.defaults,
-                "_populations": None}
+    def __getstate__(self):  # populations are read again in another process
+        return {**self.__dict__, "_populations": None}
 
     def aggregate(self) -> dict:
         """{measure name: summary value} over the evaluated topics (``all`` in trec_eval)."""
-        if self._outcome is not None and self._outcome.summaries is not None:
-            return dict(self._outcome.summaries)
         out = {}
         for c in self.evaluation.columns:
             if c.measure.summary == "none":
@@ -214,13 +208,6 @@ def _options(relevance_level, max_docs, judged_only, complete, compat) -> Option
     """evaluate's Options (immutable: made once per set of arguments, not once per call)."""
     return Options(relevance_level=relevance_level, max_docs=max_docs,
                    judged_only=judged_only, complete=complete, compat=compat)
-
-
-def split_and_score(qrels, run, trec_args, irm, options, zscores=None) -> Results:
-    """trec_eval arguments and ir_measures names already split
-    (:func:`trecqr.engine.names.split_measures`), scored as :func:`score_trec` scores them."""
-    plan = plan_of(trec_args, irm, options)
-    return Results(run_plan(plan, qrels, run, zscores=zscores))
 
 
 # what the ndeval program prints, in its order (-R diversity without -m)

@@ -1,23 +1,23 @@
 """One trec_eval invocation: read inputs in the chosen relevance format, score, z-score.
 
-The ``trecqr eval`` pipeline on top of the API (it reads qrels, prefs and judgment groups
-files and dispatches to :func:`trecqr.api.evaluation.score_trec`); the command line adds the
-``--engine pytrec_eval`` cross-check above it."""
+The ``trecqr eval`` pipeline on top of the API: it reads the measure names once into a plan,
+reads qrels, prefs and judgment groups files, and runs the plan
+(:func:`trecqr.api.evaluation.run_plan`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from trecqr.api.evaluation import load_run, score_diversity, score_trec
+from trecqr.api.evaluation import load_run, run_plan, score_diversity
 from trecqr.errors import UsageError
 from trecqr.formats.diversity import read_diversity_qrels
+from trecqr.formats.inputs import Input
 from trecqr.formats.prefs import Prefs, read_prefs, read_qrels_prefs
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.qrels_jg import QrelsJG, read_qrels_jg
 from trecqr.engine.execute import execute
-from trecqr.engine.plan import Plan
-from trecqr.engine.selection import select
+from trecqr.engine.plan import Plan, make_plan
 from trecqr.rankings.options import Options
 from trecqr.engine.zscores import read_zscores
 
@@ -41,17 +41,26 @@ def read_z(zscores):
 
 def run_trec_eval(qrels, run, measures, options: Options, *, rel_format: str = "qrels",
                   zscores=None):
-    """Return the Evaluation that ``trec_eval [options] -m ... QRELS RUN`` would print."""
+    """Return the Evaluation that ``trec_eval [options] -m ... QRELS RUN`` would print
+    (ir_measures names too): the names are read once, into one plan, for every -R format."""
     check_rel_format(rel_format)
     z = read_z(zscores)
     if rel_format == "diversity":
         if z is not None:
             raise UsageError("-Z applies to trec_eval measures, not to -R diversity")
         return score_diversity(qrels, run, measures, options)
+    plan = make_plan(list(measures or []), options)
+    if plan.irm:
+        if rel_format != "qrels":
+            raise UsageError(f"ir_measures names ({plan.irm[0].caller}) need -R qrels")
+        ev = run_plan(plan, qrels, run, zscores=z).evaluation
+        if not plan.trec:  # the plan scores "runid" as a placeholder: not asked for here
+            ev.columns = [c for c in ev.columns if c.name != "runid"]
+        return ev
+    check_formats(plan.trec, rel_format)
     if rel_format == "qrels":
-        check_formats(select(list(measures or []), options.compat), rel_format)
-        return score_trec(qrels, run, measures, options, zscores=z)
-    return score_rel_info(qrels, run, measures, options, rel_format, zscores=z)
+        return run_plan(plan, qrels, run, zscores=z).evaluation
+    return score_rel_info(qrels, run, plan, rel_format, zscores=z)
 
 
 def check_formats(selection, rel_format: str) -> None:
@@ -86,20 +95,15 @@ def topic_qrels(rel_info):
                  np.zeros(pairs.num_rows, np.int64), rel_info.source)
 
 
-def score_rel_info(rel_path, run, measures, options: Options, rel_format: str, *,
-                   zscores=None):
-    """Score a run against ``-R prefs``, ``-R qrels_prefs`` or ``-R qrels_jg`` judgments."""
-    if isinstance(measures, str):
-        measures = [measures]
-    selection = select(list(measures or []), options.compat)
-    check_formats(selection, rel_format)
+def score_rel_info(rel_path, run, plan: Plan, rel_format: str, *, zscores=None):
+    """Score a run against ``-R prefs``, ``-R qrels_prefs`` or ``-R qrels_jg`` judgments
+    (the plan's measures checked against the format by :func:`check_formats`)."""
+    options = plan.options
     rel_info = rel_path if isinstance(rel_path, rel_info_type(rel_format)) else \
         read_rel_info(rel_path, rel_format, options)
     r = load_run(run, comments=options.v10)  # a Run: its measures read it (ctx.run)
-    plan = Plan(options, tuple(selection))
-    return execute(plan, topic_qrels(rel_info), r, zscores=zscores, rel_info=rel_info).evaluation
-
-
+    return execute(plan, topic_qrels(rel_info), Input("columns", r), zscores=zscores,
+                   rel_info=rel_info).evaluation
 
 
 def rel_info_type(rel_format: str):

@@ -8,13 +8,14 @@ trecqr computes natively; ir_measures' other providers keep the rest.
 
 The measures claimed are those trecqr scores with ir_measures' semantics (see
 :mod:`trecqr.engine.names`): the pytrec_eval, judged and msmarco providers' measures and the
-native rows of :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval, compat, accuracy), except the
-intent-aware family, whose qrels need subtopics (``trecqr.evaluate(..., diversity=True)``
+families declared in :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval, compat, accuracy),
+except the intent-aware family, whose qrels need subtopics (``trecqr.evaluate(..., diversity=True)``
 computes those). Whether trecqr takes a measure's parameters is checked once per measure, on a
 one-topic example, so the provider never claims a measure it would then refuse.
 
 ir_measures' inputs (dicts, DataFrames, iterables of namedtuples) go through trecqr's input
-layer (:mod:`trecqr.formats.objects`) as they are, not rebuilt into dicts.
+layer (:func:`trecqr.formats.inputs.decide`, :mod:`trecqr.formats.objects`) as they are, not
+rebuilt into dicts.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from ir_measures.util import Metric
 
 from trecqr.api.evaluation import evaluate
 from trecqr.errors import InputError, TrecqrError
-from trecqr.formats.objects import load_qrels_any, load_run_any
+from trecqr.formats import inputs
+from trecqr.formats.inputs import Input
+from trecqr.formats.objects import qrels_columns, run_columns
 from trecqr.measures.irm_native import native
 from trecqr.engine.plan import make_plan
 from trecqr.engine.pytrec_values import value_keys
@@ -126,7 +129,7 @@ class TrecqrEvaluator(Evaluator):
     def __init__(self, measures, qrels, blocks=None):
         empty = [q for q, docs in qrels.items() if not docs] if isinstance(qrels, dict) else []
         judged = {q: d for q, d in qrels.items() if d} if empty else qrels
-        self._qrels = _loaded(load_qrels_any, judged)
+        self._qrels = _loaded(qrels_columns, judged)
         topics = set(pc.unique(self._qrels.qid).to_pylist()) if self._qrels is not None \
             else set()
         super().__init__(measures, topics | set(empty))
@@ -186,13 +189,14 @@ class TrecqrEvaluator(Evaluator):
 
     def _iter_calc(self, run):
         """The values of the run's topics, in its order (a dict's empty rankings included)."""
-        r = None if self._qrels is None else _loaded(load_run_any, run)
+        r = None if self._qrels is None else _loaded(run_columns, run)
         if r is None:
             return
         with warnings.catch_warnings():  # ir_measures gives the defaults without a warning
             warnings.simplefilter("ignore")
             try:
-                per_query = evaluate(self._qrels, r, list(self.measures)).per_query()
+                per_query = evaluate(Input("columns", self._qrels), Input("columns", r),
+                                     list(self.measures)).per_query()
             except InputError as exc:
                 if exc.message.startswith("duplicate judgment"):
                     raise InputError(exc.source, exc.line, exc.message + DUPLICATES) from None
@@ -208,14 +212,15 @@ def _has_default(measure) -> bool:
     return row is None or row.defaults
 
 
-def _loaded(load, obj):
-    """Columns of a qrels or run, or None when it has no row (ir_measures then yields only
-    the defaults); any other input error is raised."""
+def _loaded(columns, obj):
+    """Columns of a qrels or run (``columns``: :func:`~trecqr.formats.objects.run_columns` or
+    :func:`~trecqr.formats.objects.qrels_columns`), or None when it has no row (ir_measures
+    then yields only the defaults); any other input error is raised."""
     if isinstance(obj, dict) and not any(obj.values()) or \
             hasattr(obj, "__len__") and not isinstance(obj, str) and len(obj) == 0:
         return None
     try:
-        return load(obj)
+        return columns(inputs.decide(obj))
     except InputError as exc:
         if exc.message == "no rows":
             return None

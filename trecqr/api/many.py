@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from trecqr.api.evaluation import evaluate, load_qrels, score_trec
 from trecqr.api.invocation import read_rel_info
 from trecqr.errors import UsageError
+from trecqr.formats import inputs
+from trecqr.formats.inputs import Input
 from trecqr.runtime.memory import pool_workers
 from trecqr.rankings.options import Options
 from trecqr.runtime.workers import usable_cpus, worker_pool
@@ -90,6 +92,8 @@ class Relevance:
             except OSError:  # reported by the reader
                 key = ("unreadable", uuid.uuid4().hex)
             return cls(os.fspath(source), kind, options, key)
+        if kind == "qrels" and not isinstance(source, Input):  # decided once, for every run
+            source = inputs.decide(source, comments=True if options is None else options.v10)
         return cls(source, kind, options, ("object", uuid.uuid4().hex), source)
 
     def load(self):
@@ -117,8 +121,8 @@ class Relevance:
 
 def _read_relevance(path, kind, options):
     comments = True if options is None else options.v10
-    if kind == "qrels":
-        return load_qrels(path, comments=comments)
+    if kind == "qrels":  # read once, handed on as decided columns
+        return Input("columns", load_qrels(path, comments=comments))
     return read_rel_info(path, kind, options)
 
 
@@ -275,17 +279,16 @@ def eval_runs(fn, qrels, paths, spec, out, *, several: bool, jobs=None, schedule
     """The eval command's several runs: (output text, one coverage line per run).
 
     fn(relevance, run, spec, out) -> (rendered text, coverage line) is the command's per-run
-    function; spec is (measures, options, rel_format, zscores, engine), out (fmt, query,
+    function; spec is (measures, options, rel_format, zscores), out (fmt, query,
     summary, places). The trec text is the runs' texts in turn; json, jsonl, csv and tsv get
     a ``run`` column (several: the arguments named several runs)."""
-    measures, options, rel_format, zscores, engine = spec
-    # the formats read here once; others (-R diversity, --engine pytrec_eval) travel as paths
-    kind = rel_format if engine == "native" and rel_format in (
-        "qrels", "prefs", "qrels_prefs", "qrels_jg") else "raw"
+    measures, options, rel_format, zscores = spec
+    # the formats read here once; -R diversity travels as a path
+    kind = rel_format if rel_format in ("qrels", "prefs", "qrels_prefs", "qrels_jg") else "raw"
     if qrels == "-":  # stdin is read here, once
         if kind == "raw":
-            raise UsageError(f"-R {rel_format} / --engine {engine} read QRELS from a file "
-                             "when scoring several runs")
+            raise UsageError(f"-R {rel_format} reads QRELS from a file when scoring several "
+                             "runs")
         qrels = _read_relevance("-", kind, options)
     rel = Relevance.of(qrels, kind, options)
     names = [os.fspath(p) for p in paths]
@@ -296,7 +299,7 @@ def eval_runs(fn, qrels, paths, spec, out, *, several: bool, jobs=None, schedule
         executor = client.get_executor()
         paths = [os.path.abspath(p) for p in paths]
         if zscores is not None:
-            spec = (measures, options, rel_format, os.path.abspath(zscores), engine)
+            spec = (measures, options, rel_format, os.path.abspath(zscores))
     try:
         results = run_many(fn, rel, paths, (spec, out), executor=executor, jobs=jobs)
     finally:

@@ -25,7 +25,9 @@ import numpy as np
 
 from trecqr.version import __version__
 from trecqr.errors import UsageError
-from trecqr.formats.objects import is_table_like, load_qrels_any, load_run_any
+from trecqr.formats import inputs
+from trecqr.formats.inputs import TABLE_KINDS, Input
+from trecqr.formats.objects import qrels_columns, run_columns
 from trecqr.engine.execute import execute
 from trecqr.engine.plan import pytrec_plan
 from trecqr.engine.pytrec_values import (DictQrels, c_int, normalize_measures, supported_measures,
@@ -39,8 +41,9 @@ class RelevanceEvaluator:
                  judged_docs_only_flag: bool = False):
         normalized = normalize_measures(measures)
         columns = None
-        if is_table_like(query_relevance):  # DataFrames, Arrow tables, rows, ranx Qrels
-            columns = load_qrels_any(query_relevance)
+        given = inputs.decide(query_relevance)
+        if given.kind in TABLE_KINDS:  # DataFrames, Arrow tables, rows, ranx Qrels
+            columns = qrels_columns(given)
         else:
             query_relevance = {qid: docs for qid, docs in query_relevance.items()
                                if len(docs) > 0}
@@ -59,14 +62,15 @@ class RelevanceEvaluator:
 
     def evaluate(self, scores) -> dict:
         """{qid: {measure: value}} for run topics that have judgments, in the run's order."""
-        if is_table_like(scores):  # DataFrames, Arrow tables, rows, ranx Runs: columns
-            run = load_run_any(scores)
-            return execute(self._plan, self._qrels, run) if len(run) else {}
+        given = inputs.decide(scores)
+        if given.kind in TABLE_KINDS:  # DataFrames, Arrow tables, rows, ranx Runs: columns
+            run = run_columns(given)
+            return execute(self._plan, self._qrels, Input("columns", run)) if len(run) else {}
         if not scores:
             return {}
-        if not isinstance(scores, dict):
+        if given.kind != "dict":
             raise TypeError("Argument object scores should be of type dictionary.")
-        return execute(self._plan, self._qrels, scores)
+        return execute(self._plan, self._qrels, given)
 
 
 # --------------------------------------------------------------------------- helpers

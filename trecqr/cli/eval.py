@@ -1,5 +1,5 @@
-"""``trecqr eval``: trec_eval's options and output, over :mod:`trecqr.cli.engine_choice` (which engine
-scores) and :mod:`trecqr.api.many` (several runs in parallel)."""
+"""``trecqr eval``: trec_eval's options and output, over :mod:`trecqr.cli.engine_choice` (one
+run) and :mod:`trecqr.api.many` (several runs in parallel)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,6 @@ from trecqr.cli.types import CInteger
 @click.option("--places", type=click.IntRange(0, 17), default=None,
               help="Decimal places of float values (trec: 4; other formats: full precision).")
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
-@click.option("--engine", type=click.Choice(["native", "pytrec_eval"]), default="native",
-              show_default=True, help="native, or delegate computation to pytrec_eval.")
 @click.option("--quiet", is_flag=True,
               help="No coverage line or notes (id space, measure names) on stderr.")
 @click.option("-j", "--jobs", type=int, default=None, metavar="N",
@@ -76,7 +74,7 @@ from trecqr.cli.types import CInteger
                    "(NAME_upper, at the qrels' highest grade) and the unjudged share of its "
                    "top k (NAME_unjudged).")
 def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs, level,
-                 num_docs, measures, rel_format, zscores, compat, fmt, places, output, engine,
+                 num_docs, measures, rel_format, zscores, compat, fmt, places, output,
                  quiet, jobs, scheduler, protocol, eval_missing_truth, collection, bounds):
     """Evaluate each RUN against QRELS, as trec_eval does (same options, same output).
 
@@ -93,7 +91,7 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
             raise UsageError("--collection goes with --protocol qrecc-official or "
                              "topiocqa-official")
         if bounds:  # trecqr/report/bounds.py
-            check_bounds(judged_only, rel_format, zscores, engine, protocol)
+            check_bounds(judged_only, rel_format, zscores, protocol)
         if protocol is not None or eval_missing_truth:  # trecqr/protocols/presets.py
             return _eval_protocol(protocol, eval_missing_truth, qrels, paths, measures, level,
                                   max_docs, complete, compat, fmt, query, nosummary, places,
@@ -106,7 +104,7 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
                           max_docs=sys.maxsize if max_docs is None else max_docs,
                           judged_only=judged_only, complete=complete, compat=compat,
                           num_docs_in_coll=num_docs or 0)
-        spec = (list(measures), options, rel_format, zscores, engine)
+        spec = (list(measures), options, rel_format, zscores)
         if len(paths) == 1 and not several and scheduler is None and not bounds:
             ev = evaluate_one(qrels, paths[0], *spec)
             atomic_write_text(output, outputs.render(ev, fmt, query=query, summary=not nosummary,
@@ -146,12 +144,11 @@ def _eval_protocol(name, eval_missing_truth, qrels, paths, measures, level, max_
         click.echo(outputs.coverage_line(ev) + note, err=True)
 
 
-def check_bounds(judged_only, rel_format, zscores, engine, protocol) -> None:
+def check_bounds(judged_only, rel_format, zscores, protocol) -> None:
     """--bounds counts unjudged documents relevant in qrels judgments: refuse what leaves none."""
     for given, why in ((judged_only, "-J drops the unjudged documents"),
                        (rel_format != "qrels", f"-R {rel_format} is not graded qrels"),
                        (zscores is not None, "-Z's z-scores are of the lower values only"),
-                       (engine != "native", "--engine pytrec_eval reads only files"),
                        (protocol is not None, "--protocol fixes the evaluation")):
         if given:
             raise UsageError(f"--bounds counts unjudged documents relevant, and {why}: leave "

@@ -89,13 +89,6 @@ def compute_values(measure: "Measure", params: "Params", ctx: EvalContext) -> np
     return out
 
 
-def evaluate_rankings(ctx: EvalContext, selection, zscores=None) -> Evaluation:
-    """Compute every selected measure; apply z-scores (-Z) before summarising, as trec_eval."""
-    per_measure = [(measure, params, compute_values(measure, params, ctx))
-                   for measure, params in selection]
-    return finish_evaluation(ctx.rankings, ctx.options, per_measure, zscores)
-
-
 def finish_evaluation(rk: Rankings, options: Options, per_measure, zscores=None) -> Evaluation:
     """From per-topic values [(measure, params, values)] to the Evaluation: bogus topics'
     zeros (10.0 -c), z-scores (-Z), summaries. rk needs only its topic-level fields (qids,

@@ -2,52 +2,42 @@
 
 Every door reaches it: ``trecqr.evaluate``, ``evaluate_many``, ``RelevanceEvaluator``,
 ``trecqr eval`` and the commands built on :func:`trecqr.api.evaluation.score_trec` (compare, breakdown,
-cqr, presets). Per call, trec_eval's rankings are built once (:func:`.core_rankings.rank`),
+cqr, presets). Per call, trec_eval's rankings are built once (:func:`.rankings.rank`),
 whatever the mix of names: trec_eval's names are computed on them, and so is every ir_measures
 name that its pytrec_eval provider computes (another relevance level, -J or nDCG gains is a
-view of the same rankings, :func:`.core_rankings.variant`). Names ranked in another order
+view of the same rankings, :func:`.rankings.variant`). Names ranked in another order
 (``RR@k``, ``Judged@k``, cwl_eval, gdeval, compat, accuracy, pyndeval) read the run's columns,
-each order computed once (:mod:`.irm_rankings`).
+each order computed once (:mod:`trecqr.rankings.irm`).
 
-The inputs are columns (:class:`~trecqr.formats.Run`, :class:`~trecqr.formats.Qrels`), a
-run path (read here, or streamed piece by piece when large), or pytrec_eval dicts: a run dict
-with :class:`~.pytrec_values.DictQrels` is ranked in one pass by the C module.
+The run comes as the door decided it (:func:`trecqr.formats.inputs.decide`): columns
+(:class:`~trecqr.formats.Run`), a TREC text path (read here, or streamed piece by piece when
+large), or a pytrec_eval dict, which :func:`.rankings.rank` ranks (and, for pytrec_eval's common
+measures, computes) in one pass of the C module.
 """
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
 from trecqr.engine.evaluator import Column, EvalContext, Evaluation, compute_values, finish_evaluation
 from trecqr.engine.stream import Fallback, score_stream, wants_stream
-from trecqr.engine.rankings import Ranked, dict_values, qrels_topics, rank, variant
+from trecqr.engine.rankings import Ranked, qrels_topics, rank, variant
 from trecqr.rankings.irm import judged_at_cutoff, ranking, rr_at_cutoff
-from trecqr.engine.names import IrMeasuresColumn, aggregate, aggregated
+from trecqr.engine.names import IrMeasuresColumn, aggregate
 from trecqr.engine.pytrec_values import TopicValues, value_keys
 
 
 @dataclass
 class Outcome:
     """What a plan gives: the Evaluation (trec_eval's columns, then the ir_measures names'),
-    and the ir_measures defaults of qrels topics the run lacks, ``{qid: {name: DEFAULT}}``.
+    and the ir_measures defaults of qrels topics the run lacks, ``{qid: {name: DEFAULT}}``."""
 
-    Of the C pass's values for ir_measures names only, the summaries are read from the
-    values at once and the Evaluation is built when first read (``built``: a function), so a
-    small call that wants the means pays for no rankings or columns."""
-
-    built: object  # the Evaluation, or a function that builds it
+    evaluation: Evaluation
     defaults: dict = field(default_factory=dict)
-    summaries: dict | None = None  # {ir_measures name: summary}, when read from the values
-
-    @property
-    def evaluation(self) -> Evaluation:
-        if not isinstance(self.built, Evaluation):
-            self.built = self.built()
-        return self.built
 
 
 def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
@@ -55,42 +45,37 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     """Run ``plan`` on qrels and a run; an :class:`Outcome` (a pytrec_eval plan: its result,
     ``{qid: {key: value}}`` for the run's judged topics, in run order).
 
-    qrels: Qrels, DictQrels, or DiversityQrels (a diversity plan); div: the diversity qrels
-    of intent-aware names in a mixed plan. check: refuse inputs with no topic in common, as
-    trec_eval. empty_topics: qrels topics with no judgment at all (a dict's ``{"b": {}}``),
-    which ir_measures scores with the measures' defaults. rel_info: the judgments of another
-    relevance format (-R prefs, qrels_prefs, qrels_jg), which its measures read; ``qrels``
-    then names the judged (topic, docno) pairs that decide the topics.
+    run: its :class:`~trecqr.formats.inputs.Input` (kind ``dict``, ``trec`` or ``columns``),
+    decided by the door. qrels: Qrels, DictQrels, or DiversityQrels (a diversity plan); div:
+    the diversity qrels of intent-aware names in a mixed plan. check: refuse inputs with no
+    topic in common, as trec_eval. empty_topics: qrels topics with no judgment at all (a
+    dict's ``{"b": {}}``), which ir_measures scores with the measures' defaults. rel_info: the
+    judgments of another relevance format (-R prefs, qrels_prefs, qrels_jg), which its
+    measures read; ``qrels`` then names the judged (topic, docno) pairs that decide the topics.
+
+    One route: a large or compressed TREC file is scored piece by piece (:mod:`.stream`, the
+    same values in bounded memory); everything else is ranked once (:func:`.rankings.rank`,
+    which chooses the C pass over dicts itself) and measured on those rankings.
     """
     options = plan.options
-    if plan.keyed and plan.c_specs and dict_values is not None and isinstance(run, dict):
-        # pytrec_eval's common measures on dicts: ranked and computed in one C pass
-        return dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs)
-    if not plan.irm and not plan.keyed and isinstance(run, (str, os.PathLike)) \
-            and wants_stream(run, options):  # a large or compressed run file: piece by piece
+    if not plan.irm and not plan.keyed and run.kind == "trec" \
+            and wants_stream(run.obj, options):  # a large or compressed run file: piece by piece
         try:
-            return Outcome(score_stream(qrels, run, list(plan.trec), options, zscores))
+            return Outcome(score_stream(qrels, run.obj, list(plan.trec), options, zscores))
         except Fallback:  # the whole-file readers report its errors
             pass
     ranked = rank(plan, qrels, run)
-    if ranked.c_values is not None and plan.c_irm_keys is not None and not plan.trec \
-            and not check and zscores is None and not plan.diversity:
-        summaries, defaults = irm_summaries(plan, ranked, empty_topics)
-        # the Evaluation of these names reads the C pass's values only: the caller's run is
-        # not kept, so a Results held for later does not hold the run (a training loop's)
-        ranked.run = ranked.given_run = None
-        return Outcome(lambda: _evaluation(plan, ranked, qrels, None, empty_topics,
-                                           warned=True)[0], defaults, summaries)
     ev, defaults = _evaluation(plan, ranked, qrels, div, empty_topics, check, zscores,
                                rel_info)
     return ev if plan.keyed else Outcome(ev, {} if plan.diversity else defaults)
 
 
 def _evaluation(plan, ranked: Ranked, qrels, div, empty_topics, check=False, zscores=None,
-                rel_info=None, warned=False):
-    """(the Evaluation, or a keyed plan's pytrec_eval result; the ir_measures defaults).
-    warned: the summaries' warnings were given (:func:`irm_summaries`)."""
+                rel_info=None):
+    """(the Evaluation, or a keyed plan's pytrec_eval result; the ir_measures defaults)."""
     options = plan.options
+    if plan.keyed and ranked.c_values is not None:  # the C pass gave pytrec_eval's result
+        return ranked.c_values, {}
     rk = ranked.rankings
     if check and not plan.keyed:
         rk.check_coverage(ranked.source, qrels.source)
@@ -100,35 +85,9 @@ def _evaluation(plan, ranked: Ranked, qrels, div, empty_topics, check=False, zsc
     if plan.keyed:
         return pytrec_result(TopicValues(rk.qids, key_values(per_measure))), {}
     ev = finish_evaluation(rk, options, per_measure, zscores)
-    defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx, warned) \
-        if plan.irm else {}
+    defaults = irm_columns(plan, ranked, qrels, div, ev, empty_topics, ctx) if plan.irm else {}
     ev.defaults = defaults
     return ev, defaults
-
-
-def irm_summaries(plan, ranked: Ranked, empty_topics) -> tuple:
-    """({name: summary}, defaults) of ir_measures names read from the C pass's values: what
-    :func:`irm_columns` computes of them (the same left-to-right sums), without the columns."""
-    topics, judged = ranked.run_order, ranked.judged_topics
-    if empty_topics or len(topics) != len(judged):  # some qrels topic is not evaluated
-        all_topics = set(judged) | set(empty_topics)
-        missing = sorted(all_topics - set(topics))
-        n = len(all_topics)
-    else:
-        missing, n = [], len(judged)
-    if not topics:
-        warn_no_common(ranked.num_run_topics, n)
-    rows = [ranked.c_values[q] for q in topics]
-    summaries, defaults = {}, {}
-    for name, key in zip(plan.irm, plan.c_irm_keys):
-        total = 0.0
-        if key:
-            for row in rows:
-                total += row[key]
-        summaries[name.caller] = aggregated(name.agg, total, n)
-        for q in missing:
-            defaults.setdefault(q, {})[name.caller] = float(name.measure.DEFAULT)
-    return summaries, defaults
 
 
 def warn_no_common(num_run_topics: int, num_qrels_topics: int) -> None:
@@ -150,11 +109,14 @@ def c_values(selection, ranked: Ranked, prefix: str = "") -> list:
     """[(measure, params, values)] for ``ranked``'s topics from the C pass's values (keys of
     a pytrec_eval invocation's names prefixed ``"i:"``)."""
     rows = [ranked.c_values[q] for q in ranked.rankings.qids]
-    out = []
-    for measure, params in selection:
-        keys = [prefix + key for key in measure.value_names(params)]
-        values = np.array([[row[k] for k in keys] for row in rows], dtype=np.float64)
-        out.append((measure, params, values.reshape(len(rows), len(keys))))
+    keys = [[prefix + key for key in m.value_names(p)] for m, p in selection]
+    flat = [k for ks in keys for k in ks]
+    table = np.array(list(map(itemgetter(*flat), rows)) if flat and rows else [],
+                     dtype=np.float64).reshape(len(rows), len(flat))
+    out, j = [], 0
+    for (measure, params), ks in zip(selection, keys):
+        out.append((measure, params, table[:, j:j + len(ks)]))
+        j += len(ks)
     return out
 
 
@@ -167,7 +129,7 @@ def key_values(per_measure) -> dict:
 
 
 def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
-                ctx: EvalContext, warned: bool = False) -> dict:
+                ctx: EvalContext) -> dict:
     """Append one column per ir_measures name to ``ev`` (aligned with its topics); return the
     defaults of the qrels topics the run lacks.
 
@@ -180,11 +142,10 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
     judged = ranked.judged_topics if ranked.judged_topics is not None and not plan.diversity \
         else qrels_topics(div if plan.diversity else qrels)
     all_topics = set(judged) | set(empty_topics)
-    if not topics and not warned:
+    if not topics:
         warn_no_common(ranked.num_run_topics, len(all_topics))
     group_values = []
-    c_keys = plan.c_irm_keys if ranked.c_values is not None else None
-    for i, group in enumerate(() if c_keys is not None else plan.groups):
+    for i, group in enumerate(plan.groups):
         if ranked.c_values is not None:
             per_measure = c_values(group.selection, ranked, f"{i}:")
         else:
@@ -205,15 +166,9 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
 
     missing = sorted(all_topics - set(topics))
     defaults: dict = {q: {} for q in missing}
-    for n, name in enumerate(plan.irm):
+    for name in plan.irm:
         m = name.measure
-        if c_keys is not None:  # the C pass's values, read in run order
-            key = c_keys[n]
-            in_run_order = np.array([ranked.c_values[q][key] for q in topics] if key else
-                                    [0.0] * len(topics), dtype=np.float64)
-            aligned = np.empty(len(rk.qids))
-            aligned[perm] = in_run_order
-        elif name.kind == "pytrec":
+        if name.kind == "pytrec":
             aligned = group_values[name.group][name.match]  # rk order
             in_run_order = aligned[perm]
         else:
@@ -225,7 +180,7 @@ def irm_columns(plan, ranked: Ranked, qrels, div, ev: Evaluation, empty_topics,
                                       with_rows, m["rel"], name.cutoff, ordered("docno_asc"))
             else:
                 judged = div if name.row.qrels_kind == "diversity" else ranked.qrels_columns()
-                values = name.row.function()(ranked.run_columns(), judged, with_rows, m)
+                values = name.row.function(ranked.run_columns(), judged, with_rows, m)
             in_run_order = np.asarray(values, dtype=np.float64)
             if empty:
                 fill = np.nan if name.row is not None and not name.row.defaults else m.DEFAULT

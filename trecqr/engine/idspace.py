@@ -51,23 +51,6 @@ def id_space_problem(qrels, run) -> str | None:
     return _text(_counts(qrels, run), run.source, qrels.source)
 
 
-def dict_id_space_problem(qrels: dict, run: dict, qrels_source: str, run_source: str):
-    """:func:`id_space_problem` of the same columns grouped as ``{qid: {docno: value}}``
-    (each topic's documents distinct, topics in first-seen order), as the small-input path
-    holds them: the same counts, by set operations per topic."""
-    if not run or not qrels:
-        return None
-    shared = [t for t in run if t in qrels]
-    if not shared:
-        return _text(None, run_source, qrels_source)
-    judged_docs = set().union(*(qrels[t] for t in shared))
-    judged = sum(len(judged_docs.intersection(run[t])) for t in shared)
-    found = (judged, sum(len(run[t]) for t in shared), len(shared),
-             sum(len(qrels[t]) for t in shared), next(iter(run[shared[0]])),
-             next(iter(qrels[shared[0]])))
-    return _text(found, run_source, qrels_source)
-
-
 def _text(found, run_source: str, qrels_source: str) -> str | None:
     if found is None:
         return None  # nothing shared: trec_eval refuses these, ir_measures warns on its own
@@ -137,9 +120,9 @@ def _first(col) -> str:
 
 
 def warn_id_space(text: str | None) -> None:
-    """warnings.warn an id-space problem (:func:`id_space_problem`,
-    :func:`dict_id_space_problem`), if any: an IdSpaceWarning, which the command line prints as
-    one ``trecqr: warning:`` line; --quiet ignores it."""
+    """warnings.warn an id-space problem (:func:`id_space_problem`), if any: an
+    IdSpaceWarning, which the command line prints as one ``trecqr: warning:`` line; --quiet
+    ignores it."""
     if text is not None:
         warnings.warn(text, IdSpaceWarning, stacklevel=3)
 

@@ -12,8 +12,8 @@ ir_measures names are sorted by the provider whose values trecqr reproduces:
   pytrec_eval invocation (relevance level, -J, nDCG gains, ``set_F``'s first parameter) form
   one :class:`PytrecGroup`, computed on the trec_eval rankings of the call;
 * ``judged`` and ``msmarco``: ``Judged@k`` and ``RR@k``, in ir_measures' Python order;
-* ``native``: the families of :mod:`.irm_native` (cwl_eval, gdeval, compat, accuracy, and the
-  intent-aware measures of pyndeval).
+* ``native``: the families declared in :mod:`trecqr.measures.irm_native` (cwl_eval, gdeval,
+  compat, accuracy, and the intent-aware measures of pyndeval).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from functools import cached_property, lru_cache
 
 from trecqr.errors import UsageError
 from trecqr.rankings.options import Options
-from trecqr.measures.irm_native import Native, native
+from trecqr.measures.base import Native
 from trecqr.engine.names import (aggregator, alias_notes, check_options, check_params, not_provided,
                     pytrec_item, split_measures)
-from trecqr.engine.pytrec_values import COMPAT, c_int, normalize_measures, select_measures, value_keys
+from trecqr.engine.pytrec_values import COMPAT, c_int, normalize_measures, select_measures
 from trecqr.engine.selection import select
 
 
@@ -69,9 +69,6 @@ class Plan:
     # trec's and the groups' measures as formats/_dicts.c computes them on dicts, when it
     # computes every one: ((key, code, cutoff, level, -J), ...) (_c_specs)
     c_specs: tuple | None = None
-    # when c_specs computes every ir_measures name: per name, the key of its value among the
-    # C pass's ("0:P_5"; None: pytrec_eval leaves it at 0), read with no array per group
-    c_irm_keys: tuple | None = None
 
     @cached_property  # a plan is immutable: read once (frozen: cached in its __dict__)
     def intent_aware(self) -> bool:
@@ -137,20 +134,6 @@ def _all_c_specs(trec, groups, options: Options) -> tuple | None:
     return specs or None
 
 
-def _c_irm_keys(names, groups) -> tuple | None:
-    """Per ir_measures name, the C pass's key of its value, when every name is one of the
-    pytrec_eval provider's (None otherwise)."""
-    if not names or any(n.kind != "pytrec" for n in names):
-        return None
-    keys = [value_keys(group.selection) for group in groups]
-    out = []
-    for name in names:
-        i, j = keys[name.group][name.match]
-        measure, params = groups[name.group].selection[i]
-        out.append(None if j is None else f"{name.group}:{measure.value_names(params)[j]}")
-    return tuple(out)
-
-
 def make_plan(measures, options: Options | None = None, *, irm_semantics: bool = False,
               diversity: bool | None = False) -> Plan:
     """Read measure names once.
@@ -196,8 +179,7 @@ def plan_of(trec_args: list, irm: list, options: Options | None = None, *,
     names, groups = _irm_names(irm, options) if irm else ((), ())
     alias_notes(n.caller for n in names)
     c_specs = _all_c_specs(trec, groups, options)
-    plan = Plan(options, trec, names, groups, irm_semantics, c_specs=c_specs,
-                c_irm_keys=_c_irm_keys(names, groups) if c_specs else None)
+    plan = Plan(options, trec, names, groups, irm_semantics, c_specs=c_specs)
     only_ia = bool(names) and not trec and all(
         n.row is not None and n.row.qrels_kind == "diversity" for n in names)
     if diversity or (diversity is None and only_ia):
@@ -220,6 +202,8 @@ def _longest(cutoff):
 def _irm_names(irm, options: Options):
     """(IrmName per distinct caller name, PytrecGroup per pytrec_eval invocation)."""
     import ir_measures  # parsed names are ir_measures objects: it is imported already
+
+    from trecqr.measures.irm_native import native  # its families import ir_measures
 
     check_options(options)
     names, seen = [], set()

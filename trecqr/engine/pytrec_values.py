@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from trecqr.formats import Qrels, Run
+from trecqr.formats import Qrels
 from trecqr.formats.arrays import as_numpy, grouped_dicts
 from trecqr.rankings.build import judgment_keys, levels_fit
 from trecqr.engine.selection import select
@@ -181,18 +181,6 @@ class DictQrels:
         self._columns = None
 
     @classmethod
-    def from_grouped(cls, grouped: dict, qrels: Qrels) -> DictQrels:
-        """The judgments of small columns, already grouped ``{qid: {docno: grade}}``
-        (:func:`~trecqr.formats.arrays.grouped_dicts` of ``qrels``): their types are the
-        columns', so nothing is checked again."""
-        self = cls.__new__(cls)
-        self._count_topics(grouped)
-        self._dicts = grouped
-        self.source = qrels.source
-        self._columns = qrels
-        return self
-
-    @classmethod
     def from_columns(cls, qrels: Qrels) -> DictQrels:
         """The judgments of columns (a DataFrame's, an Arrow table's...), topics in
         first-seen order, counted by numpy: no dict is made unless a run dict is ranked
@@ -302,34 +290,3 @@ def _encoded(col) -> pa.DictionaryArray:
 
 def _indices(col) -> pa.Array:
     return _encoded(col).indices
-
-
-def dict_run_columns(scores: dict) -> Run:
-    """A pytrec_eval run dict as columns, validated as pytrec_eval validates it."""
-    bad = TypeError("Unable to extract query/object scores.")
-    qids, docnos, values = [], [], []
-    for qid, docs in scores.items():
-        if not isinstance(qid, str) or not isinstance(docs, dict):
-            raise bad
-        qids.extend([qid] * len(docs))
-        docnos.extend(docs.keys())
-        values.extend(docs.values())
-    if not all(isinstance(d, str) for d in docnos):
-        raise bad
-    try:
-        score = np.array([v if isinstance(v, (float, int)) else _number(v) for v in values],
-                         dtype=np.float64)
-    except (TypeError, ValueError):
-        raise bad from None
-    if np.isnan(score).any():
-        i = int(np.flatnonzero(np.isnan(score))[0])
-        raise ValueError(f"query {qids[i]!r} doc {docnos[i]!r}: score is NaN "
-                         "(pytrec_eval's ranking of NaN scores is undefined)")
-    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), score, RUNID,
-               "<run dict>")
-
-
-def _number(v):
-    if isinstance(v, (str, bytes)) or not hasattr(type(v), "__float__"):
-        raise TypeError(v)
-    return float(v)

@@ -1,56 +1,44 @@
 """Where the core gets trec_eval's rankings: built once per call, from columns or from dicts.
 
 :func:`rank` is the one place :func:`~trecqr.rankings.build.build_rankings` (or its dict
-twin, the C module ``formats/_dicts.c``) is called for a plan. :func:`variant` derives the
-rankings of another pytrec_eval invocation (relevance level, -J, nDCG gains) from them without
-ranking again.
+twin, the C module ``rankings/_dicts.c``) is called for a plan, and the one place that chooses
+the C pass which ranks run dicts and computes pytrec_eval's common measures at once.
+:func:`variant` derives the rankings of another pytrec_eval invocation (relevance level, -J,
+nDCG gains) from them without ranking again.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow.compute as pc
 
-from trecqr.formats import Qrels, Run, read_run, run_from_dict
-from trecqr.formats.arrays import SMALL_ROWS, grouped_dicts
-from trecqr.engine.idspace import dict_id_space_problem, id_space_problem, warn_id_space
+from trecqr.formats import Run, read_run, run_from_dict
+from trecqr.engine.idspace import id_space_problem, warn_id_space
 from trecqr.rankings.build import Rankings, build_rankings
 from trecqr.rankings.ragged import IDX, padded_ranges
 from trecqr.engine.names import map_gains, mapped_grades
-from trecqr.engine.pytrec_values import RUNID, DictQrels, dict_run_columns
+from trecqr.engine.pytrec_values import RUNID, DictQrels
 
-try:
-    from trecqr.rankings._dicts import dict_values, rank_run
-except ImportError:  # the optional C module was not built: the columnar path
-    dict_values = rank_run = None
+from trecqr.rankings._dicts import dict_values, rank_run
 
 
 @dataclass
 class Ranked:
     """The rankings of one call, and the inputs behind them (columns made on demand)."""
 
-    built: object          # the Rankings, or a function that builds them on first read
+    rankings: Rankings | None  # trec_eval's rankings (None: a pytrec_eval result from C)
     run_order: list        # the evaluated topics in the run's order
     source: str            # the run's name in messages
     num_run_topics: int
     given_run: object      # the Run the caller passed (measures may read it), else None
     run: object            # Run columns, or the run dict they are made from
     qrels: object          # Qrels or DictQrels
-    # formats/_dicts.c's values of the plan's c_specs, {qid: {key: value}}: then the
+    # rankings/_dicts.c's values of the plan's c_specs, {qid: {key: value}}: then the
     # rankings hold the topics only (the C pass ranked each topic once, for every value)
     c_values: dict | None = None
     judged_topics: list | None = None  # the qrels' topics with judgments, when known
-
-    @property
-    def rankings(self) -> Rankings:
-        """trec_eval's rankings (of the C pass's values: its topics, built when first read,
-        so a call that needs only the values never builds them)."""
-        if not isinstance(self.built, Rankings):
-            self.built = self.built()
-        return self.built
 
     def run_columns(self) -> Run:
         if isinstance(self.run, dict):
@@ -95,50 +83,43 @@ def rank(plan, qrels, run) -> Ranked:
     A pytrec_eval plan (``keyed``) ranks the run dict's topics that have judgments, in its
     order, an empty dict as an empty ranking; any other plan ranks trec_eval's topics."""
     options = plan.options
-    if rank_run is not None and isinstance(run, dict) and isinstance(qrels, DictQrels) \
+    if run.kind == "dict" and isinstance(qrels, DictQrels) \
             and not (options.complete and options.v10):
         try:
-            return _from_dicts(plan, qrels, run)
+            return _from_dicts(plan, qrels, run.obj)
         except (TypeError, ValueError):
             if plan.keyed:  # pytrec_eval's errors
                 raise
             # the general reader names what is wrong
     q = qrels.columns() if isinstance(qrels, DictQrels) else qrels
-    given = run if isinstance(run, Run) else None
-    if isinstance(run, dict):
-        r = dict_run_columns(run) if plan.keyed else run_from_dict(run)
+    given = run.obj if run.kind == "columns" else None
+    if run.kind == "dict":
+        r = run_from_dict(run.obj)
     elif given is not None:
-        r = run
+        r = given
     else:
-        r = read_run(run, comments=options.v10, judged=pc.unique(q.docno),
+        r = read_run(run.obj, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
-    if plan.c_specs is not None and not plan.keyed and rank_run is not None \
-            and isinstance(q, Qrels) and not (options.complete and options.v10):
-        small = _small_columns(plan, q, r, given)
-        if small is not None:
-            ranked, problem = small
-            warn_id_space(problem)
-            return ranked
     if not plan.keyed:  # pytrec_eval's drop-in stays silent, as pytrec_eval is
         warn_id_space(id_space_problem(q, r))
     rk = build_rankings(r, q, options)
     order, n_run = [], 0
     if plan.keyed:  # the dict's topics, or the columns' in first-seen order
-        topics = run if isinstance(run, dict) else _first_seen(r)
+        topics = run.obj if run.kind == "dict" else _first_seen(r)
         rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
     elif plan.irm:
         run_topics = _run_topics(run, r)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
-    keep = plan.needs_run_columns or not isinstance(run, (str, os.PathLike))
+    keep = plan.needs_run_columns or run.kind != "trec"
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
 
 
 def _run_topics(given, run: Run) -> list:
     """The run's topics in its order, empty rankings of a dict (``{"q2": {}}``) included."""
-    if isinstance(given, dict):
-        return list(given)
+    if given.kind == "dict":
+        return list(given.obj)
     topics = _first_seen(run)
     if run.empty_topics:
         listed = set(topics)
@@ -150,26 +131,6 @@ def _first_seen(run: Run) -> list:
     """The run's topics in first-seen order (the scanner's codes have them)."""
     codes = getattr(run, "codes", None)
     return codes.topics if codes is not None else pc.unique(run.qid).to_pylist()
-
-
-def _small_columns(plan, q: Qrels, run: Run, given) -> tuple | None:
-    """Small run and qrels columns (a DataFrame's, an Arrow table's, a small file's) scored
-    in the C pass, where numpy's per-call costs would be most of the time: (Ranked, the
-    id-space problem of the dicts, or None); None: the columnar path."""
-    if len(run) > SMALL_ROWS or len(q) > SMALL_ROWS:
-        return None
-    qd = grouped_dicts(q.qid_list(), q.docno_list(), q.grade)
-    rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
-    if qd is None or rd is None:
-        return None
-    for q in run.empty_topics:  # a run dict's empty rankings, read back from its columns
-        rd.setdefault(q, {})
-    try:
-        ranked = _from_dicts(plan, DictQrels.from_grouped(qd, q), rd, run.runid)
-    except (TypeError, ValueError):
-        return None
-    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, given
-    return ranked, dict_id_space_problem(qd, rd, q.source, run.source)
 
 
 def _dict_rankings(qrels: DictQrels, topics, offsets, rel, options, runid, **coverage):
@@ -188,19 +149,20 @@ def _from_dicts(plan, qrels: DictQrels, run: dict, runid: str = "trecqr") -> Ran
     C module computes every value of the plan, those values and the topics only. runid: the
     run's (a dict has none: trecqr's)."""
     options = plan.options
-    if plan.c_specs is not None and dict_values is not None and not plan.keyed:
-        values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs, True)
+    if plan.c_specs is not None:  # every value of the plan in the C pass
+        values = dict_values(run, qrels.dicts, options.float32_scores, plan.c_specs,
+                             not plan.keyed)  # evaluate refuses infinite scores
         in_run = list(values)  # an empty ranking is scored, as pytrec_eval scores it
+        if plan.keyed:  # pytrec_eval's result itself
+            return Ranked(None, in_run, "<run dict>", len(run), None, run, qrels, values)
         with_docs = [q for q, d in run.items() if d]
-
-        def topics_only() -> Rankings:
-            topics, listed = sorted(in_run), set(in_run)
-            return _dict_rankings(qrels, topics, np.zeros(len(topics) + 1, np.int64),
-                                  np.zeros(0, np.int64), options, runid,
-                                  qrels_only=sorted(q for q in qrels.topics if q not in listed),
-                                  run_only=sorted(q for q in with_docs if q not in qrels.index))
-        return Ranked(topics_only, in_run, "<run dict>", len(with_docs), None, run, qrels,
-                      values, qrels.topics)
+        topics, listed = sorted(in_run), set(in_run)
+        rk = _dict_rankings(qrels, topics, np.zeros(len(topics) + 1, np.int64),
+                            np.zeros(0, np.int64), options, runid,
+                            qrels_only=sorted(q for q in qrels.topics if q not in listed),
+                            run_only=sorted(q for q in with_docs if q not in qrels.index))
+        return Ranked(rk, in_run, "<run dict>", len(with_docs), None, run, qrels, values,
+                      qrels.topics)
     topics, offsets, rel = rank_run(run, qrels.dicts, options.float32_scores,
                                     options.judged_only, min(options.max_docs, 2 ** 62),
                                     qrels.wide, not plan.keyed)

@@ -24,7 +24,6 @@ from trecqr.runtime.memory import stream_plan
 from trecqr.formats import run as run_format, runstream
 from trecqr.formats.run import Run
 from trecqr.formats.arrays import arrow_indices, as_numpy
-from trecqr.formats.objects import is_columnar_file
 from trecqr.formats.order import qid_codes
 from trecqr.engine.evaluator import EvalContext, compute_values, finish_evaluation
 from trecqr.rankings.options import Options
@@ -41,11 +40,10 @@ class Fallback(Exception):
 
 
 def wants_stream(run, options: Options) -> bool:
-    """Stream a run given as a path: when it is large, or compressed with a codec the
-    whole-file readers lack (bzip2, xz, zstd)."""
+    """Stream a TREC text run (an Input of kind ``trec``): when it is large, or compressed
+    with a codec the whole-file readers lack (bzip2, xz, zstd)."""
     if run_format.scanner() is None or not isinstance(run, (str, os.PathLike)) \
-            or os.fspath(run) == "-" \
-            or is_columnar_file(run, comments=options.v10):  # Parquet, JSONL, 3 columns...
+            or os.fspath(run) == "-":
         return False
     name = os.fspath(run)
     try:

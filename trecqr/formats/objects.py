@@ -1,7 +1,7 @@
-"""One door for every run and qrels input: :func:`load_run_any` and :func:`load_qrels_any`.
+"""Every kind of run and qrels input as columns: :func:`run_columns` and :func:`qrels_columns`.
 
-``trecqr.evaluate``, ``evaluate_many``, the ir_measures provider and ``trecqr eval`` all read
-their inputs here, so each kind becomes the same columns (:class:`~trecqr.formats.Run`,
+The kind is decided once, by :func:`trecqr.formats.inputs.decide`; every door reads its inputs
+here by that kind, so each kind becomes the same columns (:class:`~trecqr.formats.Run`,
 :class:`~trecqr.formats.Qrels`) by one route:
 
 =============================================  ============================================
@@ -20,31 +20,17 @@ rows: ir_datasets' ``qrels_iter()``...          :func:`.tables.rows_table`
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.colfiles import (file_kind, read_three_column_qrels, read_three_column_run, sniff,
-                       table_qrels, table_run)
+from trecqr.formats.colfiles import (read_three_column_qrels, read_three_column_run, table_qrels,
+                                    table_run)
+from trecqr.formats.inputs import IRDS, Input
 from trecqr.formats.irds_files import irds_qrels, irds_run
 from trecqr.formats.qrels import Qrels, qrels_from_dict, read_qrels
 from trecqr.formats.run import Run, read_run, run_from_dict
-from trecqr.formats.tables import is_arrow_table, is_frame, qrels_from_table, rows_table, run_from_table
-
-IRDS = "irds:"  # a dataset of ir_datasets, read from local files only
-
-
-def _ranx(obj, attr: str) -> bool:
-    """A ranx Run (``attr`` "run") or Qrels ("qrels"): told by its methods, ranx not imported."""
-    return hasattr(obj, "to_dict") and hasattr(obj, attr) and not isinstance(obj, dict) \
-        and type(obj).__module__.split(".")[0] == "ranx"
-
-
-def _rows(obj) -> bool:
-    return hasattr(obj, "__iter__") and not isinstance(obj, (str, bytes, dict, os.PathLike)) \
-        and not hasattr(obj, "read")
+from trecqr.formats.tables import qrels_from_table, rows_table, run_from_table
 
 
 def _first_and_rest(obj, source: str):
@@ -54,70 +40,62 @@ def _first_and_rest(obj, source: str):
     raise InputError(source, None, "no rows")
 
 
-def load_run_any(obj, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
-    """A Run from any input of the table above. judged and float32 are the TREC file
-    scanner's (the qrels' docnos to match while reading; 9.0.8's float scores)."""
-    if isinstance(obj, Run):
+def run_columns(inp: Input, *, judged=None, float32: bool | None = None,
+                comments: bool = True) -> Run:
+    """A Run from an input of the table above, by its kind (:func:`~.inputs.decide`).
+    judged and float32 are the TREC file scanner's (the qrels' docnos to match while reading;
+    9.0.8's float scores); comments: trec_eval 10.0's rule for ``#`` lines."""
+    obj, kind = inp.obj, inp.kind
+    if kind == "columns":
         return obj
-    if isinstance(obj, dict):
+    if kind == "dict":
         return run_from_dict(obj)
-    if isinstance(obj, str) and obj.startswith(IRDS):
+    if kind == "irds":
         return irds_run(obj[len(IRDS):])
-    if isinstance(obj, (str, os.PathLike)):
-        kind = file_kind(obj, comments=comments)
-        if kind == "3col":
+    if kind == "file":
+        if inp.fmt == "3col":
             return read_three_column_run(obj, comments=comments)
-        if kind != "trec":
-            return table_run(obj, kind)
-        return read_run(obj, comments=comments, judged=judged, float32=float32)
-    if is_frame(obj):
+        return table_run(obj, inp.fmt)
+    if kind == "frame":
         return run_from_table(obj, "<run DataFrame>")
-    if is_arrow_table(obj):
+    if kind == "arrow":
         return run_from_table(obj, f"<run {type(obj).__name__}>")
-    if _ranx(obj, "run"):
+    if kind == "ranx" and hasattr(obj, "run"):
         name = getattr(obj, "name", None)
         if not len(obj.run):
             return run_from_dict({}, "<ranx Run>", name or "trecqr")
         return run_from_table(ranx_table(obj.run, "score"), "<ranx Run>", name or "trecqr")
-    if _rows(obj):
+    if kind in ("rows", "iterable"):
         first, rest = _first_and_rest(obj, "<run rows>")
         return run_from_table(rows_table(first, rest, "<run rows>"), "<run rows>")
     return read_run(obj, comments=comments, judged=judged, float32=float32)
 
 
-def load_qrels_any(obj, *, comments: bool = True) -> Qrels:
-    """Qrels from any input of the table above."""
-    if isinstance(obj, Qrels):
+def qrels_columns(inp: Input, *, comments: bool = True) -> Qrels:
+    """Qrels from an input of the table above, by its kind (:func:`~.inputs.decide`)."""
+    obj, kind = inp.obj, inp.kind
+    if kind == "columns":
         return obj
-    if isinstance(obj, dict):
+    if kind == "dict":
         return qrels_from_dict(obj)
-    if isinstance(obj, str) and obj.startswith(IRDS):
+    if kind == "irds":
         return irds_qrels(obj[len(IRDS):])
-    if isinstance(obj, (str, os.PathLike)):
-        kind, raw = sniff(obj, comments=comments)
-        if kind == "3col":
+    if kind == "file":
+        if inp.fmt == "3col":
             return read_three_column_qrels(obj, comments=comments)
-        if kind != "trec":
-            return table_qrels(obj, kind)
-        return read_qrels(obj, comments=comments, raw=raw)
-    if is_frame(obj):
+        return table_qrels(obj, inp.fmt)
+    if kind == "frame":
         return qrels_from_table(obj, "<qrels DataFrame>")
-    if is_arrow_table(obj):
+    if kind == "arrow":
         return qrels_from_table(obj, f"<qrels {type(obj).__name__}>")
-    if _ranx(obj, "qrels"):
+    if kind == "ranx" and hasattr(obj, "qrels"):
         if not len(obj.qrels):
             return qrels_from_dict({}, "<ranx Qrels>")
         return qrels_from_table(ranx_table(obj.qrels, "relevance"), "<ranx Qrels>")
-    if _rows(obj):
+    if kind in ("rows", "iterable"):
         first, rest = _first_and_rest(obj, "<qrels rows>")
         return qrels_from_table(rows_table(first, rest, "<qrels rows>"), "<qrels rows>")
-    return read_qrels(obj, comments=comments)
-
-
-def is_columnar_file(obj, *, comments: bool = True) -> bool:
-    """Whether a path names a run file the TREC scanner does not read (streaming skips it)."""
-    return isinstance(obj, (str, os.PathLike)) and (
-        str(obj).startswith(IRDS) or file_kind(obj, comments=comments) != "trec")
+    return read_qrels(obj, comments=comments, raw=inp.raw)
 
 
 def ranx_table(store, value: str) -> pa.Table:
@@ -135,13 +113,3 @@ def ranx_table(store, value: str) -> pa.Table:
     qid = np.repeat(np.array(topics, dtype=object), sizes)
     return pa.table({"query_id": pa.array(qid, pa.string()),
                      "doc_id": pa.array(docnos, pa.string()), value: pa.array(values)})
-
-
-def is_table_like(obj) -> bool:
-    """A DataFrame, an Arrow table, a ranx Run/Qrels, a list of namedtuples or an iterator:
-    the inputs other than dicts and paths that become columns here."""
-    if is_frame(obj) or is_arrow_table(obj) or _ranx(obj, "run") or _ranx(obj, "qrels"):
-        return True
-    if isinstance(obj, (list, tuple)):
-        return bool(obj) and hasattr(obj[0], "_fields")
-    return _rows(obj) and iter(obj) is obj  # a generator or iterator (read once)

@@ -21,11 +21,14 @@ import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
 from trecqr.errors import UsageError
+from trecqr.measures.base import irm_native
 from trecqr.rankings.irm import lookup, ranking
 
 
+# NaN = no value from the provider (it overrides iter_calc: no default); mean over the rest
+@irm_native("Accuracy", provider="accuracy", defaults=False)
 def accuracy(run, qrels, topics: list, measure) -> np.ndarray:
-    """Per-topic Accuracy, NaN where the provider reports nothing (the ``NATIVE`` signature;
+    """Per-topic Accuracy, NaN where the provider reports nothing (the ``@irm_native`` signature;
     aggregate with ``nanmean``, as the provider's mean covers reported topics only)."""
     import ir_measures
     measure.validate_params()

@@ -212,3 +212,36 @@ def register(cls):
         raise RuntimeError(f"measure {inst.name} registered twice")
     REGISTRY[inst.name] = inst
     return cls
+
+
+@dataclass(frozen=True)
+class Native:
+    """An ir_measures measure trecqr computes natively (trec_eval lacks it): its kernel and
+    the provider whose values that kernel reproduces. Every kernel has one signature,
+    ``kernel(run: Run, qrels, topics: list[str], measure) -> np.ndarray`` (values aligned
+    with ``topics``; the caller aggregates as ir_measures does)."""
+
+    function: object       # the kernel
+    provider: str          # the ir_measures provider whose values it equals
+    qrels_kind: str = "qrels"  # "qrels" (topic, docno, grade) or "diversity" (with subtopic)
+    # False where the provider yields values only for some topics and no DEFAULT for the rest
+    # (it overrides Evaluator.iter_calc): NaN marks a topic without a value, and the mean is
+    # taken over the topics that have one
+    defaults: bool = True
+
+
+IRM_NATIVE: dict = {}  # ir_measures NAME -> Native, filled by the @irm_native declarations
+
+
+def irm_native(*names: str, provider: str, qrels_kind: str = "qrels", defaults: bool = True):
+    """Declare the decorated kernel as the one that computes these ir_measures names (next to
+    the kernel, as ``@register`` declares trec_eval's measures); a name declared twice is an
+    error, so each name reaches one kernel."""
+    def declare(function):
+        for name in names:
+            if name in IRM_NATIVE:
+                raise ValueError(f"ir_measures name {name!r} is declared twice")
+            IRM_NATIVE[name] = Native(function, provider, qrels_kind, defaults)
+        return function
+    return declare
+

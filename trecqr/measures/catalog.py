@@ -8,7 +8,7 @@ Built from the declarations themselves, so the list cannot drift from what is co
 * trec_eval's nicknames (``official``, ``all_trec``...): the measures they stand for;
 * ir_measures' names: its registry (``ir_measures.measures.registry``), the first sentence of
   each measure's documentation, and as family the ir_measures provider whose values trecqr
-  reproduces (pytrec_eval, judged, msmarco, and the native rows of :mod:`.irm_native`).
+  reproduces (pytrec_eval, judged, msmarco, and the families declared in :mod:`.irm_native`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 
 from trecqr.measures.base import REGISTRY, LongCutoffs
-from trecqr.measures.irm_native import NATIVE
 from trecqr.measures.table import FAMILY, MODULE_OF, NICKNAMES, TABLE
 
 _PROVIDERS = ("pytrec_eval", "judged", "msmarco")  # the families names.py maps to trec_eval's
@@ -55,6 +54,8 @@ def trec_eval_measures(compat: str = "10.0") -> list:
 
 def _irm_families(ir_measures) -> dict:
     """{ir_measures measure NAME: the provider whose values trecqr gives}."""
+    from trecqr.measures.irm_native import NATIVE  # its families import ir_measures
+
     families = {}
     for provider in _PROVIDERS:
         for measure in ir_measures.providers.registry[provider].SUPPORTED_MEASURES:

@@ -32,6 +32,7 @@ import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
 from trecqr.errors import UsageError
+from trecqr.measures.base import irm_native
 from trecqr.rankings.irm import lookup, ranking
 
 MAX_N = 1000  # ir_measures' RankingMaker(max_n=1000), cwl_eval's default depth
@@ -171,8 +172,10 @@ def expected_utility(cvec: np.ndarray, gains: np.ndarray) -> float:
     return float(np.sum(np.dot(wvec, gains)))
 
 
+@irm_native("BPM", "INST", "INSQ", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "RBP",
+            provider="cwl_eval")  # one C/W/L kernel per measure; RBP only as RBP(rel=r), no @k
 def cwl_measure(run, qrels, topics: list, measure) -> np.ndarray:
-    """Per-topic values of a cwl_eval measure (the ``NATIVE`` signature)."""
+    """Per-topic values of a cwl_eval measure (the ``@irm_native`` signature)."""
     _check(measure)
     c_vector = _C_VECTOR[measure.NAME]
     flat, starts = ranked_gains(run, qrels, topics, measure)

@@ -45,6 +45,7 @@ import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
 from trecqr.errors import UsageError
+from trecqr.measures.base import irm_native
 from trecqr.measures.diversity_kernels import (
     _by_topic,
     _dense,
@@ -132,21 +133,25 @@ def _dcg_err(run, qrels, topics, measure, kind: str, normalise: bool, alpha=None
     return _finish(_at(value, k), ranked)
 
 
+@irm_native("alpha_DCG", provider="pyndeval", qrels_kind="diversity")
 def alpha_dcg(run, qrels, topics, measure) -> np.ndarray:
     """alpha-DCG@k (``alpha_DCG``), ndeval's collection-independent normalisation."""
     return _dcg_err(run, qrels, topics, measure, "dcg", False)
 
 
+@irm_native("alpha_nDCG", provider="pyndeval", qrels_kind="diversity")
 def alpha_ndcg(run, qrels, topics, measure) -> np.ndarray:
     """alpha-nDCG@k (``alpha_nDCG``): alpha-DCG@k over the greedy ideal's."""
     return _dcg_err(run, qrels, topics, measure, "dcg", True)
 
 
+@irm_native("ERR_IA", provider="pyndeval", qrels_kind="diversity")
 def err_ia(run, qrels, topics, measure) -> np.ndarray:
     """ERR-IA@k (``ERR_IA``), alpha 0.5 as ir_measures invokes it."""
     return _dcg_err(run, qrels, topics, measure, "err", False, DEFAULT_ALPHA)
 
 
+@irm_native("nERR_IA", provider="pyndeval", qrels_kind="diversity")
 def nerr_ia(run, qrels, topics, measure) -> np.ndarray:
     """nERR-IA@k (``nERR_IA``): ERR-IA@k over the greedy ideal's."""
     return _dcg_err(run, qrels, topics, measure, "err", True, DEFAULT_ALPHA)
@@ -175,16 +180,19 @@ def _nrbp(run, qrels, topics, measure, normalise: bool) -> np.ndarray:
     return _finish(value, ranked)
 
 
+@irm_native("NRBP", provider="pyndeval", qrels_kind="diversity")
 def nrbp(run, qrels, topics, measure) -> np.ndarray:
     """NRBP (novelty- and rank-biased precision), collection-independent normalisation."""
     return _nrbp(run, qrels, topics, measure, False)
 
 
+@irm_native("nNRBP", provider="pyndeval", qrels_kind="diversity")
 def nnrbp(run, qrels, topics, measure) -> np.ndarray:
     """nNRBP: NRBP over the greedy ideal ranking's NRBP."""
     return _nrbp(run, qrels, topics, measure, True)
 
 
+@irm_native("P_IA", provider="pyndeval", qrels_kind="diversity")
 def p_ia(run, qrels, topics, measure) -> np.ndarray:
     """P-IA@k: relevant (document, subtopic) pairs in the top k over k times the subtopics."""
     judged, ranked = _prepare(run, qrels, topics, measure)
@@ -197,6 +205,7 @@ def p_ia(run, qrels, topics, measure) -> np.ndarray:
     return _finish(value, ranked)
 
 
+@irm_native("StRecall", provider="pyndeval", qrels_kind="diversity")
 def st_recall(run, qrels, topics, measure) -> np.ndarray:
     """Subtopic recall@k: subtopics with a relevant document in the top k over subtopics."""
     judged, ranked = _prepare(run, qrels, topics, measure)
@@ -211,6 +220,7 @@ def st_recall(run, qrels, topics, measure) -> np.ndarray:
     return _finish(value, ranked)
 
 
+@irm_native("AP_IA", provider="pyndeval", qrels_kind="diversity")
 def ap_ia(run, qrels, topics, measure) -> np.ndarray:
     """AP-IA (MAP-IA per topic): the mean over subtopics of each subtopic's AP."""
     judged, ranked = _prepare(run, qrels, topics, measure)

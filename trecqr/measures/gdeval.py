@@ -33,6 +33,7 @@ import numpy as np
 from ir_measures.providers.base import NOT_PROVIDED
 
 from trecqr.errors import UsageError
+from trecqr.measures.base import irm_native
 from trecqr.rankings.irm import lookup, ranking, topic_codes
 
 MAX_JUDGMENT = 4
@@ -136,11 +137,13 @@ def gdeval_values(run, qrels, topics: list, cutoff: int):
     return _round5(ndcg), _round5(err)
 
 
+@irm_native("nDCG", provider="gdeval")  # as nDCG(dcg='exp-log2')@k only: log2 is pytrec_eval's
 def ndcg_exp_log2(run, qrels, topics: list, measure) -> np.ndarray:
-    """gdeval's nDCG@k (``nDCG(dcg='exp-log2')@k``), the ``NATIVE`` signature."""
+    """gdeval's nDCG@k (``nDCG(dcg='exp-log2')@k``), the ``@irm_native`` signature."""
     return gdeval_values(run, qrels, topics, _check(measure))[0]
 
 
+@irm_native("ERR", provider="gdeval")
 def err(run, qrels, topics: list, measure) -> np.ndarray:
-    """gdeval's ERR@k, the ``NATIVE`` signature."""
+    """gdeval's ERR@k, the ``@irm_native`` signature."""
     return gdeval_values(run, qrels, topics, _check(measure))[1]

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from trecqr.errors import UsageError
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run
+from trecqr.measures.base import irm_native
 from trecqr.rankings.irm import lookup, ranking, topic_codes
 
 
@@ -58,8 +59,9 @@ def _overlaps(pos_a: np.ndarray, pos_b: np.ndarray, depth: int) -> np.ndarray:
     return np.cumsum(counts).astype(np.float64)
 
 
+@irm_native("Compat", provider="compat")
 def compat(run, qrels, topics: list, measure) -> np.ndarray:
-    """Per-topic Compat (the ``NATIVE`` signature)."""
+    """Per-topic Compat (the ``@irm_native`` signature)."""
     import ir_measures
 
     measure.validate_params()

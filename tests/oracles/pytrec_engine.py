@@ -1,9 +1,10 @@
-"""``trecqr eval --engine pytrec_eval``: per-topic values from pytrec_eval itself.
+"""The pytrec_eval oracle of the tests: trec_eval's output with per-topic values from
+pytrec_eval itself (it was ``trecqr eval --engine pytrec_eval``; only the tests use it).
 
-Inputs are read and checked by trecqr (same errors as the native engine), handed to
-pytrec_eval as dicts, and its per-topic values are summarised and printed by trecqr exactly as
-native values are (-c denominators, gm_* means, -Z z-scores), so for every measure pytrec_eval
-supports the text output must equal the native engine's: a cross-check of the native engine.
+Inputs are read and checked by trecqr, handed to pytrec_eval as dicts, and its per-topic
+values are summarised and printed by trecqr exactly as native values are (-c denominators,
+gm_* means, -Z z-scores), so for every measure pytrec_eval supports the text output must equal
+trecqr's own: :func:`pytrec_eval_output` takes ``trecqr eval``'s options.
 
 Options: -l, -J, -c, -q, -n, -Z are honoured. -M is honoured by truncating each topic's
 ranking in trec_eval's order (score as a C float descending, docno descending) before handing
@@ -16,20 +17,22 @@ it), ``-M 0`` (pytrec_eval crashes when the first topic has no documents), and m
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from trecqr.api.evaluation import load_qrels, load_run
+from trecqr.api.invocation import read_z
 from trecqr.errors import UsageError
 from trecqr.formats import Run
 from trecqr.formats.order import trec_order
 from trecqr.engine.pytrec_values import (COMPAT, CUTOFF_MEASURES, ZERO_VALUED, normalize_measures,
                                       supported_measures)
 from trecqr.engine.selection import select
-from trecqr.engine.evaluator import EvalContext, evaluate_rankings
+from trecqr.engine.evaluator import EvalContext, compute_values, finish_evaluation
 from trecqr.rankings.options import Options
 from trecqr.rankings.build import build_rankings
-
-# pytrec_eval itself is imported by --engine pytrec_eval only (it is an optional cross-check).
+from trecqr.report import outputs
 
 _NATIVE = frozenset({"relstring"})  # shown by trecqr: pytrec_eval returns no value for it
 
@@ -50,21 +53,21 @@ class _FromPytrecEval:
 
 def _check_options(options: Options, selection) -> None:
     if options.compat != COMPAT:
-        raise UsageError(f"--engine pytrec_eval is trec_eval {COMPAT}: "
+        raise UsageError(f"the pytrec_eval oracle is trec_eval {COMPAT}: "
                          f"--compat {options.compat} is not available")
     if options.max_docs == 0:
-        raise UsageError("--engine pytrec_eval: -M 0 leaves every topic without documents, "
+        raise UsageError("the pytrec_eval oracle: -M 0 leaves every topic without documents, "
                          "which pytrec_eval cannot score (it reads unallocated memory)")
     if options.relevance_level < 1:
-        raise UsageError("--engine pytrec_eval: -l must be at least 1 "
+        raise UsageError("the pytrec_eval oracle: -l must be at least 1 "
                          f"(pytrec_eval rejects relevance level {options.relevance_level})")
     if options.relevance_level >= 2 ** 31:
-        raise UsageError("--engine pytrec_eval: -l must be below 2**31 (pytrec_eval reads it "
+        raise UsageError("the pytrec_eval oracle: -l must be below 2**31 (pytrec_eval reads it "
                          f"into a C int), not {options.relevance_level}")
     missing = [m.name for m, _ in selection if m.name not in supported_measures]
     if missing:
-        raise UsageError("--engine pytrec_eval does not support measure(s) "
-                         f"{', '.join(missing)}; use --engine native")
+        raise UsageError("the pytrec_eval oracle does not support measure(s) "
+                         f"{', '.join(missing)}")
     for measure, params in selection:  # what pytrec_eval would only print, once per topic
         check = getattr(measure, "check", None)
         if check is not None:
@@ -81,7 +84,7 @@ def _pytrec_argument(measure, params) -> str:
     except ValueError:
         same = False
     if not same:
-        raise UsageError(f"--engine pytrec_eval cannot pass parameters {params.printable!r} of "
+        raise UsageError(f"the pytrec_eval oracle cannot pass parameters {params.printable!r} of "
                          f"{measure.name} unchanged (its measure syntax allows only "
                          "non-negative numbers, and sorts and merges them)")
     return arg
@@ -135,15 +138,38 @@ def score_with_pytrec_eval(qrels, run, measures, options: Options, zscores=None)
         elif len(names) == 1:
             keys = [measure.name]
         else:  # pragma: no cover - no such 9.0.8 measure
-            raise UsageError(f"--engine pytrec_eval: {measure.name} has several values")
+            raise UsageError(f"the pytrec_eval oracle: {measure.name} has several values")
         values = np.zeros((len(rankings.qids), len(keys)))
         if measure.name not in ZERO_VALUED:
             for i, qid in enumerate(rankings.qids):
                 per_topic = result[qid]
                 gone = [k for k in keys if k not in per_topic]
                 if gone:  # a pytrec_eval that names a value otherwise than trec_eval does
-                    raise UsageError(f"--engine pytrec_eval gives no value for {gone[0]} "
-                                     "(use the native engine)")
+                    raise UsageError(f"the pytrec_eval oracle gives no value for {gone[0]}")
                 values[i] = [per_topic[k] for k in keys]
         proxied.append((_FromPytrecEval(measure, values), params))
-    return evaluate_rankings(ctx, proxied, zscores)
+    per_measure = [(m, p, compute_values(m, p, ctx)) for m, p in proxied]
+    return finish_evaluation(rankings, options, per_measure, zscores)
+
+
+def pytrec_eval_output(qrels, run, args) -> str:
+    """What ``trecqr eval ARGS QRELS RUN`` prints, values from pytrec_eval: ARGS among
+    -q, -c, -n, -J, -l N, -M N, -m NAME, -Z FILE."""
+    measures, flags, values = [], set(), {}
+    it = iter(args)
+    for arg in it:
+        if arg in ("-q", "-c", "-n", "-J"):
+            flags.add(arg)
+        elif arg in ("-l", "-M", "-m", "-Z"):
+            value = next(it)
+            if arg == "-m":
+                measures.append(str(value))
+            else:
+                values[arg] = value
+        else:
+            raise ValueError(f"the oracle does not take {arg!r}")
+    options = Options(relevance_level=int(values.get("-l", 1)),
+                      max_docs=int(values.get("-M", sys.maxsize)), judged_only="-J" in flags,
+                      complete="-c" in flags)
+    ev = score_with_pytrec_eval(qrels, run, measures, options, read_z(values.get("-Z")))
+    return outputs.render(ev, "trec", query="-q" in flags, summary="-n" not in flags)

@@ -1,0 +1,1 @@
+"""Oracles the tests compare trecqr with (not part of the package)."""

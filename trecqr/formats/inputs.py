@@ -1,0 +1,67 @@
+"""The one place the kind of a run or qrels input is decided: :func:`decide`.
+
+Every door (``trecqr.evaluate``, ``evaluate_many``, ``RelevanceEvaluator``, the ir_measures
+provider, ``trecqr eval``) calls :func:`decide` once per input and hands its :class:`Input`
+down; the readers (:func:`~.objects.run_columns`, :func:`~.objects.qrels_columns`) and the
+engine branch on ``Input.kind`` and never look at the object's type again. So an input's
+route (dicts to the C ranker, a TREC text file to the scanner or the stream, anything else to
+columns) is chosen here, once, and the same object cannot go two ways in one call.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from trecqr.formats.colfiles import sniff
+from trecqr.formats.qrels import Qrels
+from trecqr.formats.run import Run
+from trecqr.formats.tables import is_arrow_table, is_frame
+
+IRDS = "irds:"  # a dataset of ir_datasets, read from local files only
+
+# the kinds read as tables (frames, Arrow tables, ranx objects, rows of namedtuples)
+TABLE_KINDS = frozenset({"frame", "arrow", "ranx", "rows"})
+
+
+@dataclass(frozen=True)
+class Input:
+    """A run or qrels input and its kind.
+
+    kind: ``"trec"`` (a TREC text path, ``-`` or a file object: the TREC readers),
+    ``"file"`` (a Parquet, Feather, JSONL or 3-column path; ``fmt`` says which), ``"irds"``,
+    ``"dict"`` (``{qid: {docno: value}}``), ``"columns"`` (a Run or Qrels), ``"frame"``,
+    ``"arrow"``, ``"ranx"``, ``"rows"`` (namedtuples or an iterator of them),
+    ``"iterable"`` (any other iterable, read as rows), ``"other"``.
+    raw: the first bytes of a file, as sniffed (the qrels reader takes them)."""
+
+    kind: str
+    obj: object
+    fmt: str | None = None
+    raw: bytes | None = None
+
+
+def decide(obj, *, comments: bool = True) -> Input:
+    """The :class:`Input` of ``obj`` (comments: the file sniffer's, trec_eval 10.0's rule)."""
+    if isinstance(obj, (Run, Qrels)):
+        return Input("columns", obj)
+    if isinstance(obj, dict):
+        return Input("dict", obj)
+    if isinstance(obj, str) and obj.startswith(IRDS):
+        return Input("irds", obj)
+    if isinstance(obj, (str, os.PathLike)):
+        fmt, raw = sniff(obj, comments=comments)
+        return Input("trec" if fmt == "trec" else "file", obj, fmt, raw)
+    if is_frame(obj):
+        return Input("frame", obj)
+    if is_arrow_table(obj):
+        return Input("arrow", obj)
+    if hasattr(obj, "to_dict") and type(obj).__module__.split(".")[0] == "ranx":
+        return Input("ranx", obj)  # told by its module: ranx is not imported
+    if hasattr(obj, "read"):
+        return Input("trec", obj)
+    if isinstance(obj, (list, tuple)) and obj and hasattr(obj[0], "_fields"):
+        return Input("rows", obj)
+    if hasattr(obj, "__iter__") and not isinstance(obj, (str, bytes)):
+        return Input("rows" if iter(obj) is obj else "iterable", obj)
+    return Input("other", obj)
