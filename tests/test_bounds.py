@@ -196,7 +196,6 @@ def test_compare_bounds_are_evals(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["eval", "--bounds", "-J", "-m", "map"], "-J drops the unjudged documents"),
     (["eval", "--bounds", "-Z", str(CAST / "qrels.txt"), "-m", "map"], "-Z's z-scores"),
-    (["eval", "--bounds", "--engine", "pytrec_eval", "-m", "map"], "--engine pytrec_eval"),
     (["eval", "--bounds", "-R", "prefs", "-m", "map"], "-R prefs is not graded qrels"),
     (["compare", "--bounds", "-J", "-m", "map"], "-J drops them"),
     (["compare", "--bounds", "--format", "latex", "-m", "map"], "not latex"),

@@ -33,12 +33,13 @@ from trecqr.engine.zscores import read_zscores
 def load_run(run, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
     """A Run from any input (paths, dicts, DataFrames, tables, rows...: formats.inputs).
     judged (the qrels' docnos) lets the file scanner match lines against the qrels."""
-    return run_columns(inputs.decide(run, comments=comments), comments=comments, judged=judged,
-                       float32=float32)
+    inp = run if isinstance(run, Input) else inputs.decide(run, comments=comments)
+    return run_columns(inp, comments=comments, judged=judged, float32=float32)
 
 
 def load_qrels(qrels, *, comments: bool = True) -> Qrels:
-    return qrels_columns(inputs.decide(qrels, comments=comments), comments=comments)
+    inp = qrels if isinstance(qrels, Input) else inputs.decide(qrels, comments=comments)
+    return qrels_columns(inp, comments=comments)
 
 
 def qrels_input(qrels: Input, options: Options):
