@@ -46,7 +46,10 @@ from trecqr.datasets.rewrites.files import (  # the file reader; its names are p
     parse_rewrites)
 from trecqr.datasets.topics import Topics
 from trecqr.datasets.turn_ids import convert_ids, parse_ids, split_id
-from trecqr.protocols.turn_policy import POLICIES
+
+# ``missing=``: what becomes of a turn whose rewrite is unusable (the module docstring)
+POLICIES = ("raw", "drop", "human", "empty", "error")
+
 
 @dataclass
 class RewriteReport:
