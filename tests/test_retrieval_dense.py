@@ -26,7 +26,7 @@ from conftest import refused_connects, run_cli
 import trecqr
 from trecqr.datasets.topics import Topics, read_topics
 from trecqr.errors import InputError, UsageError
-from trecqr.retrieval import dense
+from trecqr.retrieval import dense, dense_encoders
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "qrecc-demo"
 MEASURES = ["recip_rank", "ndcg_cut.3", "recall.10,100"]
@@ -390,7 +390,7 @@ def tiny_ance(tmp_path_factory, no_network):
     cfg = RobertaConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=514,
                         pad_token_id=1, bos_token_id=0, eos_token_id=2)
-    dense.ance_encoder_class()(cfg).save_pretrained(folder)
+    dense_encoders.ance_encoder_class()(cfg).save_pretrained(folder)
     return folder
 
 
@@ -461,7 +461,7 @@ def test_ance_checkpoint_encodes_as_pyserinis_ance_encoder(tiny_ance, tmp_path):
 @needs_dense
 def test_ance_needs_an_ance_checkpoint(tmp_path):
     res = run_cli(["index", DEMO / "collection.jsonl", "-o", tmp_path / "x", "--backend", "dense",
-                   "--model", dense.default_model_path(), "--encoder", "ance", "--quiet"])
+                   "--model", dense_encoders.default_model_path(), "--encoder", "ance", "--quiet"])
     assert res.exit_code == 2 and "not an ANCE checkpoint" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
     res = run_cli(["index", DEMO / "collection.jsonl", "-o", tmp_path / "x", "--backend", "dense",

@@ -157,7 +157,7 @@ def test_bm25s_analyzer_is_lucenes_on_real_texts(sess13):
     question and rewrite of QReCC's sampled dev turns."""
     from pathlib import Path
 
-    from trecqr.datasets.rewrites.topics import _rewrite_value
+    from trecqr.datasets.rewrites.files import _rewrite_value
     from trecqr.retrieval.analysis import Analyzer
 
     coll, luc, _ = sess13

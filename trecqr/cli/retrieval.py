@@ -18,7 +18,8 @@ from trecqr.protocols.query_settings import cut_query_words
 from trecqr.datasets.topics import read_topics
 from trecqr.report.breakdown import breakdown, render_text
 from trecqr.engine.idspace import ignore_id_space
-from trecqr.protocols.turn_policy import POLICIES, drop_short_rankings, min_results_note
+from trecqr.datasets.rewrites.topics import POLICIES
+from trecqr.protocols.turn_policy import drop_short_rankings, min_results_note
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.run import write_run
 from trecqr.formats.writer import atomic_write_text

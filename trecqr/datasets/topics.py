@@ -28,8 +28,9 @@ Formats (chosen from the file name, or given as ``format=``):
 ``jsonl`` (``.jsonl``, ``.json``, ``.ndjson``)
     One ``{"qid": ..., "query": ...}`` object per line (UTF-8, not ASCII-escaped), exact for any
     text. Other keys become metadata on reading, and metadata is written back as extra keys. On
-    reading, the id and query fields are found automatically (see ``QID_FIELDS``/``QUERY_FIELDS``,
-    or a pair of conversation and turn fields such as ``Conversation_no``/``Turn_no``, which
+    reading, the id and query fields are found automatically (``QID_FIELDS`` in
+    :mod:`trecqr.datasets.records`, ``QUERY_FIELDS`` here, or a pair of conversation and turn
+    fields such as ``Conversation_no``/``Turn_no``, which
     gives the canonical id ``conv_turn``), or named with ``qid_field=`` and ``query_field=``.
 
 Files may be gzipped (``name.tsv.gz``); ``-`` is stdin/stdout. Output is written atomically.
@@ -47,7 +48,8 @@ from dataclasses import dataclass, field
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.textio import decode_text, read_source
 from trecqr.formats.writer import atomic_write_text
-from trecqr.datasets.fields import check_named_fields, field_list, id_field_parts, name_it
+from trecqr.datasets.fields import check_named_fields, field_list, name_it
+from trecqr.datasets.records import id_getter, json_records, record_id
 from trecqr.datasets.turn_ids import convert_ids
 
 FORMATS = ("trec", "tsv", "jsonl")
@@ -56,10 +58,7 @@ _EXTENSIONS = {
     ".tsv": "tsv", ".tab": "tsv",
     ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl",
 }
-QID_FIELDS = ("qid", "query_id", "sample_id", "id", "topic_id", "number")
 QUERY_FIELDS = ("query", "text", "question", "utterance", "title", "raw_utterance", "Question")
-TURN_FIELD_PAIRS = (("Conversation_no", "Turn_no"), ("conv_id", "turn_id"),
-                    ("conversation_id", "turn_id"), ("conv_no", "turn_no"))
 
 
 @dataclass
@@ -272,59 +271,6 @@ def _tsv_text(topics: Topics) -> tuple[str, int]:
 
 
 # ---------------------------------------------------------------- JSONL
-def json_records(name: str, text, start: int = 1):
-    """Yield (line number, dict) for every non-blank line of a JSONL text (a string, or any
-    iterable of lines, such as an open file), numbering its lines from start."""
-    lines = text.split("\n") if isinstance(text, str) else text
-    for lineno, line in enumerate(lines, start):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(name, lineno, f"invalid JSON: {exc.msg}") from None
-        if not isinstance(rec, dict):
-            raise InputError(name, lineno, "expected a JSON object per line")
-        yield lineno, rec
-
-
-def record_id(name, lineno, get_id, rec, seen: dict, what: str = "id") -> str:
-    """The id of a JSONL record (get_id from :func:`id_getter`); a missing id field or an id
-    seen before (seen: id -> first line, updated) is an InputError at lineno."""
-    try:
-        qid = get_id(rec)
-    except KeyError as exc:
-        raise InputError(name, lineno, f"no id field {exc.args[0]!r} (the record's fields: "
-                         f"{field_list(rec)})") from None
-    if qid in seen:
-        raise InputError(name, lineno, f"duplicate {what} {qid!r} (first on line {seen[qid]})")
-    seen[qid] = lineno
-    return qid
-
-
-def id_getter(name: str, record: dict, qid_field=None, keyword: str = "qid_field",
-              options: dict | None = None):
-    """A function record -> qid string, for an explicit field, a (conv, turn) pair of fields,
-    or the first of QID_FIELDS / TURN_FIELD_PAIRS present in record. Also returns its label.
-    keyword: the caller's argument that names the id field, for the hint when none is found."""
-    if qid_field is not None:
-        qid_field = id_field_parts(qid_field)
-        if isinstance(qid_field, tuple):
-            conv_f, turn_f = qid_field
-            return (lambda r: f"{r[conv_f]}_{r[turn_f]}"), f"{conv_f}_{turn_f}", (conv_f, turn_f)
-        return (lambda r: str(r[qid_field])), qid_field, (qid_field,)
-    for f in QID_FIELDS:
-        if f in record:
-            return (lambda r, f=f: str(r[f])), f, (f,)
-    for conv_f, turn_f in TURN_FIELD_PAIRS:
-        if conv_f in record and turn_f in record:
-            return ((lambda r, c=conv_f, t=turn_f: f"{r[c]}_{r[t]}"), f"{conv_f}_{turn_f}",
-                    (conv_f, turn_f))
-    raise name_it(UsageError(f"{name}: no id field found (tried {', '.join(QID_FIELDS)} and "
-                             f"conversation/turn pairs; the record's fields: "
-                             f"{field_list(record)})"), keyword, options)
-
-
 def _parse_jsonl(name: str, text: str, qid_field=None, query_field=None,
                  options: dict | None = None) -> Topics:
     qids, queries, meta, seen = [], [], {}, {}

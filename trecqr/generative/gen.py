@@ -27,8 +27,10 @@ from __future__ import annotations
 import math
 import warnings
 
-from trecqr.datasets.rewrites.topics import match_keys, HUMAN_REWRITE_FIELDS, read_rewrites
-from trecqr.datasets.topics import read_text_file, json_records, read_topics
+from trecqr.datasets.rewrites.files import HUMAN_REWRITE_FIELDS
+from trecqr.datasets.rewrites.topics import match_keys, read_rewrites
+from trecqr.datasets.records import json_records
+from trecqr.datasets.topics import read_text_file, read_topics
 from trecqr.errors import UsageError
 from trecqr.generative import LOWER_IS_BETTER, METRICS, retrieval_sim as rs
 from trecqr.generative.embedding import glove_6b_50d, load_embeddings, OOV_POLICY, sim_emb

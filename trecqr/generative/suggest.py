@@ -6,7 +6,7 @@ Sessions (any format of :mod:`trecqr.datasets.sessions.logs`) become next-query 
 Discriminative side (``--candidates SCORES``, or for ``hredqs`` ``--rnk RNK --scores FILE``)
     The model's candidate scores are turned into a TREC run and the targets into qrels
     (:func:`~trecqr.datasets.sessions.logs.to_run` / :func:`~trecqr.datasets.sessions.logs.to_qrels`),
-    and MRR is trecqr's scorer's ``recip_rank`` (trec_eval's) on them -- the same number
+    and MRR is trecqr's ``recip_rank`` (trec_eval's) on them -- the same number
     ``trecqr convert sessions ... --qrels Q --run R`` followed by ``trecqr eval -m recip_rank Q R``
     gives. A target missing from its candidate list counts per ``--missing``: ``zero``
     (trec_eval: 0) or ``last`` (HRED-qs: ``1/len(list)``); the reading is named in the output.
@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import math
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from trecqr.datasets.sessions import logs as S

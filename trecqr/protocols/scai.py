@@ -56,7 +56,7 @@ from trecqr.formats.run import read_run as read_trec_run, Run, write_run
 from trecqr.formats.writer import atomic_write_text
 from trecqr.rankings.options import Options
 from trecqr.datasets.rewrites.topics import read_rewrites
-from trecqr.datasets.topics import json_records
+from trecqr.datasets.records import json_records, load_json
 from trecqr.datasets.turn_ids import canonical_id, split_id
 
 #: rouge-score's BootstrapAggregator defaults, as the script uses them
@@ -65,15 +65,7 @@ ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")  # the datasets metric
 
 
 def _load(path, what: str) -> tuple[list, str]:
-    name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(name, getattr(exc, "lineno", None),
-                         f"not a JSON file: {getattr(exc, 'msg', exc)}") from None
+    doc, name = _load_any(path)
     if not isinstance(doc, list):
         raise InputError(name, None, f"expected a JSON list of {what} turns")
     for i, rec in enumerate(doc):
@@ -89,14 +81,7 @@ def _load(path, what: str) -> tuple[list, str]:
 
 def _load_any(path):
     name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8") as fh:
-            return json.load(fh), name
-    except OSError as exc:
-        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(name, getattr(exc, "lineno", None),
-                         f"not a JSON file: {getattr(exc, 'msg', exc)}") from None
+    return load_json(name), name
 
 
 def _qrels_as_ground_truth(doc: dict, name: str) -> list:

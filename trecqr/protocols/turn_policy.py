@@ -18,6 +18,11 @@ A rewrite is unusable when it is missing, null, empty, or cannot be read as text
 chat-completion object without content, for example). ``min_results`` is RetPO's rule
 (``eval/bm25_topiocqa.py``): a turn for which BM25 returns fewer than N passages is left out of
 the run, so out of the average.
+
+The policies are applied where rewrites are read, one floor down:
+:data:`trecqr.datasets.rewrites.topics.POLICIES` names them and
+:func:`trecqr.datasets.rewrites.files.record_human` finds a record's human rewrite. This module
+holds what acts on a run: the ``min_results`` cut and the ``empty`` turns that count 0.
 """
 
 from __future__ import annotations
@@ -27,19 +32,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trecqr.formats.run import Run
-
-POLICIES = ("raw", "drop", "human", "empty", "error")
-HUMAN_FIELDS = ("Truth_rewrite", "Rewrite", "manual_rewritten_utterance", "human_rewrite",
-                "gold_rewrite", "oracle_rewrite")
-
-
-def record_human(record: dict) -> str | None:
-    """The human rewrite a record carries (first of HUMAN_FIELDS that is non-empty text)."""
-    for f in HUMAN_FIELDS:
-        value = record.get(f)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
 
 
 def drop_short_rankings(run, min_results: int):

@@ -9,7 +9,10 @@
 
 Each backend's library is imported only when its index is built or searched, so ``trecqr eval``
 stays lean; ``build_index``, ``search``, ``analyze`` and ``load_index`` (bm25s) are exported
-lazily.
+lazily. Beside them: :mod:`.lucene_search` and :mod:`.java_runtime` (the Lucene backend's search
+and its Java), :mod:`.dense_encoders` (the dense backend's encoders) and
+:mod:`.candidate_vectors` (LLM4CS' Mean and SC over several candidate rewrites per turn). The
+flows that search and score (``trecqr cqr``) are in :mod:`trecqr.workflows`, one floor up.
 """
 
 from __future__ import annotations

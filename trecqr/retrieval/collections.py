@@ -33,7 +33,7 @@ import zlib
 from dataclasses import dataclass
 
 from trecqr.datasets import irds
-from trecqr.datasets.topics import json_records
+from trecqr.datasets.records import json_records
 from trecqr.errors import InputError, UsageError
 
 COLLECTION_FORMATS = ("tsv", "jsonl")

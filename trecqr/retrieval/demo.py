@@ -51,7 +51,8 @@ from pathlib import Path
 
 from trecqr.datasets.cast.topics import read_cast_topics
 from trecqr.datasets.rewrites.topics import read_rewrites
-from trecqr.datasets.topics import json_records, Topics, write_topics
+from trecqr.datasets.records import json_records
+from trecqr.datasets.topics import Topics, write_topics
 from trecqr.errors import InputError
 from trecqr.formats.writer import atomic_write_text
 from trecqr.runtime.progress import info

@@ -27,13 +27,11 @@ import pyarrow as pa
 from trecqr.errors import InputError, UsageError
 from trecqr.runtime.progress import progress_bar
 from trecqr.retrieval.collections import collection_label, iter_collection
-from trecqr.retrieval.dense_encoders import (  # ance_encoder_class, default_model_path: named here too
+from trecqr.retrieval.dense_encoders import (
     _dimension,
     _encode,
     _require,
-    ance_encoder_class,
     AnceModel,
-    default_model_path,
     DEFAULT_MODEL,
     load_model,
     resolve_model,

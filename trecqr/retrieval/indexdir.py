@@ -58,7 +58,7 @@ def atomic_index_dir(out_dir):
 
     new_output_dir(parent)  # folders made here are removed again if the command fails
 
-    with signals_blocked():  # a signal removes the half-built folder (trecqr/guard.py)
+    with signals_blocked():  # a signal removes the half-built folder (trecqr/runtime/interrupts.py)
         try:
             tmp = tempfile.mkdtemp(prefix=".trecqr-index-", dir=parent)
         except OSError as exc:  # named after the folder asked for, not the temporary one

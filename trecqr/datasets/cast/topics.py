@@ -17,7 +17,7 @@ year   shape                                                       published tur
 CAsT 2022 topics are trees. A user turn's context is its branch: the user utterances and system
 responses met following ``parent`` from the turn up to the root (oldest first), not the file
 order; query field ``context`` joins them and the turn's own utterance with ``" [SEP] "``
-(the separator of the QReCC and TopiOCQA adapters). Turn ids are ``{topic}_{turn}`` with the
+(the separator of the QReCC and TopiOCQA readers). Turn ids are ``{topic}_{turn}`` with the
 file's turn number, ``132_1-3``. Only the turns listed in the organisers'
 ``2022_evaluation_topics_turn_ids.json`` are kept (``turn_ids=``; by default the file of that
 name beside the topic file, when there is one). The system responses' passage ``provenance`` is
@@ -54,11 +54,11 @@ from trecqr.errors import InputError, UsageError
 from trecqr.formats.qrels import read_qrels, write_qrels
 from trecqr.formats.writer import atomic_write_text
 from trecqr.datasets import topics as topics_io
+from trecqr.datasets.records import load_json  # noqa: F401  report/groups.py reads it here
 from trecqr.datasets.cast.turns import (  # noqa: F401  CastTurn: named here too, with the topics
     CastTurn,
     detect_year,
     linear_turns,
-    load_json,
     QUERY_FIELDS,
     read_turn_ids,
     turns_2022,

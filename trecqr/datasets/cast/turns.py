@@ -3,19 +3,19 @@
 The reading half of :mod:`trecqr.datasets.cast.topics`: each year's JSON shape (2019-2021 linear
 conversations, 2022 trees and flattened-duplicated paths) has its own walk to user turns, their
 context and their responses' provenance; :mod:`trecqr.datasets.cast.topics` tells the year, keeps the
-evaluated turns and writes topics and qrels. :func:`load_json` is public: the iKAT adapters
-and the report groups read JSON through the same one-line errors.
+evaluated turns and writes topics and qrels. :func:`trecqr.datasets.records.load_json` reads the files, as it does iKAT's and the report
+groups', with the same one-line errors.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import warnings
 from dataclasses import dataclass
 
 from trecqr.errors import InputError
+from trecqr.datasets.records import load_json
 
 QUERY_FIELDS = {"raw": "raw_utterance", "manual": "manual_rewritten_utterance",
                 "automatic": "automatic_rewritten_utterance"}
@@ -81,18 +81,6 @@ def _canonical(raw: dict):
         if isinstance(pid, str) and pid:
             return pid, None, source
     return None, None, None
-
-
-def load_json(name: str):
-    """A whole JSON document; unreadable or malformed files are one-line errors with the line."""
-    try:
-        with open(name, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as exc:
-        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise InputError(name, line, f"not a JSON file: {getattr(exc, 'msg', exc)}") from None
 
 
 def detect_year(doc) -> tuple[str, str]:

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from trecqr.errors import InputError
 from trecqr.formats.run import Run
-from trecqr.datasets.cast.topics import load_json
+from trecqr.datasets.records import load_json
 from trecqr.datasets.ikat.topics import IkatTopics
 
 #: a ClueWeb22-B English passage id: document id, colon, passage number

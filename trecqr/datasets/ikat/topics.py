@@ -27,7 +27,8 @@ import warnings
 from dataclasses import dataclass, field
 
 from trecqr.errors import InputError, UsageError
-from trecqr.datasets.cast.topics import load_json, ranked_lines
+from trecqr.datasets.cast.topics import ranked_lines
+from trecqr.datasets.records import load_json
 
 QUERY_FIELDS = ("raw", "resolved", "context")
 CONTEXT_SEP = " [SEP] "

@@ -16,7 +16,7 @@ Published forms read (detected from the content, not the file name):
 
 Turns without a gold passage are left out of the qrels and counted (:class:`QrelsCounts`).
 Every turn id becomes the canonical ``{conv}_{turn}``; passage ids are kept as opaque strings,
-never renumbered. The helpers shared with the other adapters (turn-id parsing, format
+never renumbered. The helpers shared with the other readers (turn-id parsing, format
 detection, the counts record, :func:`scai_turn`) are public, so that they import them by name.
 """
 

@@ -18,7 +18,8 @@ from trecqr.formats.qrels import Qrels
 from trecqr.formats.textio import read_source
 from trecqr.datasets.qrecc.qrels import QrelsCounts, qrels_from_pairs, read_json_or_text, scai_turn
 from trecqr.datasets.rewrites.topics import POLICIES, read_rewrites
-from trecqr.datasets.topics import json_records, Topics
+from trecqr.datasets.records import json_records
+from trecqr.datasets.topics import Topics
 
 
 #: Separator between the turns of ``query_field="context"``: the earlier questions and answers

@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 
 from trecqr.errors import UsageError
 from trecqr.fusion.methods import method as fusion_method
-from trecqr.datasets.rewrites.topics import KIND_NAMES, candidate_rewrites, check_policy, parse_rewrites
-from trecqr.datasets.topics import json_records, read_text_file
+from trecqr.datasets.rewrites.files import KIND_NAMES, parse_rewrites
+from trecqr.datasets.rewrites.topics import candidate_rewrites, check_policy
+from trecqr.datasets.records import json_records
+from trecqr.datasets.topics import read_text_file
 
 POLICIES = ("first", "each", "fuse", "mean", "sc", "oracle")
 RESPONSE_FIELDS = ("predicted_response", "response", "generated_response")  # LLM4CS' RTR/RAR

@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 from trecqr.errors import InputError, UsageError
 from trecqr.datasets.fields import check_named_fields, field_list, name_it
-from trecqr.datasets.topics import id_getter, json_records, parse_tsv, read_text_file, record_id
-from trecqr.protocols.turn_policy import record_human
+from trecqr.datasets.records import id_getter, json_records, record_id
+from trecqr.datasets.topics import parse_tsv, read_text_file
 
 ID_FIELDS = ("qid", "sample_id", "query_id", "id", "turn_key")
 REWRITE_FIELDS = ("rewrite", "rewritten_query", "rewritten", "rewrite_query", "model_rewrite",
@@ -26,6 +26,16 @@ REWRITE_FIELDS = ("rewrite", "rewritten_query", "rewritten", "rewrite_query", "m
                   "automatic_rewritten_utterance")
 HUMAN_REWRITE_FIELDS = ("Truth_rewrite", "Rewrite", "manual_rewritten_utterance",
                         "human_rewrite", "gold_rewrite", "oracle_rewrite")
+
+
+def record_human(record: dict) -> str | None:
+    """The human rewrite a record carries (first of HUMAN_REWRITE_FIELDS that is non-empty
+    text): what ``missing="human"`` falls back to without human topics."""
+    for f in HUMAN_REWRITE_FIELDS:
+        value = record.get(f)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
 
 
 def _rewrite_value(value, name, lineno):
@@ -121,11 +131,8 @@ def _jsonl(name, text, id_field, rewrite_field, labels, humans, kinds, options=N
                        dict.fromkeys(k for _, rec in records for k in rec))
     for lineno, rec in records:
         if get_id is None:
-            if id_field is None:
-                f = next((f for f in ID_FIELDS if f in rec), None)
-                get_id, labels.id_field, _ = id_getter(name, rec, f, "id_field", options)
-            else:
-                get_id, labels.id_field, _ = id_getter(name, rec, id_field, "id_field", options)
+            f = id_field if id_field is not None else next((f for f in ID_FIELDS if f in rec), None)
+            get_id, labels.id_field, _ = id_getter(name, rec, f, "id_field", options)
             if isinstance(rewrite_field, (list, tuple)):
                 fields = list(rewrite_field) or [_rewrite_field(name, rec, options)]
             else:

@@ -1,14 +1,15 @@
 """Model rewrites in: JSONL from model inference, or TSV, as topics, with missing turns counted.
 
-JSONL: one object per line. The id is the first of ``ID_FIELDS`` present (ConvSearch-R1 writes
-``{qid, rewrite, reasoning_content}``), or a pair of conversation/turn fields (``Conversation_no``
-and ``Turn_no`` in QReCC-derived files, giving ``conv_turn``), or named with ``id_field`` (one
-name, or two as ``"conv,turn"``). The rewrite is the first of ``REWRITE_FIELDS`` present, else
-the one field whose name ends in ``rewrite`` and is not a human rewrite (``Truth_rewrite``,
-``Rewrite``, ``manual_rewritten_utterance``, ...), or named with ``rewrite_field``. A rewrite
-value may be a string, an OpenAI chat-completion object (``choices[0].message.content``, as
-``GPT_rewrite`` in InfoCQR's dev-sampled2k_chatgpt_ICL.jsonl stores it) or a list of strings
-(the first is taken). Rewrites are stripped of surrounding white space.
+JSONL (read by :mod:`trecqr.datasets.rewrites.files`): one object per line. The id is the first of
+``ID_FIELDS`` present (ConvSearch-R1 writes ``{qid, rewrite, reasoning_content}``), or a pair of
+conversation/turn fields (``Conversation_no`` and ``Turn_no`` in QReCC-derived files, giving
+``conv_turn``), or named with ``id_field`` (one name, or two as ``"conv,turn"``). The rewrite is
+the first of ``REWRITE_FIELDS`` present, else the one field whose name ends in ``rewrite`` and is
+not a human rewrite (``Truth_rewrite``, ``Rewrite``, ``manual_rewritten_utterance``, ...), or named
+with ``rewrite_field``. A rewrite value may be a string, an OpenAI chat-completion object
+(``choices[0].message.content``, as ``GPT_rewrite`` in InfoCQR's dev-sampled2k_chatgpt_ICL.jsonl
+stores it) or a list of strings (the first is taken). Rewrites are stripped of surrounding white
+space.
 
 TSV: ``qid<TAB>rewrite`` lines; a line with only a qid (or an empty rewrite) is a missing rewrite.
 
@@ -41,12 +42,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trecqr.errors import InputError, TrecqrError, UsageError, hinted
-from trecqr.datasets.rewrites.files import (  # the file reader; its names are public here too
-    HUMAN_REWRITE_FIELDS, ID_FIELDS, KIND_NAMES, REWRITE_FIELDS, Parsed, _rewrite_value,
-    parse_rewrites)
+from trecqr.datasets.rewrites.files import Parsed, parse_rewrites  # the file reader
 from trecqr.datasets.topics import Topics
 from trecqr.datasets.turn_ids import convert_ids, parse_ids, split_id
-from trecqr.protocols.turn_policy import POLICIES
+
+# ``missing=``: what becomes of a turn whose rewrite is unusable (the module docstring)
+POLICIES = ("raw", "drop", "human", "empty", "error")
+
 
 @dataclass
 class RewriteReport:
