@@ -63,11 +63,6 @@ def _fmt(v, places: int) -> str | None:
     return None if _isnan(v) else f"{float(v):.{places}f}"
 
 
-def baseline_name(cmp: Comparison) -> str:
-    """The run the significance marks compare against."""
-    return cmp.baseline
-
-
 def cell_marks(cmp: Comparison) -> dict:
     """{(run, measure): the indices of the baselines it differs from significantly}."""
     return {key: [k for k, _ in got] for key, got in cmp.marks().items()}
