@@ -133,7 +133,8 @@ def adversarial(seed: int, topics: int = 5):
     base = [1.0, 1.0 + 1e-9, 0.0, -0.0, -1.0, 2.5, float(np.float32(2.5)) + 1e-12, 1e300]
     qids, docnos, scores, judged = [], [], [], {}
     for t in range(topics):
-        docs = TIE_DOCS + [f"d{x}" for x in rng.choice(1000, 20, replace=False)]
+        # 32 documents (sorted by insertion) or 92 (by radix, then the ties)
+        docs = TIE_DOCS + [f"d{x}" for x in rng.choice(1000, 20 + 60 * (t % 2), replace=False)]
         for d in docs:
             qids.append(f"t{t}")
             docnos.append(d)

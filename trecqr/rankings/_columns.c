@@ -45,7 +45,7 @@ typedef struct {
 typedef struct { const char *p; int64_t len; } Doc;
 
 typedef struct {  /* an Arrow string column: offsets of 4 or 8 bytes into data */
-    const char *data;
+    const char *data, *end;  /* end: past the last byte of the buffer */
     const void *offsets;
     int wide;
 } Strings;
@@ -74,19 +74,32 @@ static inline int doc_eq(Doc a, Doc b) {
     return a.len == b.len && memcmp(a.p, b.p, (size_t)a.len) == 0;
 }
 
-static inline uint64_t doc_hash(Doc d) {
-    const unsigned char *p = (const unsigned char *)d.p;
+#if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+#define WHOLE_WORDS 1  /* a docno's first bytes are the low bytes of a word loaded from it */
+#else
+#define WHOLE_WORDS 0
+#endif
+
+/* A hash of a docno's bytes; end: past the buffer's last byte (words are read whole, and
+ * masked, while they stay inside it: no byte loop for a short docno). */
+static inline uint64_t doc_hash(Doc d, const char *end) {
+    const char *p = d.p;
     int64_t n = d.len;
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
-    while (n >= 8) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xD6E8FEB86659FD93ULL), w;
+    while (n > 8) {
         memcpy(&w, p, 8);
         h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
         h ^= h >> 31;
         p += 8;
         n -= 8;
     }
-    w = 0;
-    memcpy(&w, p, (size_t)n);
+    if (WHOLE_WORDS && n && end - p >= 8) {
+        memcpy(&w, p, 8);
+        w &= ~0ULL >> (64 - 8 * n);
+    } else {
+        w = 0;
+        memcpy(&w, p, (size_t)n);
+    }
     h = (h ^ w) * 0x94D049BB133111EBULL;
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ULL;
@@ -97,6 +110,69 @@ static inline uint64_t doc_hash(Doc d) {
 #define ROW_BEFORE(ctx, a, b) (doc_cmp(((const Doc *)(ctx))[(a)->idx], \
                                        ((const Doc *)(ctx))[(b)->idx]) > 0)
 TREC_ORDER_SORT(sort_rows, Row, ROW_BEFORE)
+
+/* The ascending 32-bit key of a C float: trec_eval 9.0.8's order of scores. */
+static inline uint32_t order_key32(float f) {
+    uint32_t bits;
+    if (f == 0.0f) f = 0.0f;  /* -0.0 ties with 0.0 */
+    memcpy(&bits, &f, sizeof bits);
+    bits = (bits & 0x80000000U) ? ~bits : (bits | 0x80000000U);
+    return ~bits;
+}
+
+/* Under 9.0.8 (float keys) a document is one uint64: key << 32 | index, sorted by an LSD
+ * radix sort on the key's four bytes (the index bytes start ascending: stable), the four
+ * histograms counted in one pass; then ties by docno descending. Half the bytes of Row. */
+static void sort_packed(uint64_t *v, uint64_t *tmp, Py_ssize_t n, const Doc *docs) {
+    if (n < 2) return;
+    if (n <= 32) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            uint64_t x = v[i];
+            Py_ssize_t j = i - 1;
+            while (j >= 0 && ((x >> 32) < (v[j] >> 32) || ((x >> 32) == (v[j] >> 32)
+                       && doc_cmp(docs[(uint32_t)x], docs[(uint32_t)v[j]]) > 0))) {
+                v[j + 1] = v[j];
+                j--;
+            }
+            v[j + 1] = x;
+        }
+        return;
+    }
+    uint32_t count[4][256];
+    memset(count, 0, sizeof count);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t k = v[i] >> 32;
+        count[0][k & 0xFF]++;
+        count[1][(k >> 8) & 0xFF]++;
+        count[2][(k >> 16) & 0xFF]++;
+        count[3][k >> 24]++;
+    }
+    uint64_t *src = v, *dst = tmp;
+    for (int b = 0; b < 4; b++) {
+        int shift = 32 + 8 * b;
+        if (count[b][(src[0] >> shift) & 0xFF] == (uint32_t)n) continue;  /* one byte value */
+        uint32_t at[256], sum = 0;
+        for (int c = 0; c < 256; c++) { at[c] = sum; sum += count[b][c]; }
+        for (Py_ssize_t i = 0; i < n; i++) dst[at[(src[i] >> shift) & 0xFF]++] = src[i];
+        uint64_t *t = src; src = dst; dst = t;
+    }
+    if (src != v) memcpy(v, src, n * sizeof(uint64_t));
+    Py_ssize_t i = 0;  /* ties: runs of equal keys, docno descending */
+    while (i < n) {
+        Py_ssize_t j = i + 1;
+        while (j < n && (v[j] >> 32) == (v[i] >> 32)) j++;
+        for (Py_ssize_t a = i + 1; a < j; a++) {
+            uint64_t x = v[a];
+            Py_ssize_t b = a - 1;
+            while (b >= i && doc_cmp(docs[(uint32_t)x], docs[(uint32_t)v[b]]) > 0) {
+                v[b + 1] = v[b];
+                b--;
+            }
+            v[b + 1] = x;
+        }
+        i = j;
+    }
+}
 
 /* Rows (indices) grouped by a code in [0, k): a stable counting sort. start: k + 1. */
 static void group_rows(const int32_t *code, Py_ssize_t n, Py_ssize_t k, int64_t *start,
@@ -113,24 +189,31 @@ typedef struct {  /* the scratch of one topic, sized for the longest */
     Doc *docs;
     uint64_t *hashes;
     uint32_t *slots;  /* hash set of the topic's docnos: 1 + index, 0 empty */
-    Row *sorted, *tmp;
+    Row *sorted, *tmp;        /* 10.0: double keys */
+    uint64_t *packed, *ptmp;  /* 9.0.8: float keys */
     int64_t *grades;
 } Scratch;
 
 static void scratch_free(Scratch *s) {
     free(s->docs); free(s->hashes); free(s->slots); free(s->sorted); free(s->tmp);
-    free(s->grades);
+    free(s->packed); free(s->ptmp); free(s->grades);
 }
 
-static int scratch_alloc(Scratch *s, Py_ssize_t longest, size_t nslots) {
+static int scratch_alloc(Scratch *s, Py_ssize_t longest, size_t nslots, int float32) {
     size_t n = longest ? (size_t)longest : 1;
     s->docs = malloc(n * sizeof(Doc));
     s->hashes = malloc(n * sizeof(uint64_t));
     s->slots = malloc(nslots * sizeof(uint32_t));
-    s->sorted = malloc(n * sizeof(Row));
-    s->tmp = malloc(n * sizeof(Row));
     s->grades = malloc(n * sizeof(int64_t));
-    return s->docs && s->hashes && s->slots && s->sorted && s->tmp && s->grades ? 0 : -1;
+    if (float32) {
+        s->packed = malloc(n * sizeof(uint64_t));
+        s->ptmp = malloc(n * sizeof(uint64_t));
+    } else {
+        s->sorted = malloc(n * sizeof(Row));
+        s->tmp = malloc(n * sizeof(Row));
+    }
+    return s->docs && s->hashes && s->slots && s->grades
+        && (float32 ? s->packed && s->ptmp : s->sorted && s->tmp) ? 0 : -1;
 }
 
 /* The index of docno d in the topic's hash set, or -1. */
@@ -159,23 +242,30 @@ typedef struct {
 static int64_t rank_all(const Job *job, Py_ssize_t dup[2]) {
     Py_ssize_t n = job->n, R = job->ntopics, E = job->nevaluated;
     int64_t *start = malloc((R + 1) * sizeof(int64_t));
-    int64_t *qstart = malloc((E + 1) * sizeof(int64_t));
+    int64_t *qstart = malloc((E + 2) * sizeof(int64_t));
     int64_t *out_at = malloc((E + 1) * sizeof(int64_t));
-    uint32_t *rows = malloc((n ? n : 1) * sizeof(uint32_t));
     uint32_t *qrows = malloc((job->m ? job->m : 1) * sizeof(uint32_t));
-    int32_t *qcode = malloc((job->m ? job->m : 1) * sizeof(int32_t));
+    int32_t *qcode = calloc(job->m ? job->m : 1, sizeof(int32_t));
+    uint32_t *rows = NULL;  /* rows by topic; NULL: the topics are in blocks, in code order */
     Scratch s = {0};
     int64_t result = -1;
-    if (!start || !qstart || !out_at || !rows || !qrows || !qcode) goto done;
+    if (!start || !qstart || !out_at || !qrows || !qcode) goto done;
 
-    group_rows(job->topic, n, R, start, rows);
+    int grouped = 1;
+    for (Py_ssize_t i = 1; i < n && grouped; i++) grouped = job->topic[i] >= job->topic[i - 1];
+    if (grouped) {
+        memset(start, 0, (R + 1) * sizeof(int64_t));
+        for (Py_ssize_t i = 0; i < n; i++) start[job->topic[i] + 1]++;
+        for (Py_ssize_t t = 0; t < R; t++) start[t + 1] += start[t];
+    } else {
+        rows = malloc((n ? n : 1) * sizeof(uint32_t));
+        if (!rows) goto done;
+        group_rows(job->topic, n, R, start, rows);
+    }
     /* judgments of topics not evaluated go to an extra group E, never read */
-    for (Py_ssize_t i = 0; i < job->m; i++) qcode[i] = job->q_pos[i] < 0 ? (int32_t)E : job->q_pos[i];
-    int64_t *qstart_all = malloc((E + 2) * sizeof(int64_t));
-    if (!qstart_all) goto done;
-    group_rows(qcode, job->m, E + 1, qstart_all, qrows);
-    memcpy(qstart, qstart_all, (E + 1) * sizeof(int64_t));
-    free(qstart_all);
+    for (Py_ssize_t i = 0; i < job->m; i++)
+        qcode[i] = job->q_pos[i] < 0 ? (int32_t)E : job->q_pos[i];
+    group_rows(qcode, job->m, E + 1, qstart, qrows);
 
     /* where each evaluated topic's ranking goes (before -J), and the longest topic */
     Py_ssize_t longest = 0;
@@ -189,26 +279,29 @@ static int64_t rank_all(const Job *job, Py_ssize_t dup[2]) {
     for (Py_ssize_t p = 0; p < E; p++) out_at[p + 1] += out_at[p];
     size_t nslots = 16;
     while (nslots < 2 * (size_t)longest) nslots *= 2;
-    if (scratch_alloc(&s, longest, nslots) < 0) goto done;
+    if (scratch_alloc(&s, longest, nslots, job->float32) < 0) goto done;
 
     for (Py_ssize_t t = 0; t < R; t++) {
         Py_ssize_t len = start[t + 1] - start[t];
-        const uint32_t *trows = rows + start[t];
+        const uint32_t *trows = rows ? rows + start[t] : NULL;
+        uint32_t first = (uint32_t)start[t];
         size_t cap = 16;
         while (cap < 2 * (size_t)len) cap *= 2;
         size_t mask = cap - 1;
         memset(s.slots, 0, cap * sizeof(uint32_t));
         for (Py_ssize_t i = 0; i < len; i++) {
-            Doc d = doc_at(&job->docs, trows[i]);
-            uint64_t h = doc_hash(d);
+            Doc d = doc_at(&job->docs, trows ? trows[i] : first + i);
             s.docs[i] = d;
-            s.hashes[i] = h;
+            s.hashes[i] = doc_hash(d, job->docs.end);
+        }
+        for (Py_ssize_t i = 0; i < len; i++) {
+            uint64_t h = s.hashes[i];
             size_t at = h & mask;
             for (; s.slots[at]; at = (at + 1) & mask) {
                 uint32_t j = s.slots[at] - 1;
-                if (s.hashes[j] == h && doc_eq(s.docs[j], d)) {
-                    dup[0] = trows[j];
-                    dup[1] = trows[i];
+                if (s.hashes[j] == h && doc_eq(s.docs[j], s.docs[i])) {
+                    dup[0] = trows ? trows[j] : first + j;
+                    dup[1] = trows ? trows[i] : first + i;
                     result = -2;
                     goto done;
                 }
@@ -217,15 +310,23 @@ static int64_t rank_all(const Job *job, Py_ssize_t dup[2]) {
         }
         int32_t p = job->topic_pos[t];
         if (p < 0) continue;
-        for (Py_ssize_t i = 0; i < len; i++) {
-            s.sorted[i].key = order_key(rounded(job->score[trows[i]], job->float32));
-            s.sorted[i].idx = (uint32_t)i;
-            s.grades[i] = NONPOOL;
+        const double *score = job->score + (trows ? 0 : first);
+        if (job->float32) {
+            for (Py_ssize_t i = 0; i < len; i++)
+                s.packed[i] = (uint64_t)order_key32((float)score[trows ? trows[i] : i]) << 32
+                              | (uint32_t)i;
+            sort_packed(s.packed, s.ptmp, len, s.docs);
+        } else {
+            for (Py_ssize_t i = 0; i < len; i++) {
+                s.sorted[i].key = order_key(score[trows ? trows[i] : i]);
+                s.sorted[i].idx = (uint32_t)i;
+            }
+            sort_rows(s.sorted, s.tmp, len, s.docs);
         }
-        sort_rows(s.sorted, s.tmp, len, s.docs);
+        for (Py_ssize_t i = 0; i < len; i++) s.grades[i] = NONPOOL;
         for (int64_t k = qstart[p]; k < qstart[p + 1]; k++) {
             Doc d = doc_at(&job->qdocs, qrows[k]);
-            Py_ssize_t j = find(&s, mask, d, doc_hash(d));
+            Py_ssize_t j = find(&s, mask, d, doc_hash(d, job->qdocs.end));
             if (j >= 0) {
                 int64_t g = job->q_grade[qrows[k]];
                 s.grades[j] = g < 0 ? UNJUDGED : g;
@@ -233,7 +334,7 @@ static int64_t rank_all(const Job *job, Py_ssize_t dup[2]) {
         }
         int64_t keep = out_at[p + 1] - out_at[p], w = 0;
         for (int64_t r = 0; r < keep; r++) {
-            int64_t g = s.grades[s.sorted[r].idx];
+            int64_t g = s.grades[job->float32 ? (uint32_t)s.packed[r] : s.sorted[r].idx];
             if (job->judged_only && g < 0) continue;
             if (job->wide) ((int64_t *)job->rel)[out_at[p] + w] = g;
             else ((int32_t *)job->rel)[out_at[p] + w] = (int32_t)g;
@@ -306,8 +407,10 @@ static PyObject *rank_columns(PyObject *self, PyObject *args) {
     job.score = score.buf;
     job.q_grade = qgrade.buf;
     job.docs.data = ddata.buf;
+    job.docs.end = (const char *)ddata.buf + ddata.len;
     job.docs.offsets = doffs.buf;
     job.qdocs.data = qdata.buf;
+    job.qdocs.end = (const char *)qdata.buf + qdata.len;
     job.qdocs.offsets = qoffs.buf;
     job.rel = rel.buf;
     job.counts = counts.buf;
