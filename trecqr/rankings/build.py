@@ -24,8 +24,7 @@ import pyarrow.compute as pc
 
 from trecqr.errors import InputError, NoCommonTopicsError
 from trecqr.formats.arrays import as_numpy
-from trecqr.formats.order import qid_codes, topics_of
-from trecqr.rankings.trec_order import raise_duplicate, ranked_columns
+from trecqr.rankings.trec_order import qid_codes, raise_duplicate, ranked_columns
 from trecqr.rankings.ragged import IDX, depth_groups, padded, padded_ranges
 from trecqr.rankings.options import Options
 
@@ -199,18 +198,6 @@ def _cut_blocks(rel: np.ndarray, starts: np.ndarray, lengths: np.ndarray, option
     return rel, starts, lengths
 
 
-def _ranked_lines(run, codes, options: Options, r_topics, topic_pos, qrels, q_pos,
-                  rel_dtype, n_evaluated: int):
-    """Ranked grades of the evaluated topics, in their order, and their counts: for runs that
-    are not in block form (interleaved topics, unsorted scores, or read without the scanner),
-    ranked by the C columns ranker."""
-    if codes is not None:
-        rq = codes.line_codes(len(run))
-    else:
-        rq, _ = qid_codes(run.qid, {t: i for i, t in enumerate(r_topics)})
-    return ranked_columns(run, rq, topic_pos, qrels, q_pos, options, rel_dtype, n_evaluated)
-
-
 def judgment_keys(qrels, topic_codes, doc_codes, ndocs: int) -> tuple:
     """(order, sorted keys) of the qrels rows by their (topic, docno) key, topic_code * ndocs
     + doc_code; a repeated (topic, docno) is an input error, named at its second line."""
@@ -228,14 +215,18 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     """Join run and qrels into the rankings of every topic trec_eval would evaluate."""
     # topics: strcmp order of UTF-8 bytes is code point order, as Python sorts str
     codes = getattr(run, "codes", None)  # from the C scanner, when it read the run
-    q_topic_set = set(topics_of(qrels.qid))
-    r_topics = codes.topics if codes is not None else list(dict.fromkeys(topics_of(run.qid)))
+    q_local, q_topics = qid_codes(qrels.qid)
+    q_topic_set = set(q_topics)
+    if codes is not None:
+        r_topics, rq = codes.topics, None  # rq: the scanner's, made when needed
+    else:
+        rq, r_topics = qid_codes(run.qid)
     # a run dict's judged topics with an empty ranking ({"q2": {}}) are evaluated, as
     # pytrec_eval evaluates them (scored on an empty ranking)
     r_topic_set = set(r_topics) | (set(getattr(run, "empty_topics", ())) & q_topic_set)
     vocab = sorted(q_topic_set | r_topic_set)
     index = {q: i for i, q in enumerate(vocab)}
-    qq, _ = qid_codes(qrels.qid, index)
+    qq = np.array([index[q] for q in q_topics], dtype=IDX)[q_local]
     # run lines carry local topic codes (numbering r_topics); `local` maps them into vocab
     local = np.array([index[t] for t in r_topics], dtype=IDX)
 
@@ -291,8 +282,12 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
         counts = np.zeros(len(evaluated), np.int64)
         counts[bpos] = lengths  # every block now belongs to an evaluated topic
     else:
-        ranked_rel, counts = _ranked_lines(run, codes, options, r_topics, topic_pos, qrels,
-                                           gq, rel_dtype, len(evaluated))
+        # not in block form (interleaved topics, unsorted scores, read without the scanner):
+        # the C columns ranker
+        if rq is None:
+            rq = codes.line_codes(n)
+        ranked_rel, counts = ranked_columns(run, rq, topic_pos, qrels, gq, options, rel_dtype,
+                                            len(evaluated))
 
     bogus = np.array([q not in r_topic_set for q in evaluated], dtype=bool)
     # trec_eval 10.0 -c: a one-document ranking "ceci_nest_pas_un_docno", unjudged, which

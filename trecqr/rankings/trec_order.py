@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trecqr.errors import InputError
-from trecqr.rankings._columns import rank_columns
+from trecqr.rankings._columns import rank_columns, topic_codes
 from trecqr.rankings.options import Options
 
 
@@ -32,6 +32,14 @@ def string_buffers(col) -> tuple:
         return np.zeros(len(col) + 1, width), b""
     off = np.frombuffer(offsets, dtype=width)[col.offset:col.offset + len(col) + 1]
     return off, b"" if data is None else data
+
+
+def qid_codes(qid) -> tuple:
+    """(each row's topic code, the distinct qids): codes number the qids in first-seen order
+    (int32), as the C ranker reads them; one C pass over the column."""
+    offsets, data = string_buffers(qid)
+    codes = np.empty(len(offsets) - 1, dtype=np.int32)
+    return codes, topic_codes(offsets, data, codes)
 
 
 def ranked_columns(run, topic: np.ndarray, topic_pos: np.ndarray, qrels, q_pos: np.ndarray,
