@@ -12,7 +12,7 @@ Steps (each one printed; any failure stops the script with exit status 1):
    only (nothing else of the calling environment but ``HOME`` and the ``PIP_*`` settings, so
    pip finds its cache and index), check that ``gcc`` and ``cc`` are not found, then
    ``pip install`` the wheel (its dependencies come as wheels from the index or pip's cache).
-4. In that environment, from this checkout: ``trecqr kernels`` must list the three kernels
+4. In that environment, from this checkout: ``trecqr kernels`` must list the four kernels
    loaded from the environment's site-packages; ``trecqr eval -m official -m ndcg_cut.3
    fixtures/cast2021/qrels.txt fixtures/cast2021/manual_bm25.run`` must print
    benchmarks/wheel_check.expected byte for byte (trec_eval 9.0.8's output on the same files).
@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / "benchmarks" / "wheel_check.expected"
 EVAL = ["eval", "-m", "official", "-m", "ndcg_cut.3", "fixtures/cast2021/qrels.txt",
         "fixtures/cast2021/manual_bm25.run"]
-KERNELS = ["trecqr.formats._scan", "trecqr.rankings._dicts", "trecqr.fusion._pool"]
+KERNELS = ["trecqr.formats._scan", "trecqr.rankings._dicts", "trecqr.rankings._columns",
+           "trecqr.fusion._pool"]
 NO_COMPILER_LINE = "error: trecqr's C kernels need a C compiler, and "
 
 

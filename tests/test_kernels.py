@@ -1,4 +1,4 @@
-"""trecqr's C kernels: ``trecqr kernels`` lists the three, each loaded from the installed package
+"""trecqr's C kernels: ``trecqr kernels`` lists the four, each loaded from the installed package
 (the same modules their callers use), in a fixed three-column format; a missing one is named
 with its import error, one line on stderr and exit status 1. A build from source without a
 working C compiler stops with one line that says so (build_kernels.py), no traceback.
@@ -18,8 +18,10 @@ from trecqr.cli import kernels_loaded as kernels
 from trecqr.formats import run as run_module
 from trecqr.fusion import pool as pool_module
 from trecqr.engine import rankings as core_rankings
+from trecqr.rankings import trec_order as trec_order_module
 
-NAMES = ["trecqr.formats._scan", "trecqr.rankings._dicts", "trecqr.fusion._pool"]
+NAMES = ["trecqr.formats._scan", "trecqr.rankings._dicts", "trecqr.rankings._columns",
+         "trecqr.fusion._pool"]
 PKG = Path(trecqr.__file__).resolve().parent
 
 
@@ -31,7 +33,7 @@ def test_every_kernel_is_loaded_from_the_package():
     assert [line.split()[:2] for line in lines] == [[n, "loaded"] for n in NAMES]
     for name, line in zip(NAMES, lines):
         path = Path(line.split(None, 2)[2])
-        # three columns: the name padded to the longest (21), "loaded" padded to 7
+        # three columns: the name padded to the longest (24), "loaded" padded to 7
         assert line == f"{name:<{kernels.NAME_WIDTH}}  loaded   {path}"
         assert path.resolve().parent == PKG.joinpath(*name.split(".")[1:-1])
         assert path.name.startswith(name.rsplit(".", 1)[1] + ".")
@@ -41,6 +43,7 @@ def test_the_report_shows_the_modules_the_callers_use():
     """Not a second import that could succeed where the callers' failed: the same objects."""
     assert run_module.scanner() is kernels._scan
     assert core_rankings.dict_values is kernels._dicts.dict_values
+    assert trec_order_module.rank_columns is kernels._columns.rank_columns
     assert pool_module._kernel is kernels._pool
 
 
@@ -62,13 +65,13 @@ def test_a_missing_kernel_is_named_with_its_import_error():
                          timeout=120)
     assert res.returncode == 1, res.stderr
     lines = res.stdout.splitlines()
-    assert [line.split()[:2] for line in lines[:2]] == [[n, "loaded"] for n in NAMES[:2]]
+    assert [line.split()[:2] for line in lines[:3]] == [[n, "loaded"] for n in NAMES[:3]]
     # Python's own words for `from .fusion import _pool` when no built module is there
-    assert lines[2] == ("trecqr.fusion._pool     missing  cannot import name '_pool' from "
+    assert lines[3] == ("trecqr.fusion._pool       missing  cannot import name '_pool' from "
                         f"'trecqr.fusion' ({PKG / 'fusion' / '__init__.py'})")
     assert res.stderr == (
-        "trecqr: 1 of 3 C kernels missing (trecqr.fusion._pool); slower Python code runs in "
-        "their place: reinstall trecqr from a wheel, or from source with a C compiler "
+        "trecqr: 1 of 4 C kernels missing (trecqr.fusion._pool); trecqr cannot score without "
+        "them: reinstall trecqr from a wheel, or from source with a C compiler "
         "(pip install --force-reinstall trecqr)\n")
 
 
@@ -76,7 +79,8 @@ def test_a_build_without_a_c_compiler_fails_in_one_line(tmp_path):
     """setuptools' build_ext, as pip runs it on the sdist, with CC=false: the probe stops it
     before any kernel, with the one line (no traceback, no compiler command lines)."""
     for rel in ["pyproject.toml", "build_kernels.py", "README.md", "trecqr/formats/_scan.c",
-                "trecqr/rankings/_dicts.c", "trecqr/fusion/_pool.c"]:
+                "trecqr/rankings/_dicts.c", "trecqr/rankings/_columns.c",
+                "trecqr/rankings/_trec_order.h", "trecqr/fusion/_pool.c"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
     env = {**os.environ, "CC": "false"}

@@ -1,8 +1,8 @@
 """Which of trecqr's C kernels this process loaded, and from which file.
 
 The kernels are built into every wheel and required by a build from source (pyproject.toml), but
-a copy of the package without them (a source tree never built, a wheel for another Python) still
-imports: its callers fall back to slower Python paths, and nothing else says so. This module
+a copy of the package without them (a source tree never built, a wheel for another Python) fails
+at the first command that needs one, and there is no slower Python path to fall back to. This module
 imports each kernel the way its caller does, so that ``trecqr kernels`` (and a release's wheel
 test, docs/install.md) can show what runs, and a missing one by name with its import error.
 """
@@ -20,6 +20,10 @@ try:
 except ImportError as exc:  # the caller (measures/core_rankings.py) falls back to columns
     _dicts = exc
 try:
+    from trecqr.rankings import _columns
+except ImportError as exc:  # the caller (rankings/trec_order.py) needs it: ranking fails
+    _columns = exc
+try:
     from trecqr.fusion import _pool
 except ImportError as exc:  # the caller (fusion/pool.py) falls back to numpy
     _pool = exc
@@ -28,6 +32,7 @@ except ImportError as exc:  # the caller (fusion/pool.py) falls back to numpy
 _IMPORTED = (
     ("trecqr.formats._scan", _scan),    # the run-file scanner
     ("trecqr.rankings._dicts", _dicts),  # pytrec_eval dicts ranked and scored in one pass
+    ("trecqr.rankings._columns", _columns),  # run columns ranked in one pass
     ("trecqr.fusion._pool", _pool),     # fusion's candidates, one hash table per topic
 )
 NAME_WIDTH = max(len(name) for name, _ in _IMPORTED)
@@ -48,7 +53,7 @@ class Kernel:
 
     def line(self) -> str:
         """``NAME  loaded   FILE`` or ``NAME  missing  IMPORT ERROR``, the name padded to one
-        width so that the three lines align."""
+        width so that the lines align."""
         state, where = ("loaded", self.path) if self.loaded else ("missing", self.error)
         return f"{self.name:<{NAME_WIDTH}}  {state:<7}  {where}"
 
@@ -70,5 +75,5 @@ def missing_kernels_line(kernels) -> str | None:
     if not missing:
         return None
     return (f"trecqr: {len(missing)} of {len(kernels)} C kernels missing ({', '.join(missing)}); "
-            f"slower Python code runs in their place: reinstall trecqr from a wheel, or from "
+            f"trecqr cannot score without them: reinstall trecqr from a wheel, or from "
             f"source with a C compiler (pip install --force-reinstall trecqr)")

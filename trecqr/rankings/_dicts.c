@@ -29,6 +29,8 @@
 #include <string.h>
 #include <math.h>
 
+#include "_trec_order.h"
+
 #define NONPOOL (-1)
 #define UNJUDGED (-2)
 
@@ -41,69 +43,15 @@ static const char *doc_utf8(PyObject *doc) {
     return PyUnicode_AsUTF8(doc);  /* cached in the str object; ASCII: its data */
 }
 
-static inline uint64_t order_key(double s) {
-    uint64_t bits;
-    if (s == 0.0) s = 0.0;  /* -0.0 ties with 0.0, as C's comparisons have it */
-    memcpy(&bits, &s, sizeof bits);
-    bits = (bits & 0x8000000000000000ULL) ? ~bits : (bits | 0x8000000000000000ULL);
-    return ~bits;  /* descending scores */
-}
-
 static inline int entry_cmp(const Entry *a, const Entry *b) {
     if (a->key != b->key) return a->key < b->key ? -1 : 1;
     /* docno descending */
     return -strcmp(doc_utf8(a->doc), doc_utf8(b->doc));
 }
 
-/* Docno descending within runs of equal keys (ties are rare: a small insertion sort). */
-static void sort_ties(Entry *v, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        Py_ssize_t j = i + 1;
-        while (j < n && v[j].key == v[i].key) j++;
-        if (j - i > 1) {
-            for (Py_ssize_t a = i + 1; a < j; a++) {
-                Entry x = v[a];
-                Py_ssize_t b = a - 1;
-                while (b >= i && entry_cmp(&x, &v[b]) < 0) {
-                    v[b + 1] = v[b];
-                    b--;
-                }
-                v[b + 1] = x;
-            }
-        }
-        i = j;
-    }
-}
-
-/* LSD radix sort on the 64-bit keys, 8 bits a pass; passes where every key has the same
- * byte are skipped (scores of one topic share their high bytes, float32 scores their low
- * ones). Stable, so equal keys keep their order until sort_ties. */
-static void sort_entries(Entry *v, Entry *tmp, Py_ssize_t n) {
-    if (n < 2) return;
-    if (n <= 32) {  /* small: insertion sort on the full comparison */
-        for (Py_ssize_t i = 1; i < n; i++) {
-            Entry x = v[i];
-            Py_ssize_t j = i - 1;
-            while (j >= 0 && entry_cmp(&x, &v[j]) < 0) { v[j + 1] = v[j]; j--; }
-            v[j + 1] = x;
-        }
-        return;
-    }
-    uint64_t diff = 0;
-    for (Py_ssize_t i = 1; i < n; i++) diff |= v[i].key ^ v[0].key;
-    Entry *src = v, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        if (((diff >> shift) & 0xFF) == 0) continue;
-        Py_ssize_t count[257] = {0};
-        for (Py_ssize_t i = 0; i < n; i++) count[((src[i].key >> shift) & 0xFF) + 1]++;
-        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (Py_ssize_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 0xFF]++] = src[i];
-        Entry *t = src; src = dst; dst = t;
-    }
-    if (src != v) memcpy(v, src, n * sizeof(Entry));
-    sort_ties(v, n);
-}
+/* a before b among equal keys: docno descending */
+#define DOC_BEFORE(ctx, a, b) (strcmp(doc_utf8((a)->doc), doc_utf8((b)->doc)) > 0)
+TREC_ORDER_SORT(sort_entries, Entry, DOC_BEFORE)
 
 static int score_of(PyObject *value, double *out) {
     if (PyFloat_CheckExact(value) || PyFloat_Check(value)) {
@@ -126,10 +74,6 @@ static PyObject *bad_run(void) {
     PyErr_Clear();
     PyErr_SetString(PyExc_TypeError, "Unable to extract query/object scores.");
     return NULL;
-}
-
-static inline double rounded(double s, int float32) {
-    return float32 ? (double)(float)s : s;
 }
 
 /* A growable byte buffer (rel grades, offsets). */
@@ -224,7 +168,7 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
             goto fail;
         if (judged == NULL) continue;
         if (PyList_Append(topics, qid) < 0) goto fail;
-        sort_entries(entries, tmp, n);
+        sort_entries(entries, tmp, n, NULL);
         Py_ssize_t keep = n < max_docs ? n : (Py_ssize_t)max_docs;
         for (Py_ssize_t r = 0; r < keep; r++) grades[r] = NONPOOL;
         if (PyDict_GET_SIZE(judged) < keep) {
@@ -386,7 +330,7 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         if (read_topic(qid, docs, judged != NULL ? entries : NULL, float32, finite) < 0)
             goto fail;
         if (judged == NULL) continue;
-        sort_entries(entries, tmp, n);
+        sort_entries(entries, tmp, n, NULL);
         for (Py_ssize_t r = 0; r < n; r++) {
             grades[r] = NONPOOL;
             PyObject *grade = PyDict_GetItemWithError(judged, entries[r].doc);

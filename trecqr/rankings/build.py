@@ -23,10 +23,8 @@ import numpy as np
 import pyarrow.compute as pc
 
 from trecqr.errors import InputError, NoCommonTopicsError
-from trecqr.formats.arrays import arrow_indices, as_numpy
-from trecqr.formats.order import qid_codes, topics_of, trec_order
-from trecqr.rankings.trec_order import (blocks_in_order, block_ranks, duplicate_rows, raise_duplicate,
-                       scanned_order)
+from trecqr.formats.arrays import as_numpy
+from trecqr.rankings.trec_order import qid_codes, raise_duplicate, ranked_columns
 from trecqr.rankings.ragged import IDX, depth_groups, padded, padded_ranges
 from trecqr.rankings.options import Options
 
@@ -200,58 +198,6 @@ def _cut_blocks(rel: np.ndarray, starts: np.ndarray, lengths: np.ndarray, option
     return rel, starts, lengths
 
 
-def _ranked_lines(run, codes, options: Options, r_topics, local, topic_pos, qkey_sorted,
-                  grade_sorted, ndocs, dict_docs, rel_dtype, n_evaluated: int,
-                  scanned_hits: bool):
-    """Ranked grades of the evaluated topics, in their order, and their counts: for runs that
-    are not in block form (interleaved topics, unsorted scores, or read without the scanner)."""
-    n = len(run)
-    if codes is not None:
-        rq = codes.line_codes(n)
-    else:
-        rq, _ = qid_codes(run.qid, {t: i for i, t in enumerate(r_topics)})
-    order, starts, scanned = (None, None, False) if codes is None else \
-        scanned_order(run, codes, options)
-    if scanned:
-        rank = block_ranks(starts, n) if options.max_docs < n else None
-    else:
-        order, rank, starts = trec_order(run, options.float32_scores, qcode=rq)
-    if codes is None or codes.duplicate_row == -2:
-        pair = duplicate_rows(run.docno, np.arange(n, dtype=IDX) if order is None else order,
-                               starts)
-        if pair is not None:
-            i = pair[0]
-            raise_duplicate(run, "document", run.qid[i].as_py(), run.docno[i].as_py())
-    if scanned_hits:
-        hit, doc_of_hit = codes.hit_row, codes.hit_index
-    else:
-        where = pc.index_in(run.docno, value_set=dict_docs)
-        hit = np.flatnonzero(as_numpy(where.is_valid()))
-        doc_of_hit = as_numpy(where.take(arrow_indices(hit))) if len(hit) else hit
-        del where
-    rel = _grades(n, hit, doc_of_hit, local[rq[hit]], qkey_sorted, grade_sorted, ndocs,
-                  rel_dtype)
-    # -M, -J (order None: rows are already in trec_eval's order)
-    if rank is not None and options.max_docs < n:
-        keep = rank <= options.max_docs
-        order = np.flatnonzero(keep).astype(IDX) if order is None else order[keep]
-    ranked_rel = rel if order is None else rel[order]
-    ranked_q = rq if order is None else rq[order]
-    del order, rank, rel
-    if options.judged_only:
-        judged = ranked_rel >= 0
-        ranked_rel, ranked_q = ranked_rel[judged], ranked_q[judged]
-    p = topic_pos[ranked_q]
-    del ranked_q
-    if len(p) and p.min() < 0:
-        sel = p >= 0
-        p, ranked_rel = p[sel], ranked_rel[sel]
-    if len(p) and np.any(p[1:] < p[:-1]):
-        ranked_rel, p = blocks_in_order(ranked_rel, p)
-    counts = np.diff(np.searchsorted(p, np.arange(n_evaluated + 1, dtype=IDX)))
-    return ranked_rel, counts
-
-
 def judgment_keys(qrels, topic_codes, doc_codes, ndocs: int) -> tuple:
     """(order, sorted keys) of the qrels rows by their (topic, docno) key, topic_code * ndocs
     + doc_code; a repeated (topic, docno) is an input error, named at its second line."""
@@ -269,14 +215,18 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     """Join run and qrels into the rankings of every topic trec_eval would evaluate."""
     # topics: strcmp order of UTF-8 bytes is code point order, as Python sorts str
     codes = getattr(run, "codes", None)  # from the C scanner, when it read the run
-    q_topic_set = set(topics_of(qrels.qid))
-    r_topics = codes.topics if codes is not None else list(dict.fromkeys(topics_of(run.qid)))
+    q_local, q_topics = qid_codes(qrels.qid)
+    q_topic_set = set(q_topics)
+    if codes is not None:
+        r_topics, rq = codes.topics, None  # rq: the scanner's, made when needed
+    else:
+        rq, r_topics = qid_codes(run.qid)
     # a run dict's judged topics with an empty ranking ({"q2": {}}) are evaluated, as
     # pytrec_eval evaluates them (scored on an empty ranking)
     r_topic_set = set(r_topics) | (set(getattr(run, "empty_topics", ())) & q_topic_set)
     vocab = sorted(q_topic_set | r_topic_set)
     index = {q: i for i, q in enumerate(vocab)}
-    qq, _ = qid_codes(qrels.qid, index)
+    qq = np.array([index[q] for q in q_topics], dtype=IDX)[q_local]
     # run lines carry local topic codes (numbering r_topics); `local` maps them into vocab
     local = np.array([index[t] for t in r_topics], dtype=IDX)
 
@@ -303,6 +253,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     pos_of = np.full(len(vocab), -1, IDX)
     pos_of[ev_codes] = np.arange(len(evaluated), dtype=IDX)
     topic_pos = pos_of[local]
+    gq = pos_of[qq]  # each judgment's evaluated topic (-1: none)
     n = len(run)
 
     if codes is not None and codes.duplicate_row >= 0:
@@ -331,9 +282,12 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
         counts = np.zeros(len(evaluated), np.int64)
         counts[bpos] = lengths  # every block now belongs to an evaluated topic
     else:
-        ranked_rel, counts = _ranked_lines(run, codes, options, r_topics, local, topic_pos,
-                                           qkey_sorted, grade_sorted, ndocs, dict_docs,
-                                           rel_dtype, len(evaluated), scanned_hits)
+        # not in block form (interleaved topics, unsorted scores, read without the scanner):
+        # the C columns ranker
+        if rq is None:
+            rq = codes.line_codes(n)
+        ranked_rel, counts = ranked_columns(run, rq, topic_pos, qrels, gq, options, rel_dtype,
+                                            len(evaluated))
 
     bogus = np.array([q not in r_topic_set for q in evaluated], dtype=bool)
     # trec_eval 10.0 -c: a one-document ranking "ceci_nest_pas_un_docno", unjudged, which
@@ -350,7 +304,6 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
     # qrels grade counts per evaluated topic
-    gq = pos_of[qq]
     judged = (gq >= 0) & (qrels.grade >= 0)
     levels = np.unique(qrels.grade[qrels.grade >= 0])
     lev_idx = np.searchsorted(levels, qrels.grade[judged])
