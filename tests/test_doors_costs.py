@@ -1,14 +1,18 @@
-"""One evaluation core behind every door (issue 20): the plan is made once, one function
-(trecqr.engine.execute.execute) runs it, and trec_eval's rankings are built once per call.
-
-Spies wrap the functions the core calls and record who called them, so a door that went
-another way (a second path, a second ranking) fails here; values are checked against the same
-names scored one at a time, so a shared ranking that is wrong fails too.
+"""What each door pays, watched by spies on the engine's functions: every door (evaluate on
+dicts and files, evaluate_many, RelevanceEvaluator, ``trecqr eval``) reaches the one
+``execute``; a call builds trec_eval's rankings once; measure names are read once per
+evaluator or repeated call; dicts make no object per line; tables are read as columns, never
+turned into dicts; docnos are not cast through Arrow; the per-topic Evaluation is built only
+when something reads it, once, and does not keep the run alive; a small qrels file is opened
+once. The values themselves are checked against the oracles in tests/test_oracle_matrix.py.
 """
 
 from __future__ import annotations
 
+import gc
+import pickle
 import sys
+import weakref
 
 import numpy as np
 import pyarrow as pa
@@ -16,18 +20,18 @@ import pytest
 
 import trecqr
 from conftest import cast2021_dicts, data_path, run_cli
-from trecqr.formats import Run, read_qrels, read_run
+from oracle_cases import KINDS, cast2021, columns
 from trecqr.engine import execute as core
-from trecqr.engine import rankings as core_rankings
 from trecqr.engine import plan as plan_module
+from trecqr.engine import pytrec_values as pv
+from trecqr.engine import rankings as core_rankings
+from trecqr.formats import Run, read_qrels, read_run
 from trecqr.rankings import trec_order as ordering
 
 QRELS = data_path("cast2021", "qrels-docs.2021.qrel")
 RUN = data_path("cast2021", "docrun_org_convdr.run")
-
-
+NAMES = ["RR", "nDCG@3", "R@100", "P(rel=2)@5", "AP"]
 _dicts = cast2021_dicts
-
 
 def _callers(depth: int = 4) -> set:
     """The code objects of the frames above a spy."""
@@ -196,45 +200,157 @@ def test_fixed_costs_are_paid_once(monkeypatch):
     assert made == [1] and values[0] == values[1] == values[2]
 
 
-def test_gains_and_levels_are_views_of_one_ranking():
-    """nDCG(gains=...) and rel=2 names computed on the call's one ranking equal ir_measures'
-    own pipeline (pytrec_eval on mapped qrels), on the real CAsT 2021 run."""
-    import ir_measures
-
-    qrels, run = _dicts()
-    names = ["nDCG(gains={0:0,1:1,2:5,3:7,4:10})@10", "P(rel=3)@5", "AP(rel=2)",
-             "nDCG(judged_only=True,gains={0:1,1:0,2:2,3:2,4:4})"]
-    got = trecqr.evaluate(qrels, run, names).aggregate()
-    want = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
-    assert got == {n: want[ir_measures.parse_measure(n)] for n in names}
-
-
-def test_small_columns_take_the_c_pass_with_the_same_values(monkeypatch):
-    """Small parsed columns (a DataFrame's, a file's) are scored in formats/_dicts.c's pass:
-    the columnar path's Results, bit for bit; a repeated docno still gets the columnar
-    path's error, naming the line."""
+def test_a_repeated_docno_in_small_columns_names_the_line():
+    """Parsed columns of a few hundred rows (a DataFrame's, a file's) with a repeated docno:
+    the duplicate is refused, naming the document."""
     q, r = read_qrels(QRELS), read_run(RUN)
-    keep = np.flatnonzero(np.isin(np.array(r.qid.to_pylist()), sorted(set(q.qid.to_pylist()))[:25]))
+    keep = np.flatnonzero(np.isin(np.array(r.qid.to_pylist()),
+                                  sorted(set(q.qid.to_pylist()))[:25]))
     r = Run(r.qid.take(keep), r.docno.take(keep), r.score[keep], "myrun", "<small>")
-    assert 500 < len(r) <= core_rankings.SMALL_ROWS and len(q) > core_rankings.SMALL_ROWS
-    small_q = read_qrels(QRELS)
-    rows = np.flatnonzero(np.isin(np.array(small_q.qid.to_pylist()), r.qid.to_pylist()))
-    small_q = type(small_q)(small_q.qid.take(rows), small_q.docno.take(rows),
-                            small_q.grade[rows], small_q.source)
-    names = ["map", "P.5", "RR", "nDCG@10", "P(rel=2)@5", "R@100"]
-    passes = []
-    real = core_rankings.dict_values
-    monkeypatch.setattr(core_rankings, "dict_values", lambda *a: passes.append(1) or real(*a))
-    fast = trecqr.evaluate(small_q, r, names)
-    assert passes == [1]
-    assert fast.evaluation.runid == "myrun"
-    monkeypatch.setattr(core_rankings, "SMALL_ROWS", 0)
-    slow = trecqr.evaluate(small_q, r, names)
-    assert passes == [1]
-    assert fast.aggregate() == slow.aggregate() and fast.per_query() == slow.per_query()
-    monkeypatch.setattr(core_rankings, "SMALL_ROWS", 8192)
     twice = Run(pa.concat_arrays([r.qid, r.qid.slice(0, 1)]),
                 pa.concat_arrays([r.docno, r.docno.slice(0, 1)]),
                 np.append(r.score, 0.0), "myrun", "<small>")
+    assert trecqr.evaluate(q, r, ["map"]).evaluation.runid == "myrun"
     with pytest.raises(trecqr.errors.InputError, match="duplicate document"):
-        trecqr.evaluate(small_q, twice, names)
+        trecqr.evaluate(q, twice, ["map", "P.5", "RR", "nDCG@10"])
+
+
+@pytest.fixture
+def built(monkeypatch):
+    """How many times rankings were built from the C pass's values."""
+    calls = []
+    real = core_rankings._dict_rankings
+    monkeypatch.setattr(core_rankings, "_dict_rankings",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_means_need_no_rankings_and_equal_the_evaluation(built):
+    """aggregate() before anything else builds nothing; per_query() builds the Evaluation
+    once, whose summaries are the same doubles, and they are ir_measures' on the real CAsT
+    2021 run (missing and empty qrels topics counted with their defaults)."""
+    import ir_measures
+
+    qrels, run = _dicts()
+    dropped = sorted(run)[:5]
+    for qid in dropped:  # qrels topics the run lacks: ir_measures' defaults
+        del run[qid]
+    qrels["unjudged-topic"] = {}
+    res = trecqr.evaluate(qrels, run, NAMES)
+    means = res.aggregate()
+    assert built == []
+    per_query = res.per_query()
+    assert built == [1]
+    res.per_query()
+    res.evaluation
+    assert built == [1]
+    columns = {c.name: c.summary for c in res.evaluation.columns}
+    assert means == {name: columns[name] for name in NAMES}
+    assert per_query[dropped[0]] == dict.fromkeys(NAMES, 0.0)
+    expect = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in NAMES],
+                                        qrels, run)
+    for name in NAMES:
+        assert means[name] == pytest.approx(expect[ir_measures.parse_measure(name)],
+                                            abs=1e-12)
+
+
+def test_results_not_yet_built_pickle_with_their_evaluation():
+    """A Results sent to another process (evaluate_many's workers) carries its Evaluation:
+    the function that would build it does not pickle."""
+    qrels, run = _dicts()
+    res = trecqr.evaluate(qrels, run, NAMES)
+    again = pickle.loads(pickle.dumps(res))
+    assert again.aggregate() == res.aggregate()
+    assert again.per_query() == res.per_query()
+    assert again.evaluation.qids == res.evaluation.qids
+
+
+def test_small_qrels_dict_counts_when_read_as_numpy_counts(monkeypatch):
+    """A few judgments are counted by Python when first read: the same arrays as numpy's
+    count of the same dict (levels, counts per topic and level, grades, totals)."""
+    qrels, _ = _dicts()
+    few = {t: dict(list(qrels[t].items())[:6]) for t in sorted(qrels)[:30]}
+    few[sorted(qrels)[0]]["negative"] = -2
+    lazy = pv.DictQrels(few)
+    assert "_pending" in vars(lazy)
+    monkeypatch.setattr(pv, "SMALL_COUNT", 0)
+    eager = pv.DictQrels(few)
+    assert "_pending" not in vars(eager)
+    for name in ("levels", "level_counts", "grade"):
+        assert np.array_equal(getattr(lazy, name), getattr(eager, name)), name
+        assert getattr(lazy, name).dtype == getattr(eager, name).dtype
+    assert (lazy.wide, lazy.num_rel_all) == (eager.wide, eager.num_rel_all)
+    assert lazy.topics == eager.topics and lazy.index == eager.index
+    with pytest.raises(AttributeError):
+        lazy.no_such_attribute
+
+
+def test_small_qrels_file_is_opened_once(monkeypatch, tmp_path):
+    """A small qrels file is read from the bytes its format sniffer read: one open."""
+    from trecqr.formats import fastread
+
+    path = tmp_path / "qrels"
+    path.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+    opened = []
+    real = fastread.raw_head
+    monkeypatch.setattr(fastread, "raw_head", lambda name: opened.append(name) or real(name))
+    from trecqr.formats import colfiles
+    monkeypatch.setattr(colfiles, "raw_head", fastread.raw_head)
+    q = trecqr.load_qrels(str(path))
+    assert opened == [str(path)]
+    assert q.qid.to_pylist() == ["q1", "q1", "q2"] and q.grade.tolist() == [1, 0, 2]
+
+
+def test_results_not_yet_built_do_not_hold_the_run():
+    """A Results kept for later (a training loop's, one per epoch) does not keep the run it
+    scored alive until its Evaluation is built: the run dict is freed when the caller drops
+    it, and the Evaluation built later has the same numbers."""
+    class RunDict(dict):  # a dict that a weak reference can follow
+        pass
+
+    qrels, run = cast2021_dicts()
+    held = RunDict(run)
+    res = trecqr.evaluate(qrels, held, NAMES)
+    means = res.aggregate()
+    alive = weakref.ref(held)
+    del held
+    gc.collect()
+    assert alive() is None
+    assert res.per_query() == trecqr.evaluate(qrels, run, NAMES).per_query()
+    assert {c.name: c.summary for c in res.evaluation.columns} == means
+
+
+def test_relevance_evaluator_reads_tables_as_columns(monkeypatch):
+    """RelevanceEvaluator on a DataFrame, an Arrow table, ranx objects and ir_datasets rows
+    reads columns: no pytrec_eval dict is made of them (each dict maker raises here: they
+    used to be turned into {qid: {docno: value}} one Python row at a time), and the values
+    are the dicts' ones, key for key."""
+    ranx = pytest.importorskip("ranx")
+    from trecqr.formats import objects
+
+    files = cast2021()
+    c = columns(*files)
+    measures = {"map", "ndcg_cut_3", "recip_rank", "P_10", "recall_100", "bpref"}
+    expected = trecqr.RelevanceEvaluator(ranx.Qrels.from_file(str(files[0]), kind="trec")
+                                         .to_dict(), measures).evaluate(
+        ranx.Run.from_file(str(files[1]), kind="trec").to_dict())
+    assert len(expected) == 158 and expected["106_1"]["recip_rank"] == 0.5
+    kinds = ["PyTerrier DataFrame", "Arrow table", "ranx objects", "ir_datasets iterators"]
+    qrels_kinds = [KINDS[k](files, c, None)[0] for k in kinds]
+    run_kinds = [KINDS[k](files, c, None)[1] for k in kinds[:-1]]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a table input was turned into dicts")
+
+    for cls in (ranx.Run, ranx.Qrels):
+        monkeypatch.setattr(cls, "to_dict", refuse)
+    monkeypatch.setattr(pv.DictQrels, "__init__", refuse)
+    for module, name in ((objects, "run_from_dict"), (objects, "qrels_from_dict"),
+                         (pv, "grouped_dicts"), (core_rankings, "grouped_dicts"),
+                         (core_rankings, "dict_run_columns"), (core_rankings, "dict_values"),
+                         (core_rankings, "rank_run")):
+        monkeypatch.setattr(module, name, refuse)
+    for qrels in qrels_kinds:
+        ev = trecqr.RelevanceEvaluator(qrels, measures)
+        for run in run_kinds:
+            assert ev.evaluate(run) == expected
