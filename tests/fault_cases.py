@@ -18,11 +18,7 @@ from conftest import ROOT, TE, run_cli
 
 
 FX = ROOT / "fixtures"
-
-
 Q, R = TE / "qrels.test", TE / "results.test"
-
-
 CMD = [sys.executable, "-c", "import sys; sys.argv[0] = 'trecqr'; "
        "from trecqr.runtime.launch import entry; entry()"]
 
@@ -83,14 +79,8 @@ def large_collection(tmp_path_factory):
 
 
 RUN_LINES = (TE / "results.test").read_text().splitlines()
-
-
 QRELS_LINES = (TE / "qrels.test").read_text().splitlines()
-
-
 RUN_FIELDS = "(qid Q0 docno rank score runid)"
-
-
 QRELS_FIELDS = "(qid iter docno grade)"
 
 

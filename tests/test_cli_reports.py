@@ -5,11 +5,10 @@ says what each option does.
 
 from __future__ import annotations
 
-import json
-import sys
 import io
+import json
 import re
-
+import sys
 
 from conftest import ROOT, run_cli
 from fault_cases import CAST

@@ -7,15 +7,15 @@ index folder, nothing under $HOME, no CI virtual environment unless asked.
 
 from __future__ import annotations
 
+import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
-import gzip
-import re
-import tempfile
 
 import pytest
 

@@ -8,6 +8,7 @@ tracker starts quiet.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -15,7 +16,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-import io
 
 import pytest
 
