@@ -283,7 +283,7 @@ print("not reached")
 def test_signal_while_the_command_line_is_imported():
     """The console script's first handlers (trecqr.runtime.launch), before click and numpy are
     imported: one line and 128 + signal, not a traceback."""
-    code = ("import os, signal, sys; sys.argv[0] = 'trecqr'; from trecqr import launch; "
+    code = ("import os, signal, sys; sys.argv[0] = 'trecqr'; from trecqr.runtime import launch; "
             "launch._install(); os.kill(os.getpid(), signal.SIGTERM); import time; "
             "time.sleep(5); print('not reached')")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)

@@ -69,18 +69,27 @@ RE_KINDS = ["dicts", "ir_measures DataFrame", "PyTerrier DataFrame", "Arrow tabl
             "ranx objects", "ir_datasets iterators"]
 
 
-@pytest.mark.parametrize("qrels_kind", RE_KINDS)
-def test_relevance_evaluator_takes_every_kind(qrels_kind, tmp_path):
-    """Qrels of each kind with runs of each kind: pytrec_eval's values on the dicts."""
+@pytest.fixture(scope="module")
+def re_inputs():
+    """pytrec_eval's values on the CAsT 2021 dicts, and (qrels, run) of each kind, made once
+    (ranx's first objects cost seconds of compilation)."""
     files = cast2021()
-    c = columns(*files)
+    qrels, run = dicts_of_files(*files)
     measures = {"map", "ndcg_cut_3", "recip_rank", "P_10", "recall_100", "bpref"}
-    expected = pytrec_eval.RelevanceEvaluator(dicts_of_files(*files)[0], measures).evaluate(
-        dicts_of_files(*files)[1])
+    expected = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     assert len(expected) == 158 and expected["106_1"]["recip_rank"] == 0.5
-    ev = trecqr.RelevanceEvaluator(KINDS[qrels_kind](files, c, tmp_path)[0], measures)
-    for run_kind in RE_KINDS[:-1]:
-        assert ev.evaluate(KINDS[run_kind](files, c, tmp_path)[1]) == expected, run_kind
+    return measures, expected, {k: KINDS[k](files, columns(*files), None) for k in RE_KINDS[:-1]}
+
+
+@pytest.mark.parametrize("qrels_kind", RE_KINDS)
+def test_relevance_evaluator_takes_every_kind(qrels_kind, re_inputs):
+    """Qrels of each kind with runs of each kind: pytrec_eval's values on the dicts."""
+    measures, expected, kinds = re_inputs
+    qrels = (KINDS[qrels_kind](cast2021(), None, None)[0] if qrels_kind not in kinds
+             else kinds[qrels_kind][0])  # ir_datasets' iterators are read once: made here
+    ev = trecqr.RelevanceEvaluator(qrels, measures)
+    for run_kind, (_, run) in kinds.items():
+        assert ev.evaluate(run) == expected, run_kind
     assert ev.evaluate([]) == {}
 
 
