@@ -54,14 +54,15 @@ def test_tie_orders_of_the_native_families():
 
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("ties", [False, True])
-def test_accuracy_topic_by_topic(ties, tmp_path):
+@pytest.mark.parametrize("run_name", ["docrun_org_convdr.run", "docrun_org_manual_bm25.run"])
+def test_accuracy_topic_by_topic(run_name, ties, tmp_path):
     """The native accuracy function: NaN where the provider divides by zero (a topic whose
     documents within the cutoff are all relevant) and so reports nothing; its mean is over
     the reported topics (its iter_calc adds no defaults)."""
     from trecqr.api.evaluation import load_qrels, load_run
     from trecqr.measures.accuracy import accuracy
 
-    case = cut_case("docrun_org_convdr.run", ties, tmp_path)
+    case = cut_case(run_name, ties, tmp_path)
     irm_q = list(ir_measures.read_trec_qrels(str(case[0])))
     irm_r = list(ir_measures.read_trec_run(str(case[1])))
     q, r = load_qrels(str(case[0])), load_run(str(case[1]))

@@ -1,6 +1,7 @@
 """The pytrec_eval drop-in on single hand-made cases, each against pytrec_eval itself: C-float
 ties, measure spellings and nicknames, argument errors, the parsers and aggregation, the
-module surface ir_measures reads, an empty measure set, scores of every numeric type.
+module surface ir_measures reads, an empty measure set, scores of every numeric type, G's
+sparse integral sums against trec_eval's dense ones.
 The matrix of doors and inputs is tests/test_oracle_matrix.py."""
 
 from __future__ import annotations
@@ -172,3 +173,20 @@ def test_odd_dicts_through_evaluate_equal_pytrec_eval():
         numbers = [k for k, v in values.items() if k in expected[qid] and isinstance(v, float)]
         assert len(numbers) > 90 and {k: repr(values[k]) for k in numbers} == \
             {k: repr(expected[qid][k]) for k in numbers}, qid
+
+
+def test_g_integral_fast_path_equals_dense_sums(monkeypatch):
+    """G's running sums from the sparse gains (integral gains: exact integers) equal trec_eval's
+    dense left-to-right sums, bit for bit, on a real run; fractional gains take the dense path."""
+    from trecqr.measures import normalized_gain
+
+    qrels = str(data_path("cast2021", "qrels-docs.2021.qrel"))
+    run = str(data_path("cast2021", "docrun_org_convdr.run"))
+    measures = ["G", "G.1=2,2=5,3=9,4=20", "G.1=0.5,2=2.25,4=9.1"]  # one G column a call
+    fast = [trecqr.evaluate(qrels, run, [m]) for m in measures]
+    monkeypatch.setattr(normalized_gain, "_exact_integers", lambda values: False)
+    dense = [trecqr.evaluate(qrels, run, [m]) for m in measures]
+    for f, d in zip(fast, dense):
+        assert f.per_query() == d.per_query()
+        assert f.aggregate() == d.aggregate()
+    assert 0.1 < fast[0].aggregate()["G"] < 0.9
