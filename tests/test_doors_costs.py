@@ -182,6 +182,9 @@ def test_docnos_are_not_cast_through_arrow(monkeypatch):
 def test_fixed_costs_are_paid_once(monkeypatch):
     """Measure names are read once: by RelevanceEvaluator's constructor (not per evaluate),
     and once for a loop calling evaluate with the same names (plans are kept)."""
+    # plans kept by earlier tests of this process would hide the reads counted here
+    monkeypatch.setattr(plan_module, "_PLANS", {})
+    plan_module._pytrec_plan.cache_clear()
     reads = []
     real = plan_module.split_measures
     monkeypatch.setattr(plan_module, "split_measures", lambda m: reads.append(1) or real(m))
