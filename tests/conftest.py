@@ -1,10 +1,14 @@
-"""Shared test helpers: where the real data lives, and running the CLI in-process."""
+"""Shared test helpers: where the real data lives, running the CLI in-process, and the suite's
+order (``--shuffle SEED`` runs the files, and the tests in each file, in a seeded random order, to
+show that no test depends on another's leftovers; the same seed gives every xdist worker the same
+order, which xdist requires)."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
 import os
+import random
 import shutil
 import socket
 import tempfile
@@ -24,6 +28,40 @@ from trecqr.datasets.sessions.model import MISSING_LAST, MISSING_ZERO, candidate
 
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# tests that read one costly session fixture run on one xdist worker, which builds it once
+# (setup.cfg: --dist loadgroup); the other worker meanwhile runs the rest
+SHARED_FIXTURE_GROUPS = {"qrecc_demo_dense_build": "qrecc-demo-dense"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--shuffle", type=int, default=None, metavar="SEED",
+                     help="run the test files, and the tests inside each, in a random order "
+                          "drawn from SEED")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture, group in SHARED_FIXTURE_GROUPS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(pytest.mark.xdist_group(group))
+    seed = config.getoption("--shuffle")
+    if seed is None:
+        return
+    draw = random.Random(seed)
+    by_file: dict = {}
+    for item in items:
+        by_file.setdefault(item.path, []).append(item)
+    files = list(by_file.values())
+    draw.shuffle(files)
+    for tests in files:
+        draw.shuffle(tests)
+    items[:] = [item for tests in files for item in tests]
+
+
+def pytest_report_header(config):
+    seed = config.getoption("--shuffle")
+    return None if seed is None else f"tests shuffled with --shuffle {seed}"
 
 
 def _find_shared_data() -> Path:

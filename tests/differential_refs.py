@@ -7,7 +7,7 @@
   (--te908/--te10), pytrec_eval's reference is checked against their -q output (4 decimals:
   to half a unit of the 4th, the same topics listed, the same refusals).
 - ir_measures names: ir_measures' own pipeline (its default providers without trecqr's, and
-  without ranx's, see tests/test_irm_provider.py), whose Evaluator yields every qrels topic, a
+  without ranx's, see tests/oracle_cases.py), whose Evaluator yields every qrels topic, a
   topic without results getting the measure's default 0 (providers/base.py, iter_calc).
 
 Two variants: "file" (what a file or DataFrame holds: no empty ranking, duplicated judgments

@@ -1,4 +1,4 @@
-"""Session adapters (issue 5, items 1-2): real session logs to instances, and to TREC files."""
+"""Session adapters: real session logs to instances, and to TREC files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Several candidate rewrites per turn (issue 21, item 2): LLM4CS' 5 sampled rewrites of CAsT
+"""Several candidate rewrites per turn: LLM4CS' 5 sampled rewrites of CAsT
 2019 and InfoCQR's rewrite-then-edit pair of QReCC, read as candidates 1..n, counted, written one
 topics file each, and searched, fused and oracle-chosen by ``trecqr cqr --candidates`` on the
 QReCC demo collection (BM25, QReCC's preset)."""

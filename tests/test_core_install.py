@@ -1,4 +1,4 @@
-"""Issue 19: the core install (``pip install trecqr``, no extra) runs the core commands.
+"""The core install (``pip install trecqr``, no extra) runs the core commands.
 
 Each command runs in a child Python whose imports of the extras' packages fail, as they do
 where those packages are not installed (a meta-path finder raises ModuleNotFoundError for

@@ -1,4 +1,4 @@
-"""The QReCC demo collection (issue 4, item 7): rebuilt from the real file, same as the fixtures."""
+"""The QReCC demo collection: rebuilt from the real file, same as the fixtures."""
 
 from __future__ import annotations
 

@@ -10,8 +10,10 @@ trecqr/, read with ast):
   start-up time it saves (``python -X importtime``, cumulative, on the development machine;
   optional extras are lazy also so that a command runs without them).
 
-An import is named by the module it loads: ``from .x import y`` in trecqr/a/b.py is
-``trecqr.a.x``, ``from . import y`` is ``trecqr.a.y``, ``import a.b as c`` is ``a.b``.
+An import is named by the module it loads (tests/import_graph.py, the parse shared with
+tests/test_layers.py): ``from .x import y`` in trecqr/a/b.py is ``trecqr.a.x``, ``from . import
+y`` is ``trecqr.a.y`` (so is ``from trecqr.a import y`` when trecqr/a/y.py exists), ``import
+a.b as c`` is ``a.b``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-
-PKG = ROOT / "trecqr"
+from import_graph import import_lines, modules
 
 # why an import inside a function is kept there (the import's own cost, from this machine)
 LAZY = {
@@ -156,48 +157,9 @@ TERMINAL_OK = {
 }
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def modules() -> dict:
-    return {module_name(p): p for p in sorted(PKG.rglob("*.py"))}
-
-
-def _targets(node, module: str, is_pkg: bool) -> list:
-    """The modules an import node loads (see the module docstring)."""
-    if isinstance(node, ast.Import):
-        return [a.name for a in node.names]
-    package = module if is_pkg else module.rsplit(".", 1)[0]
-    if node.level:
-        base = package.split(".")
-        base = base[:len(base) - (node.level - 1)]
-        mod = ".".join(base + ([node.module] if node.module else []))
-    else:
-        mod = node.module or ""
-    if node.module is None:  # from . import x: the submodule x
-        return [f"{mod}.{a.name}" for a in node.names]
-    return [mod]
-
-
-def imports(module: str, path: Path) -> list:
-    """(imported module, line, inside a function) for every import line of the module."""
-    out = []
-
-    def visit(node, in_function):
-        for child in ast.iter_child_nodes(node):
-            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                      ast.Lambda))
-            if isinstance(child, (ast.Import, ast.ImportFrom)):
-                for target in _targets(child, module, path.name == "__init__.py"):
-                    out.append((target, child.lineno, in_function))
-            visit(child, inner)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")), False)
-    return out
+def imports(module: str) -> list:
+    """(loaded module, line, inside a function) for every import line of the module."""
+    return [(t, i.line, i.in_function) for i in import_lines(module) for t in i.loaded()]
 
 
 def _is_cli(module: str) -> bool:
@@ -206,12 +168,12 @@ def _is_cli(module: str) -> bool:
 
 def test_no_module_outside_the_command_line_imports_click():
     found = sorted(f"{m}:{line} imports {t}" for m, p in modules().items() if not _is_cli(m)
-                   for t, line, _ in imports(m, p) if t == "click" or t.startswith("click."))
+                   for t, line, _ in imports(m) if t == "click" or t.startswith("click."))
     assert found == []
 
 
 def test_function_level_imports_are_the_documented_list():
-    found = {(m, t) for m, p in modules().items() for t, _, inner in imports(m, p) if inner}
+    found = {(m, t) for m, p in modules().items() for t, _, inner in imports(m) if inner}
     assert sorted(found - set(LAZY)) == [], "undocumented function-level imports"
     assert sorted(set(LAZY) - found) == [], "documented lazy imports that are gone: drop them"
     assert all(why.strip() for why in LAZY.values())
@@ -239,10 +201,10 @@ def test_libraries_neither_exit_nor_write_to_the_terminal():
 def test_the_rules_see_what_they_should():
     """The resolver and the checks on known lines, so that a broken walker cannot pass."""
     known = modules()
-    got = {(m, t): inner for m, p in known.items() for t, _, inner in imports(m, p)}
+    got = {(m, t): inner for m, p in known.items() for t, _, inner in imports(m)}
     assert got[("trecqr.runtime.launch", "trecqr.cli")] is True  # from .cli import entry, in entry()
     assert got[("trecqr.cli.eval", "trecqr.cli.engine_choice")] is False  # top of the module
-    assert got[("trecqr.retrieval", "trecqr.retrieval.bm25")] is True  # from . import bm25
+    assert got[("trecqr.retrieval", "trecqr.retrieval.bm25")] is True  # a submodule, by name
     assert got[("trecqr.cli", "click")] is False and _is_cli("trecqr.cli.lifecycle")
     assert not _is_cli("trecqr.client") and "trecqr.runtime.progress" in known
     assert "print" in [what for _, what in _terminal_calls(known["trecqr.runtime.progress"])]

@@ -35,7 +35,8 @@ The rule, precisely:
 * Circles: no set of modules may import one another in a circle, of any length (strongly
   connected components of the import graph, a module importing its own package's ``__init__``
   not counted).
-* An import is resolved to the deepest trecqr module it names: ``from ..formats import run``
+* An import is resolved (tests/import_graph.py, the parse shared with tests/test_imports.py)
+  to the deepest trecqr module it names: ``from ..formats import run``
   is ``trecqr.formats.run``, ``from ..formats.run import Run`` is ``trecqr.formats.run``,
   ``from . import irds`` is the sibling ``irds``. An import of a name from a package
   (``from ..formats import Run``) is an import of the package's ``__init__``.
@@ -44,12 +45,7 @@ The rule, precisely:
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-from conftest import ROOT
-
-PKG = ROOT / "trecqr"
+from import_graph import modules, trecqr_edges
 
 LAYERS = [
     (0, ("trecqr.errors", "trecqr.version")),
@@ -69,17 +65,6 @@ LAYERS = [
 BOOTSTRAP = {("trecqr.runtime.launch", "trecqr.cli"), ("trecqr.runtime.launch", "trecqr.cli.failures")}
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def modules() -> dict:
-    return {module_name(p): p for p in sorted(PKG.rglob("*.py"))}
-
-
 def layer(module: str) -> int | None:
     best = None
     for rank, names in LAYERS:
@@ -90,40 +75,9 @@ def layer(module: str) -> int | None:
     return None if best is None else best[0]
 
 
-def _resolve(target: str, known: dict) -> str:
-    """The deepest known module named by a dotted target (a module or a name in one)."""
-    while target not in known and "." in target:
-        target = target.rsplit(".", 1)[0]
-    return target
-
-
-def imports(module: str, path: Path, known: dict) -> list:
-    """(imported module, line) for every import line of the module that names trecqr."""
-    is_pkg = path.name == "__init__.py"
-    package = module if is_pkg else module.rsplit(".", 1)[0]
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            targets = [f"{mod}.{a.name}" for a in node.names]
-        else:
-            continue
-        for target in targets:
-            if target == "trecqr" or target.startswith("trecqr."):
-                out.append((_resolve(target, known), node.lineno))
-    return out
-
-
 def graph() -> list:
-    known = modules()
-    return [(m, t, line) for m, p in known.items() for t, line in imports(m, p, known)]
+    """(importer, imported trecqr module, line): tests/import_graph.py's shared parse."""
+    return trecqr_edges()
 
 
 def test_every_module_has_a_layer():

@@ -1,4 +1,4 @@
-"""Issue 19: trecqr eval under a memory cap (``ulimit -v``; a cgroup limit the same way).
+"""trecqr eval under a memory cap (``ulimit -v``; a cgroup limit the same way).
 
 The caps are set in child processes (``resource.setrlimit``), small runs stand in for the
 benchmark's: a child lowers its own limit to what it holds plus a known margin, so the test

@@ -1,4 +1,4 @@
-"""The HTML report (issue 22): built from real data, opened in a real headless Chromium.
+"""The HTML report: built from real data, opened in a real headless Chromium.
 
 The browser is Debian's chromium with its chromedriver, driven by selenium (``.ci/run``
 installs both). Without them the browser tests skip, unless CI is set: then they fail. Every

@@ -1,4 +1,4 @@
-"""Issue 19: one aligned-table renderer and one CSV writer for every report
+"""One aligned-table renderer and one CSV writer for every report
 (trecqr/report/text_table.py), and cqr's protocol table scored with the rows, not again."""
 
 from __future__ import annotations

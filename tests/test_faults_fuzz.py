@@ -1,4 +1,5 @@
-"""A fast slice of the fuzz campaign (benchmarks/fuzz.py, the package benchmarks/fuzzing/).
+"""Faults of every kind at random: a fast slice of the fuzz campaign (benchmarks/fuzz.py, the
+package benchmarks/fuzzing/).
 
 The full campaign (>= 4,000 cases, README and docs/robustness.md) runs outside the suite; this
 slice, with its own seed, keeps the suite honest in about half a minute: every case must be

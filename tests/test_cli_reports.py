@@ -1,73 +1,17 @@
-"""What a new user met on a fresh clone (issue 15), each pinned: cqr leaves no runs behind unless
-asked to keep them, the dense bar counts encoded passages, writing commands say what they wrote,
-counts are pluralised."""
+"""What commands report when they work: the dense index bar counts encoded passages, counts are
+pluralised, writing commands and reports written to a file say what they wrote, and the help
+says what each option does.
+"""
 
 from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
-
-import pytest
 
 from conftest import ROOT, run_cli
-
-CAST = ROOT / "fixtures" / "cast2021-demo"
-
-
-@pytest.fixture
-def private_tmp(tmp_path, monkeypatch):
-    """tempfile's folder moved to a private one, so what cqr leaves there can be listed (other
-    processes share /tmp)."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    return tmp
-
-
-def _cqr_args(*extra):
-    return ["cqr", "--qrels", CAST / "qrels.txt", "--collection", CAST / "collection.jsonl",
-            "--topics", CAST / "topics-raw.tsv", *extra]
-
-
-def test_cqr_python_removes_its_runs(private_tmp, tmp_path):
-    from trecqr.workflows.cqr import cqr
-
-    report = cqr(CAST / "qrels.txt", [CAST / "topics-raw.tsv"],
-                 collection=CAST / "collection.jsonl")
-    assert round(report.rows[0].scores["NDCG@3"], 4) == 0.4713
-    assert report.runs_dir is None and report.rows[0].run is None
-    assert "runs not kept" in report.table()
-    assert list(private_tmp.iterdir()) == []  # no trecqr-cqr-runs-*, no trecqr-cqr-index-*
-    kept = cqr(CAST / "qrels.txt", [CAST / "topics-raw.tsv"],
-               collection=CAST / "collection.jsonl", runs_dir=tmp_path / "runs")
-    assert kept.rows[0].run == str(tmp_path / "runs" / "topics-raw.run")
-    assert (tmp_path / "runs" / "topics-raw.run").stat().st_size > 0
-    assert kept.rows[0].scores == report.rows[0].scores
-    assert list(private_tmp.iterdir()) == []
-
-
-def test_cqr_command_removes_its_runs(private_tmp, tmp_path):
-    """A real process (its own temporary folder, TMPDIR), as a user runs it."""
-    env = dict(os.environ, TMPDIR=str(private_tmp))
-    proc = subprocess.run([sys.executable, "-m", "trecqr", *map(str, _cqr_args())],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert re.search(r"^topics-raw\s+0\.4435\s+0\.4813\s+0\.4713\s+0\.7448\s+0\.8661\s+239",
-                     proc.stdout, re.M)
-    assert "runs not kept" in proc.stdout
-    assert list(private_tmp.iterdir()) == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]  # nothing in the cwd either
-    result = run_cli(_cqr_args("--runs-dir", tmp_path / "runs"))
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "runs" / "topics-raw.run").is_file()
-    assert result.stderr.endswith(f"trecqr: runs kept in {tmp_path / 'runs'}\n")
+from fault_cases import CAST
 
 
 class _Terminal(io.StringIO):
@@ -167,35 +111,6 @@ def test_help_names_what_the_options_do():
     cqr = " ".join(run_cli(["cqr", "-h"]).stdout.split())
     assert "--qrels FILE Qrels to score every row against" in cqr
     assert "(default: a temporary folder, removed at exit)" in cqr
-
-
-def _fake_python(bin_dir: Path) -> None:
-    """python3 that makes a 'virtual environment' (an activate script putting bin_dir first) and
-    python that fails, as a failed pip install would: .ci/run stops at its first install."""
-    bin_dir.mkdir()
-    (bin_dir / "python3").write_text(
-        "#!/usr/bin/env bash\n"
-        '[ "$1 $2" = "-m venv" ] || exit 1\n'
-        f'mkdir -p "$3/bin" && echo \'PATH="{bin_dir}:$PATH"\' > "$3/bin/activate"\n')
-    (bin_dir / "python").write_text("#!/usr/bin/env bash\necho 'pip: no network' >&2; exit 1\n")
-    for f in bin_dir.iterdir():
-        f.chmod(0o755)
-
-
-@pytest.mark.parametrize("keep", [False, True])
-def test_ci_script_removes_its_venv_unless_asked_to_keep_it(tmp_path, keep):
-    _fake_python(tmp_path / "bin")
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", TMPDIR=str(tmp))
-    env.pop("TRECQR_CI_VENV", None)
-    if keep:
-        env["TRECQR_CI_VENV"] = str(tmp_path / "kept")
-    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True,
-                          text=True, timeout=60)
-    assert proc.returncode == 1 and "pip: no network" in proc.stderr
-    assert list(tmp.iterdir()) == []
-    assert (tmp_path / "kept" / "bin" / "activate").is_file() == keep
 
 
 def test_reports_written_to_a_file_say_so(tmp_path):

@@ -1,0 +1,161 @@
+"""Bad options and values: unknown measures and measure parameters, out-of-range numbers
+(negative depths, integers past 32 and 64 bits, the ranges the fuzz campaign found), options
+that do not fit together, quoting, field names, titles. Each is refused in one line, exit 2
+(click's usage errors name the option), or, where the value is valid, gives trec_eval's
+result.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from conftest import DATA, TE, run_cli
+from fault_cases import FX, Q, R, trecqr, one_line, usage_error, nothing_left, eval_error
+from fault_cases import qrels, run  # noqa: F401 (fixtures)
+
+
+def test_utility_with_a_collection_size_past_int32():
+    res = trecqr(["eval", "-N", "2147483648", "-m", "utility", Q, R])
+    assert res.returncode == 0, res.stderr
+    # trec_eval's default coefficients 1,-1,0,0: the collection size does not enter the value
+    assert res.stdout == trecqr(["eval", "-m", "utility", Q, R]).stdout
+    assert res.stdout.decode().startswith("utility")
+
+
+def test_pytrec_eval_engine_without_a_value_is_one_line(monkeypatch):
+    """--engine pytrec_eval where pytrec_eval gives no value under trec_eval's key: one line.
+    P.99999999999999999999 was that case (trecqr named it P_99999999999999999999, pytrec_eval
+    P_9223372036854775807); the cutoff is now read as trec_eval's atol reads it, so both
+    engines print trec_eval 9.0.8's line, and the case is made by a pytrec_eval that drops
+    a key."""
+    import types
+
+    import pytrec_eval
+
+    both = [trecqr(["eval", *engine, "-m", "P.99999999999999999999", Q, R])
+            for engine in ([], ["--engine", "pytrec_eval"])]
+    assert [r.returncode for r in both] == [0, 0]
+    assert both[0].stdout == both[1].stdout == b"P_9223372036854775807 \tall\t0.0000\n"
+
+    class Dropping:
+        def __init__(self, *args, **kwargs):
+            self.inner = pytrec_eval.RelevanceEvaluator(*args, **kwargs)
+
+        def evaluate(self, run):
+            return {q: {k: v for k, v in d.items() if k != "P_10"}
+                    for q, d in self.inner.evaluate(run).items()}
+
+    fake = types.ModuleType("pytrec_eval")
+    fake.__dict__.update({k: v for k, v in vars(pytrec_eval).items() if not k.startswith("__")})
+    fake.RelevanceEvaluator = Dropping
+    monkeypatch.setitem(sys.modules, "pytrec_eval", fake)
+    res = run_cli(["eval", "--engine", "pytrec_eval", "-m", "P.10", Q, R])
+    assert res.exit_code == 2
+    assert res.stderr == ("trecqr: --engine pytrec_eval gives no value for P_10 (use the "
+                          "native engine)\n")
+
+
+def test_ir_measures_names_with_zscores():
+    res = trecqr(["eval", "-m", "RR@3", "-Z", TE / "zscores_file", Q, R, "--quiet"])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.decode().startswith("ZRR@3")
+
+
+@pytest.mark.parametrize("option,value", [("--seed", "-1"),
+                                          ("--permutations", "99999999999999999999"),
+                                          ("--bootstrap", "0")])
+def test_compare_ranges(option, value):
+    usage_error(trecqr(["compare", FX / "cast2021/qrels.txt", FX / "cast2021/manual_bm25.run",
+                        FX / "cast2021/convdr.run", "-m", "map", option, value]), option)
+
+
+def test_diff_eval_args_with_an_unclosed_quote():
+    line = one_line(trecqr(["diff", TE / "out.test", "--qrels", Q, "--run", R,
+                            "--eval-args", "-m 'map"]))
+    assert line == "trecqr: --eval-args \"-m 'map\": No closing quotation"
+
+
+def test_id_fields_that_are_not_one_or_two_names(tmp_path):
+    dev = DATA / "qrecc" / "dev-sampled2k_chatgpt_ICL.jsonl"
+    line = one_line(trecqr(["gen", dev, dev, "--pred-field", "GPT_rewrite", "--metric", "per",
+                            "--pred-id-field", ",,"]))
+    assert line == "trecqr: id field ',,': give one field name or two, CONV,TURN"
+    line = one_line(trecqr(["convert", "rewrites", dev, tmp_path / "o.tsv", "--id-field",
+                            "a,b,c", "--rewrite-field", "GPT_rewrite"]))
+    assert line == "trecqr: id field 'a,b,c': give one field name or two, CONV,TURN"
+    nothing_left(tmp_path)
+
+
+def test_suggest_bleu_without_targets(tmp_path):
+    s = DATA / "sessions"
+    gen = tmp_path / "g.tsv"
+    gen.write_text("".join(f"hredqs-{i}\tsome query\n" for i in range(1, 6)))
+    res = trecqr(["suggest", "hredqs", s / "hredqs-test.ctx", "--rnk", s / "hredqs-test.rnk",
+                  "--generated", gen, "--metric", "bleu", "--format", "json"])
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["counts"]["instances"] == 5 and out["counts"]["generated_scored"] == 0
+    assert out["metrics"]["bleu"] != out["metrics"]["bleu"]  # NaN: no (generated, target) pair
+    assert out["parameters"]["bleu_signature"] == "sacrebleu BLEU (lowercase=False; no pairs)"
+
+
+def test_plot_title_that_is_not_mathtext(tmp_path):
+    res = trecqr(["plot", "dist", FX / "cast2021/qrels.txt", FX / "cast2021/manual_bm25.run",
+                  "-m", "map", "--title", "$x^$", "-o", tmp_path / "p.png"])
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_fuzz_found_option_ranges(tmp_path):
+    """Found by the final fuzz run: -l past a C long and --threads past any machine were
+    internal errors (pytrec_eval's TypeError, a Java method mismatch); now usage errors."""
+    usage_error(trecqr(["eval", "--engine", "pytrec_eval", "-m", "P.5", Q, R,
+                        "-l", "99999999999999999999"]), "-l")
+    line = one_line(trecqr(["eval", "--engine", "pytrec_eval", "-m", "P.5", Q, R,
+                            "-l", "2147483648"]))
+    assert line == ("trecqr: --engine pytrec_eval: -l must be below 2**31 (pytrec_eval reads "
+                    "it into a C int), not 2147483648")
+    for cmd in (["search", tmp_path / "idx", tmp_path / "t.tsv"],
+                ["index", tmp_path / "c.jsonl", "-o", tmp_path / "idx"]):
+        usage_error(trecqr([*cmd, "--threads", "99999999999999999999"]), "--threads")
+    nothing_left(tmp_path)
+
+
+def test_unknown_measure(qrels, run):
+    assert eval_error(["-m", "nosuch", qrels, run]) == \
+        "trecqr: unknown measure 'nosuch' (trecqr measures lists every name)"
+
+
+@pytest.mark.parametrize("arg,measure,bad", [
+    ("P.0", "P", "0"), ("P.5,5", "P", "5,5"), ("P.abc", "P", "abc"), ("P.-3", "P", "-3"),
+    ("ndcg_cut.0", "ndcg_cut", "0"), ("ndcg.1", "ndcg", "1")])
+def test_bad_measure_parameter(qrels, run, arg, measure, bad):
+    line = eval_error(["-m", arg, qrels, run])
+    assert line.startswith(f"trecqr: measure {measure!r}: ") and repr(bad) in line
+
+
+def test_negative_max_docs(qrels, run):
+    assert eval_error(["-M", "-1", qrels, run]) == "trecqr: -M must not be negative (got -1)"
+
+
+def test_integers_past_64_bits_in_options_and_cutoffs():
+    """Fuzz case (seed 76): `compare -l 99999999999999999999` and `eval -m
+    P.99999999999999999999` were internal errors (the C pass's 64-bit integers overflowed).
+    -l is range-checked as eval's is; a cutoff is read as trec_eval's atol reads it (glibc's
+    strtol saturates: P_9223372036854775807), and the C pass leaves what it cannot hold to
+    the numpy path; the API takes any relevance level."""
+    import trecqr
+
+    qrels, run, trunc = TE / "qrels.test", TE / "results.test", TE / "results.trunc"
+    res = run_cli(["compare", "-l", "99999999999999999999", "-m", "P.10", qrels, run, trunc])
+    assert res.exit_code == 2 and "Traceback" not in res.stderr  # click's usage error
+    assert "Error: Invalid value for '-l': 99999999999999999999 is not in the range" in res.stderr
+    res = run_cli(["eval", "-m", "P.99999999999999999999", "-m", "map", qrels, run])
+    assert res.exit_code == 0, res.stderr
+    assert "P_9223372036854775807 \tall\t0.0000\n" in res.stdout  # trec_eval 9.0.8's line
+    assert "map                   \tall\t0.1785\n" in res.stdout
+    got = trecqr.evaluate(str(qrels), str(run), ["P.10", "map"], relevance_level=2 ** 70)
+    assert got.aggregate() == {"P_10": 0.0, "map": 0.0}
