@@ -51,22 +51,17 @@ def calls(monkeypatch):
     and how often build_rankings and the C dict ranker ran."""
     seen = {"rank": [], "build_rankings": 0, "rank_run": 0, "dict_values": 0}
     real_rank, real_build, real_values = core.rank, core_rankings.build_rankings, \
-        core.dict_values
+        core_rankings.dict_values
 
     def rank(*args, **kw):
         seen["rank"].append(core.execute.__code__ in _callers())
         return real_rank(*args, **kw)
-
-    def dict_values(*args):
-        seen["rank"].append(core.execute.__code__ in _callers())
-        return real_values(*args)
 
     def c_pass(*args):  # the C module's one pass that ranks and computes trecqr.evaluate's
         seen["dict_values"] += 1
         return real_values(*args)
 
     if real_values is not None:
-        monkeypatch.setattr(core, "dict_values", dict_values)
         monkeypatch.setattr(core_rankings, "dict_values", c_pass)
     monkeypatch.setattr(core, "rank", rank)
 
@@ -153,8 +148,9 @@ def test_evaluate_on_dicts_makes_no_object_per_line(monkeypatch):
 
 
 def test_docnos_are_not_cast_through_arrow(monkeypatch):
-    """Ranking columns whose docnos are not decimal numbers (MARCO_D..., CAsT) tries no
-    integer cast of every docno (35% of evaluate's time on such runs before)."""
+    """Ranking columns casts no docno column through Arrow, whether the docnos are decimal
+    numbers (MS MARCO's) or not (MARCO_D..., CAsT): the C ranker reads their bytes (an integer
+    cast of every docno took 35% of evaluate's time on such runs before)."""
     casts = []
     real = ordering.pc
 
@@ -174,7 +170,7 @@ def test_docnos_are_not_cast_through_arrow(monkeypatch):
     assert casts == []
     numbers = real.cast(real.dictionary_encode(r.docno).indices, "string")  # "0", "1"...
     trecqr.evaluate(q, Run(r.qid, numbers, r.score, r.runid, "x"), ["map"])
-    assert casts == [1]  # decimal docids (MS MARCO's) are their own codes: one cast
+    assert casts == []
     assert res.aggregate()["map"] == trecqr.evaluate(str(QRELS), str(RUN), ["map"]) \
         .aggregate()["map"]
 
@@ -218,45 +214,6 @@ def test_a_repeated_docno_in_small_columns_names_the_line():
         trecqr.evaluate(q, twice, ["map", "P.5", "RR", "nDCG@10"])
 
 
-@pytest.fixture
-def built(monkeypatch):
-    """How many times rankings were built from the C pass's values."""
-    calls = []
-    real = core_rankings._dict_rankings
-    monkeypatch.setattr(core_rankings, "_dict_rankings",
-                        lambda *a, **k: calls.append(1) or real(*a, **k))
-    return calls
-
-
-def test_means_need_no_rankings_and_equal_the_evaluation(built):
-    """aggregate() before anything else builds nothing; per_query() builds the Evaluation
-    once, whose summaries are the same doubles, and they are ir_measures' on the real CAsT
-    2021 run (missing and empty qrels topics counted with their defaults)."""
-    import ir_measures
-
-    qrels, run = _dicts()
-    dropped = sorted(run)[:5]
-    for qid in dropped:  # qrels topics the run lacks: ir_measures' defaults
-        del run[qid]
-    qrels["unjudged-topic"] = {}
-    res = trecqr.evaluate(qrels, run, NAMES)
-    means = res.aggregate()
-    assert built == []
-    per_query = res.per_query()
-    assert built == [1]
-    res.per_query()
-    res.evaluation
-    assert built == [1]
-    columns = {c.name: c.summary for c in res.evaluation.columns}
-    assert means == {name: columns[name] for name in NAMES}
-    assert per_query[dropped[0]] == dict.fromkeys(NAMES, 0.0)
-    expect = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in NAMES],
-                                        qrels, run)
-    for name in NAMES:
-        assert means[name] == pytest.approx(expect[ir_measures.parse_measure(name)],
-                                            abs=1e-12)
-
-
 def test_results_not_yet_built_pickle_with_their_evaluation():
     """A Results sent to another process (evaluate_many's workers) carries its Evaluation:
     the function that would build it does not pickle."""
@@ -290,15 +247,14 @@ def test_small_qrels_dict_counts_when_read_as_numpy_counts(monkeypatch):
 
 def test_small_qrels_file_is_opened_once(monkeypatch, tmp_path):
     """A small qrels file is read from the bytes its format sniffer read: one open."""
-    from trecqr.formats import fastread
+    from trecqr.formats import colfiles, textio
 
     path = tmp_path / "qrels"
     path.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
     opened = []
-    real = fastread.raw_head
-    monkeypatch.setattr(fastread, "raw_head", lambda name: opened.append(name) or real(name))
-    from trecqr.formats import colfiles
-    monkeypatch.setattr(colfiles, "raw_head", fastread.raw_head)
+    real = textio.raw_head
+    monkeypatch.setattr(textio, "raw_head", lambda name: opened.append(name) or real(name))
+    monkeypatch.setattr(colfiles, "raw_head", textio.raw_head)
     q = trecqr.load_qrels(str(path))
     assert opened == [str(path)]
     assert q.qid.to_pylist() == ["q1", "q1", "q2"] and q.grade.tolist() == [1, 0, 2]
@@ -349,8 +305,8 @@ def test_relevance_evaluator_reads_tables_as_columns(monkeypatch):
         monkeypatch.setattr(cls, "to_dict", refuse)
     monkeypatch.setattr(pv.DictQrels, "__init__", refuse)
     for module, name in ((objects, "run_from_dict"), (objects, "qrels_from_dict"),
-                         (pv, "grouped_dicts"), (core_rankings, "grouped_dicts"),
-                         (core_rankings, "dict_run_columns"), (core_rankings, "dict_values"),
+                         (pv, "grouped_dicts"),
+                         (core_rankings, "dict_values"),
                          (core_rankings, "rank_run")):
         monkeypatch.setattr(module, name, refuse)
     for qrels in qrels_kinds:

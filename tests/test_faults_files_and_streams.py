@@ -275,7 +275,8 @@ def test_directory(tmp_path, run):
 
 
 def test_unreadable_file(tmp_path, qrels, monkeypatch):
-    """Root reads any file (CI runs as root), so the denial is simulated at open()."""
+    """Root reads any file (CI runs as root), so the denial is simulated at open() and at
+    the C scanner's open(2)."""
     import builtins
 
     locked = bad_file(tmp_path, "locked", RUN_LINES)
@@ -287,8 +288,17 @@ def test_unreadable_file(tmp_path, qrels, monkeypatch):
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", deny)
-    monkeypatch.setattr("trecqr.formats.run._scanner", None)  # it opens files with open(2)
-    assert eval_error([qrels, locked]) == f"{locked}: permission denied"
+    from trecqr.formats import _scan
+
+    real_scan = _scan.scan_run
+
+    def denied_scan(path, *args):
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scan(path, *args)
+
+    monkeypatch.setattr(_scan, "scan_run", denied_scan)
+    assert _error([qrels, locked]) == f"{locked}: permission denied"
 
 
 def test_both_inputs_from_stdin():
