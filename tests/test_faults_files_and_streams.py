@@ -298,7 +298,7 @@ def test_unreadable_file(tmp_path, qrels, monkeypatch):
         return real_scan(path, *args)
 
     monkeypatch.setattr(_scan, "scan_run", denied_scan)
-    assert _error([qrels, locked]) == f"{locked}: permission denied"
+    assert eval_error([qrels, locked]) == f"{locked}: permission denied"
 
 
 def test_both_inputs_from_stdin():
