@@ -1,5 +1,5 @@
 """How fast the report page opens and sorts in headless Chromium: QReCC's 8,209 test turns
-with gold, three seeded runs of 10 passages (tests/test_report_html.py's ``qrecc_test_runs``),
+with gold, three seeded runs of 10 passages (tests/report/test_report_html.py's ``qrecc_test_runs``),
 the question types as groups.
 
 Usage: python benchmarks/bench_report_html.py [--repeat 3]
@@ -7,7 +7,7 @@ Usage: python benchmarks/bench_report_html.py [--repeat 3]
 Prints the page's size, the time from navigation to the table's first render (the page's own
 ``window.trecqrReadyMs``) and the time one sort by the difference takes, the median of
 ``--repeat`` loads. Why here and not in the tests: a time depends on the machine and its load;
-tests/test_report_html.py checks what makes the page fast (one page of rows in the DOM, one
+tests/report/test_report_html.py checks what makes the page fast (one page of rows in the DOM, one
 render per sort, plots of at most MAX_POINTS bars) without a clock.
 """
 
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "report")]
 
 from conftest import data_path  # noqa: E402
 from test_report_html import qrecc_test_runs  # noqa: E402

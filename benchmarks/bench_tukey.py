@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "stats")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "report" / "stats")]
 
 from cast_inputs import CAST_RUNS, MEASURES, cast_scores, pairs  # noqa: E402
 from trecqr.report.stats import anova  # noqa: E402

@@ -11,11 +11,20 @@ import os
 import random
 import shutil
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
+# tests/ mirrors the package's floors (tests/engine/, tests/report/...); a few test files share
+# fixtures and cases with a file on another floor (test_stream reads test_conformance's cases): every
+# test folder is importable whatever order pytest (or an xdist worker) collects the folders in
+_TESTS = Path(__file__).resolve().parent
+sys.path[1:1] = [str(p.parent) for p in sorted(_TESTS.glob("*/**/test_*.py"))
+                 if str(p.parent) not in sys.path and str(p.parent) != str(_TESTS)]
+sys.path[1:] = list(dict.fromkeys(sys.path[1:]))
 
 # ir_datasets makes folders under its home when imported, and fixes its datasets' file paths
 # under it then: every test process gets a private home before anything imports ir_datasets, so
@@ -187,7 +196,7 @@ def refused_connects():
 def qrecc_demo_dense_build(tmp_path_factory):
     """(index folder, manifest, connects attempted while building) of a dense index (packaged
     MiniLM, one thread) of the QReCC demo collection, built once for the session: encoding the
-    996 passages is about 30 s on this machine, and tests/test_retrieval_dense.py,
+    996 passages is about 30 s on this machine, and tests/retrieval/test_retrieval_dense.py,
     test_candidate_vectors.py and test_candidates_dense.py only read it (tests that write copy
     it first). Built in chunks of 300 passages (4 chunks): the streamed path."""
     from trecqr.retrieval import dense  # the dense extra: only the modules that use it load it

@@ -1,7 +1,7 @@
 """Running the differential harness over many seeds: the tally by check and by class, the
 families a class belongs to (the known disagreements, named once here), and a
 minimal reproducer per family (the smallest failing case, reduced topic by topic and line by
-line while the same class still fails). Used by tests/test_differential.py and
+line while the same class still fails). Used by tests/api/test_differential.py and
 benchmarks/differential.py.
 """
 

@@ -283,7 +283,7 @@ def _pt(case, mine, own, tally):
         tally.check(mine.topics.get(rk) == topics, "a | per-topic | pt.Experiment | irm", case,
                     f"{rk}: {_few(mine.topics.get(rk, {}))} vs {_few(topics)}")
     # the same columns as pt.Experiment without trecqr; their ORDER under several hash seeds is
-    # checked in subprocesses by tests/test_populations.py (one process has one seed)
+    # checked in subprocesses by tests/engine/test_populations.py (one process has one seed)
     tally.check(sorted(mine.columns) == sorted(own.columns), "b | columns | pt.Experiment",
                 case, f"{mine.columns} with trecqr, {own.columns} without")
 

@@ -1,4 +1,4 @@
-"""The axes of tests/test_oracle_matrix.py: the data, the input kinds a user holds, the doors
+"""The axes of tests/api/test_oracle_matrix.py: the data, the input kinds a user holds, the doors
 into trecqr, and the oracles, each computed without trecqr.
 
 * Data: compat_cases' seeded dicts, trec_eval's own test files, TREC CAsT 2021's document runs

@@ -1,4 +1,4 @@
-"""The measure-set axis of tests/test_oracle_matrix.py: pytrec_eval's every measure, ir_measures'
+"""The measure-set axis of tests/api/test_oracle_matrix.py: pytrec_eval's every measure, ir_measures'
 registry name by name, the ir_measures names trecqr computes natively (cwl_eval, gdeval, Compat,
 Accuracy) and the cut runs that exercise their providers' tie orders."""
 

@@ -9,7 +9,7 @@ order (score descending, then docno descending; scores as doubles, so the kept p
 one with the highest score), keeps its score and renumbers ranks.
 
 The organisers' own document runs (``docrun_org_*.run``) cut every dashed WAPO UUID at its first
-dash (``WAPO_1cf6896e``), an id the qrels never use: see tests/test_adapters_cast.py.
+dash (``WAPO_1cf6896e``), an id the qrels never use: see tests/datasets/test_adapters_cast.py.
 """
 
 from __future__ import annotations

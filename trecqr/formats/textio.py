@@ -10,7 +10,7 @@ made per line on this path.
 
 The slow path (:func:`python_lines`) tokenises line by line in Python. It only runs to locate
 an error precisely (``file:line: ...``) or for files whose lines have varying field counts;
-tests/test_formats.py checks that both paths give identical columns on every file shape.
+tests/formats/test_formats.py checks that both paths give identical columns on every file shape.
 
 Comments: a line whose first non-blank byte is ``#`` is skipped, as 10.0's get_trec_results.c
 does. 10.0's get_qrels.c only checks column 0 (and, a quirk, never two comment lines in a row);

@@ -4,7 +4,7 @@ sim_ret+ compares a generated query's ranking with the ranking of the *target ex
 RM3*. RM3 has many variants; this one is Anserini 0.22.1's (``io.anserini.rerank.lib.
 Rm3Reranker``, what Pyserini's ``LuceneSearcher.set_rm3`` runs), step by step, so that a
 bm25s index and a Lucene index give the same expansion up to their small BM25 differences
-(checked on the TREC Session 2013 collection, tests/test_retrieval_sim_lucene.py: given
+(checked on the TREC Session 2013 collection, tests/generative/test_retrieval_sim_lucene.py: given
 Lucene's analysis and first stage, the same terms and weights as Anserini on all 465 queries;
 on the bm25s index itself, the same feedback terms for 442 of them). On a Lucene index
 trecqr runs Anserini's reranker itself (:mod:`trecqr.retrieval.lucene`).

@@ -53,7 +53,7 @@ NICKNAMES = {
 
 
 # Which module of this package registers each measure, so that a command imports only the
-# families it asks for (tests/test_measure_table.py checks this against the registry).
+# families it asks for (tests/measures/test_measure_table.py checks this against the registry).
 FAMILY = {
     "average_precision": ["gm_map", "map", "map_cut"],
     "bpref": ["bpref", "gm_bpref"],

@@ -5,7 +5,7 @@ LowerCaseFilter, the 33 English stop words and PorterStemFilter. The embedded BM
 (:mod:`trecqr.retrieval.bm25`) and RM3 (:mod:`trecqr.generative.rm3`) analyse with
 :class:`Analyzer`, so that their terms are Lucene's: token for token on every text measured
 (the TREC Session 2013 results, the QReCC demo passages, the QReCC questions and rewrites;
-tests/test_retrieval_sim_lucene.py compares with the real analyzer).
+tests/generative/test_retrieval_sim_lucene.py compares with the real analyzer).
 
 - lowercase char by char, as Java does (no final sigma);
 - tokens follow Lucene's UAX#29 grammar: letters and digits joined across ``. ' ’ ‘ : ·``

@@ -131,7 +131,7 @@ def tokenise_batch(texts) -> tuple:
     order), and each distinct chunk analysed once (Analyzer.chunk_terms, cached across
     batches). The chunks' terms, in chunk first-seen order, are factorised again: a term's
     first occurrence there is its first in the batch, so the terms come out in first-seen
-    order, as one Analyzer() call per passage would give them (tests/test_retrieval_bm25.py
+    order, as one Analyzer() call per passage would give them (tests/retrieval/test_retrieval_bm25.py
     compares the two)."""
     global _ANALYZER
     if _ANALYZER is None:
