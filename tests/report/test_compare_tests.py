@@ -179,6 +179,14 @@ def test_two_baselines_each_with_its_marker():
                              "latex": r"\ddagger"}]
     assert d["marks"][run("manual_ance")] == {"map": "\u2020\u2021", "ndcg_cut_3": "\u2020\u2021"}
     assert d["marks"][run("convdr")]["map"] == ""
+    from trecqr.report.html import summary_html  # the page's summary table: the same markers
+    page = summary_html(cmp, [], 10, 4)
+    assert 'id="markers">baselines \u2020 docrun_org_manual_bm25.run, \u2021 docrun_org_convdr.run' in page
+    assert f'data-run="{run("manual_ance")}" data-measure="map" data-value="' in page
+    cell = page.split(f'data-run="{run("manual_ance")}" data-measure="map"')[1].split("</td>")[0]
+    assert cell.endswith("0.2667\u2020\u2021")
+    cell = page.split(f'data-run="{run("convdr_bert")}" data-measure="map"')[1].split("</td>")[0]
+    assert cell.endswith("0.2203\u2021")
 
 
 def test_cli_tests_corrections_baselines_anova():

@@ -70,11 +70,21 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
     upper = upper or {}
     baseline_mode = len({p.baseline for p in cmp.pairs}) == 1 and not cmp.extra.get("all_pairs")
     sig = {(p.run, p.measure): ("+" if p.diff > 0 else "-") for p in cmp.pairs if p.significant}
+    markers = cmp.markers() if len(cmp.baselines or []) > 1 else []
+    if markers:  # several baselines: each one's marker after a mean that differs from it
+        signs = [m for _, m, _ in markers]
+        sig = {key: "".join(signs[k] for k, _ in got) for key, got in cmp.marks().items()}
+        baseline_mode = True
     test = TESTS[cmp.test]
     out = [f'<p class="note" id="family">family: {escape(cmp.family)}; correction: '
            f'{escape(cmp.correction)}; alpha = {cmp.alpha:g}</p>',
            f'<p class="note">{escape(topics_line(cmp))}</p>']
-    if baseline_mode:
+    if markers:
+        named = ", ".join(f"{m} {b}" for b, m, _ in markers)
+        out.append(f'<p class="note" id="markers">baselines {escape(named)}: the marker after a '
+                   f'mean that differs significantly from that baseline, {test}, '
+                   f'{escape(cmp.correction)}-adjusted p &lt;= {cmp.alpha:g}</p>')
+    elif baseline_mode:
         out.append(f'<p class="note">{escape(cmp.pairs[0].baseline)} is the baseline; +/- '
                    f'significantly better/worse, {test}, {escape(cmp.correction)}-adjusted p '
                    f'&lt;= {cmp.alpha:g}</p>')
