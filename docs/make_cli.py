@@ -1,6 +1,6 @@
 """Write docs/cli.md from the commands themselves: ``python3 docs/make_cli.py > docs/cli.md``.
 
-tests/test_docs.py checks that docs/cli.md is what this prints, so the reference cannot drift
+tests/docs/test_docs.py checks that docs/cli.md is what this prints, so the reference cannot drift
 from the code: after changing a command or an option, run the line above.
 """
 
@@ -33,7 +33,7 @@ def render() -> str:
     paths = command_paths()
     lines = ["# Command reference", "",
              "Generated from the commands' own help by `python3 docs/make_cli.py > docs/cli.md`;",
-             "tests/test_docs.py fails when it is out of date. Every command also answers `-h`.",
+             "tests/docs/test_docs.py fails when it is out of date. Every command also answers `-h`.",
              "`trecqr measures` (or `trecqr eval -m help`) lists every measure name.", "",
              "Shell completion of commands, options and file names is click's: add",
              "`eval \"$(_TRECQR_COMPLETE=bash_source trecqr)\"` to `~/.bashrc`",
