@@ -36,7 +36,7 @@ IRM_TESTS = ["tests/test_pytrec_eval.py", "tests/test_util.py", "tests/test_judg
 PROVIDER_TESTS = ["tests/test_util.py", "tests/test_judged.py", "tests/test_aggregate.py"]
 PROVIDER_CONFTEST = """\
 import trecqr
-from trecqr.api.pytrec import irm_provider
+from trecqr.api import irm_provider
 
 trecqr.register_ir_measures()
 CALLS = []
