@@ -297,7 +297,7 @@ def test_bm25s_index_built_in_worker_processes_is_bit_for_bit_the_same(tmp_path,
 
     from trecqr.retrieval import bm25
 
-    collection = Path(__file__).parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
+    collection = Path(__file__).parents[2] / "fixtures" / "qrecc-demo" / "collection.jsonl"
     monkeypatch.setattr(bm25, "BATCH", 100)
     one = bm25.build_index(collection, tmp_path / "one", 0.82, 0.68, show_progress=False,
                            threads=1)
@@ -376,7 +376,7 @@ def test_index_threads_sets_the_bm25s_tokenising_processes(tmp_path, monkeypatch
 
     monkeypatch.setattr(bm25, "worker_pool", counting_pool)
     monkeypatch.setattr(bm25, "BATCH", 300)  # 4 tasks of the 996 passages
-    demo = Path(__file__).parent.parent / "fixtures" / "qrecc-demo" / "collection.jsonl"
+    demo = Path(__file__).parents[2] / "fixtures" / "qrecc-demo" / "collection.jsonl"
     res = run_cli(["index", demo, "-o", tmp_path / "ix", "--quiet"]
                   + ([] if threads is None else ["--threads", threads]))
     assert res.exit_code == 0, res.output
