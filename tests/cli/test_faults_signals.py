@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -112,6 +112,20 @@ def test_signals_during_eval_leave_no_temp_and_a_whole_or_no_output(tmp_path, bi
             assert r["stderr"] == [f"trecqr: terminated ({r['signal']})"]
 
 
+def _wait_for_exit(pids, timeout: float = 60) -> None:
+    """Block until each process has exited: its pidfd becomes readable when it does (an event,
+    not a poll); the timeout is only the safety net of a hang, which the caller's check reports."""
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:  # gone already
+            continue
+        try:
+            select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+
+
 def _group(pgid: int) -> list:
     """The pids of the live processes in process group pgid (zombies aside)."""
     pids = []
@@ -182,9 +196,7 @@ def _interrupt_workers(args, signum, to_group: bool, hold_dir: Path, workers: in
     name = "interrupted" if signum == signal.SIGINT else \
         f"terminated ({signal.Signals(signum).name})"
     assert (proc.returncode, err.decode().splitlines()) == (128 + signum, [f"trecqr: {name}"])
-    deadline = time.monotonic() + 60  # the same safety net
-    while _group(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)  # the forkserver and the tracker see trecqr's end, then leave
+    _wait_for_exit(_group(proc.pid))  # the forkserver and the tracker see trecqr's end, then leave
     assert _group(proc.pid) == []
 
 
@@ -266,7 +278,7 @@ def work():
     atomic_write_text({str(out)!r}, "partial\\n")
     try:
         os.kill(os.getpid(), signal.SIGTERM)
-        import time; time.sleep(5)
+        signal.pause()  # the handler raises before this is reached
     except BaseException:
         pass
     if {then!r} == "fails":
@@ -284,8 +296,8 @@ def test_signal_while_the_command_line_is_imported():
     """The console script's first handlers (trecqr.runtime.launch), before click and numpy are
     imported: one line and 128 + signal, not a traceback."""
     code = ("import os, signal, sys; sys.argv[0] = 'trecqr'; from trecqr.runtime import launch; "
-            "launch._install(); os.kill(os.getpid(), signal.SIGTERM); import time; "
-            "time.sleep(5); print('not reached')")
+            "launch._install(); os.kill(os.getpid(), signal.SIGTERM); signal.pause(); "
+            "print('not reached')")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert (res.returncode, res.stderr, res.stdout) == (143, b"trecqr: terminated (SIGTERM)\n",
                                                          b"")
