@@ -18,7 +18,6 @@ ratios of one run, not times across runs.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -26,18 +25,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzzing.sources import shared_data  # noqa: E402 (one way to find ../shared/data)
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _data_dir() -> Path:
-    """shared/data beside the checkout or a folder above it ($TRECQR_SHARED_DATA first)."""
-    env = os.environ.get("TRECQR_SHARED_DATA")
-    if env:
-        return Path(env)
-    for folder in ROOT.parents:
-        if (folder / "shared" / "data").is_dir():
-            return folder / "shared" / "data"
-    return ROOT.parent / "shared" / "data"
 
 
 def _trecqr() -> list[str]:
@@ -67,7 +58,7 @@ def main() -> None:
     args = ap.parse_args()
     if not args.trec_eval:
         raise SystemExit("trec_eval not found: give --trec-eval PATH")
-    data = args.data or _data_dir()
+    data = args.data or shared_data()
     cases = [("fixture: manual_bm25.run (3,354 lines)", ROOT / "fixtures/cast2021/qrels.txt",
               ROOT / "fixtures/cast2021/manual_bm25.run"),
              ("organisers: docrun_org_manual_bm25.run (1.1 MB)",
