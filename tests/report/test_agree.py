@@ -27,10 +27,9 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 import trecqr
+from cast_inputs import perturb_run
 from conftest import data_path, run_cli
 from trecqr.errors import UsageError
-from trecqr.formats import read_run
-from trecqr.report.stats import reproduction
 
 with warnings.catch_warnings():  # repro_eval imports scipy.stats.stats (deprecated)
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -165,20 +164,6 @@ def test_tied_runs_leave_tau_ap_and_rbo_undefined_and_say_why(second_qrels, tmp_
     assert any("tie" in n for n in got["notes"])
 
 
-def _perturb(src, dst, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    with open(dst, "w", encoding="utf-8") as out:
-        for topic, docs in reproduction.rankings_of(read_run(src)).items():
-            docs = list(docs)
-            for _ in range(len(docs) // 5):
-                i = int(rng.integers(0, len(docs) - 1))
-                docs[i], docs[i + 1] = docs[i + 1], docs[i]
-            for i in rng.choice(len(docs), size=len(docs) // 10, replace=False):
-                docs[i] = f"NEW_{topic}_{i}"
-            out.writelines(f"{topic} Q0 {d} {r} {1000 - r} repro\n"
-                           for r, d in enumerate(docs, 1))
-
-
 @pytest.fixture(scope="module")
 def repro_runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("repro")
@@ -187,7 +172,7 @@ def repro_runs(tmp_path_factory):
                             ("a", "docrun_org_convdr.run", 2)):
         out[f"{key}_orig"] = data_path("cast2021", name)
         out[f"{key}_rep"] = folder / f"{key}.run"
-        _perturb(out[f"{key}_orig"], out[f"{key}_rep"], seed)
+        perturb_run(out[f"{key}_orig"], out[f"{key}_rep"], seed)
     return out
 
 

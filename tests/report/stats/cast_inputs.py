@@ -14,6 +14,8 @@ import numpy as np
 
 import trecqr
 from conftest import data_path
+from trecqr.formats import read_run
+from trecqr.report.stats import reproduction
 
 CAST_RUNS = ["docrun_org_convdr.run", "docrun_org_convdr_bert.run",
              "docrun_org_manual_ance.run", "docrun_org_manual_ance_bert.run",
@@ -38,3 +40,19 @@ def cast_scores() -> dict:
 def pairs(n: int) -> list:
     """(i, j) for i < j, in row order (statsmodels' and scipy's order of pairs)."""
     return [(i, j) for i in range(n) for j in range(i + 1, n)]
+
+
+def perturb_run(src, dst, seed: int) -> None:
+    """A reproduction: each topic's ranking with a fifth of its adjacent pairs swapped and a
+    tenth of its documents replaced by documents the original lacks; scores go down."""
+    rng = np.random.default_rng(seed)
+    with open(dst, "w", encoding="utf-8") as out:
+        for topic, docs in reproduction.rankings_of(read_run(src)).items():
+            docs = list(docs)
+            for _ in range(len(docs) // 5):
+                i = int(rng.integers(0, len(docs) - 1))
+                docs[i], docs[i + 1] = docs[i + 1], docs[i]
+            for i in rng.choice(len(docs), size=len(docs) // 10, replace=False):
+                docs[i] = f"NEW_{topic}_{i}"
+            out.writelines(f"{topic} Q0 {d} {r} {1000 - r} repro\n"
+                           for r, d in enumerate(docs, 1))

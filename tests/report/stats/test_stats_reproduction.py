@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import trecqr
-from cast_inputs import cast_scores
+from cast_inputs import cast_scores, perturb_run
 from conftest import data_path
 from trecqr.errors import UsageError
 from trecqr.formats import read_run, run_from_dict
@@ -29,22 +29,6 @@ BASELINE, ADVANCED = "docrun_org_manual_bm25.run", "docrun_org_convdr.run"
 MEASURES = {"map": "AP", "ndcg_cut.10": "nDCG@10", "P.10": "P@10", "recip_rank": "RR"}
 
 
-def _perturb(src, dst, seed: int) -> None:
-    """A reproduction: each topic's ranking with a fifth of its adjacent pairs swapped and a
-    tenth of its documents replaced by documents the original lacks; scores go down."""
-    rng = np.random.default_rng(seed)
-    with open(dst, "w", encoding="utf-8") as out:
-        for topic, docs in reproduction.rankings_of(read_run(src)).items():
-            docs = list(docs)
-            for _ in range(len(docs) // 5):
-                i = int(rng.integers(0, len(docs) - 1))
-                docs[i], docs[i + 1] = docs[i + 1], docs[i]
-            for i in rng.choice(len(docs), size=len(docs) // 10, replace=False):
-                docs[i] = f"NEW_{topic}_{i}"
-            out.writelines(f"{topic} Q0 {d} {r} {1000 - r} repro\n"
-                           for r, d in enumerate(docs, 1))
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("repro")
@@ -52,7 +36,7 @@ def runs(tmp_path_factory):
     for key, name, seed in (("b", BASELINE, 1), ("a", ADVANCED, 2)):
         out[f"{key}_orig"] = data_path("cast2021", name)
         out[f"{key}_rep"] = folder / f"{key}.run"
-        _perturb(out[f"{key}_orig"], out[f"{key}_rep"], seed)
+        perturb_run(out[f"{key}_orig"], out[f"{key}_rep"], seed)
     return out
 
 
