@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from trecqr.formats.arrays import as_numpy, string_array
+from trecqr.rankings.build import NONPOOL
 
 
 class IdSpaceWarning(UserWarning):
@@ -49,6 +50,19 @@ def id_space_problem(qrels, run) -> str | None:
         if found is None or not _suspicious(*found):
             return None
     return _text(_counts(qrels, run), run.source, qrels.source)
+
+
+def surely_one_space(rankings, run_rows: int, qrels_rows: int) -> bool:
+    """True when the rule of the module docstring surely finds nothing, told from the
+    rankings alone (no pass over the run's docnos): their judged documents (judged for their
+    own topic: at most the documents judged for any topic) are a lower bound of ``judged``,
+    their length a lower bound of the documents retrieved for the shared topics, the run's
+    rows an upper bound, the qrels' rows an upper bound of the judgments. False: check in
+    full (:func:`id_space_problem`)."""
+    rel = rankings.rel
+    judged = int(np.count_nonzero(rel != NONPOOL)) if len(rel) else 0
+    retrieved_at_least = len(rel) - int(np.count_nonzero(rankings.bogus))
+    return judged > 0 and (judged >= 0.01 * run_rows or qrels_rows < 0.1 * retrieved_at_least)
 
 
 def _text(found, run_source: str, qrels_source: str) -> str | None:

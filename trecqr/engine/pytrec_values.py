@@ -181,6 +181,18 @@ class DictQrels:
         self._columns = None
 
     @classmethod
+    def from_grouped(cls, grouped: dict, qrels: Qrels) -> DictQrels:
+        """The judgments of small columns, already grouped ``{qid: {docno: grade}}``
+        (:func:`~trecqr.formats.arrays.grouped_dicts` of ``qrels``): their types are the
+        columns', so nothing is checked again."""
+        self = cls.__new__(cls)
+        self._sizes = self._count_topics(grouped)
+        self._dicts = grouped
+        self.source = qrels.source
+        self._columns = qrels
+        return self
+
+    @classmethod
     def from_columns(cls, qrels: Qrels) -> DictQrels:
         """The judgments of columns (a DataFrame's, an Arrow table's...), topics in
         first-seen order, counted by numpy: no dict is made unless a run dict is ranked

@@ -15,13 +15,20 @@ import numpy as np
 import pyarrow.compute as pc
 
 from trecqr.formats import Run, read_run, run_from_dict
-from trecqr.engine.idspace import id_space_problem, warn_id_space
+from trecqr.formats.arrays import grouped_dicts
+from trecqr.engine.idspace import id_space_problem, surely_one_space, warn_id_space
 from trecqr.rankings.build import Rankings, build_rankings
 from trecqr.rankings.ragged import IDX, padded_ranges
 from trecqr.engine.names import map_gains, mapped_grades
 from trecqr.engine.pytrec_values import RUNID, DictQrels
 
 from trecqr.rankings._dicts import dict_values, rank_run
+
+
+# columns up to this many rows take the C pass over dicts made from them (below it, numpy's
+# per-call costs outweigh making the dicts; the columns ranker wins from about 1,500 rows,
+# measured with benchmarks/bench_doors.py's data on this project's 2-core machine)
+C_PASS_ROWS = 1536
 
 
 @dataclass
@@ -100,35 +107,72 @@ def rank(plan, qrels, run) -> Ranked:
     else:
         r = read_run(run.obj, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
-    if not plan.keyed:  # pytrec_eval's drop-in stays silent, as pytrec_eval is
-        warn_id_space(id_space_problem(q, r))
+    small = _small_columns(plan, qrels, r, given)
+    if small is not None:
+        return small
     rk = build_rankings(r, q, options)
+    # pytrec_eval's drop-in stays silent, as pytrec_eval is; the rankings' judged documents
+    # clear most runs of the id-space check without its pass over the run's docnos
+    if not plan.keyed and not surely_one_space(rk, len(r), len(q)):
+        warn_id_space(id_space_problem(q, r))
     order, n_run = [], 0
     if plan.keyed:  # the dict's topics, or the columns' in first-seen order
-        topics = run.obj if run.kind == "dict" else _first_seen(r)
+        topics = run.obj if run.kind == "dict" else _first_seen(r, rk)
         rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
     elif plan.irm:
-        run_topics = _run_topics(run, r)
+        run_topics = _run_topics(run, r, rk)
         evaluated = set(rk.qids)
         order, n_run = [t for t in run_topics if t in evaluated], len(run_topics)
     keep = plan.needs_run_columns or run.kind != "trec"
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
 
 
-def _run_topics(given, run: Run) -> list:
+def _small_columns(plan, qrels, run: Run, given) -> Ranked | None:
+    """Small columns (a DataFrame's, an Arrow table's, a small file's) ranked by the C pass
+    over dicts, as a run dict is, when it computes every value of the plan: numpy's per-call
+    costs would be most of such a call's time. The C pass gives the numpy kernels' values bit
+    for bit (tests/measures/test_one_kernel.py). None: rank the columns (too many rows, a
+    repeated docno, which the columns' reader names, or values the dicts cannot hold)."""
+    q = qrels.columns() if isinstance(qrels, DictQrels) else qrels
+    if plan.c_specs is None or plan.keyed or (plan.options.complete and plan.options.v10) \
+            or len(run) > C_PASS_ROWS or len(q) > C_PASS_ROWS:
+        return None
+    if isinstance(qrels, DictQrels):
+        dq = qrels
+    else:
+        qd = grouped_dicts(q.qid_list(), q.docno_list(), q.grade)
+        dq = None if qd is None else DictQrels.from_grouped(qd, q)
+    rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
+    if dq is None or rd is None:
+        return None
+    for topic in run.empty_topics:  # a run dict's empty rankings, read back from its columns
+        rd.setdefault(topic, {})
+    try:
+        ranked = _from_dicts(plan, dq, rd, run.runid)
+    except (TypeError, ValueError):
+        return None
+    warn_id_space(id_space_problem(q, run))
+    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, given
+    return ranked
+
+
+def _run_topics(given, run: Run, rk: Rankings) -> list:
     """The run's topics in its order, empty rankings of a dict (``{"q2": {}}``) included."""
     if given.kind == "dict":
         return list(given.obj)
-    topics = _first_seen(run)
+    topics = _first_seen(run, rk)
     if run.empty_topics:
         listed = set(topics)
         topics += [q for q in run.empty_topics if q not in listed]
     return topics
 
 
-def _first_seen(run: Run) -> list:
-    """The run's topics in first-seen order (the scanner's codes have them)."""
+def _first_seen(run: Run, rk: Rankings) -> list:
+    """The run's topics in first-seen order (the scanner's codes, or build_rankings' pass
+    over the run's topics, have them)."""
+    if rk.run_topics is not None:
+        return list(rk.run_topics)
     codes = getattr(run, "codes", None)
     return codes.topics if codes is not None else pc.unique(run.qid).to_pylist()
 

@@ -130,9 +130,10 @@ def _listed_column(name: str) -> property:
 
 class Listed:
     """Mixin for a Run or Qrels held as Python lists (``_qids``, ``_docnos``): a small
-    DataFrame's or a small qrels file's. The scorer takes small inputs through the C pass over
-    dicts, made from these lists; their Arrow columns are made only when something reads them
-    (the same values, by :func:`string_array`)."""
+    DataFrame's or a small qrels file's. The ranking step takes the smallest inputs through
+    the C pass over dicts made from these lists (:func:`trecqr.engine.rankings.rank`); their
+    Arrow columns are made only when something reads them (the same values, by
+    :func:`string_array`)."""
 
     qid = _listed_column("qid")
     docno = _listed_column("docno")
@@ -151,9 +152,8 @@ class Listed:
         return obj
 
 
-SMALL_ROWS = 8192  # inputs up to this many rows are scored in the C pass as dicts made from
-# their Python values (numpy wins from about 12,000: its per-call costs, 3 ms a call, against
-# Python objects per row); a small DataFrame is read straight into those values (Listed)
+SMALL_ROWS = 8192  # a DataFrame up to this many rows is read straight into Python lists
+# (Listed): pandas' and Arrow's per-column costs would be most of a small frame's reading
 
 
 def grouped_dicts(qid, docno, values) -> dict | None:
