@@ -195,3 +195,25 @@ def test_every_door_reaches_the_same_execute(executed):
         # dicts with pytrec_eval's common measures only: the C pass, from the ranking layer
         c_pass = door in ("evaluate, dicts", "RelevanceEvaluator, C measures")
         assert executed["c_pass"] == ([True] if c_pass else []), door
+
+
+def test_small_columns_take_the_c_pass_inside_rank_with_the_columns_values(executed,
+                                                                          monkeypatch):
+    """A small DataFrame (up to rankings.C_PASS_ROWS rows) is ranked by the C pass over dicts,
+    chosen inside the ranking layer; its values are those of the columns ranker bit for bit
+    (rank the same frame with the threshold at 0)."""
+    from trecqr.engine import rankings
+
+    qrels, run = cast2021_dicts()
+    rows = [(q, d, s) for q in sorted(run)[:10] for d, s in list(run[q].items())[:100]]
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    assert len(frame) <= rankings.C_PASS_ROWS
+    names = ["map", "P.5", "nDCG@3", "R@100", "RR"]
+    small = trecqr.evaluate(qrels, frame, names)
+    assert executed["c_pass"] == [True]
+    executed["c_pass"].clear()
+    monkeypatch.setattr(rankings, "C_PASS_ROWS", 0)
+    columns = trecqr.evaluate(qrels, frame, names)
+    assert executed["c_pass"] == []
+    assert small.per_query() == columns.per_query() and small.n == columns.n
+    assert small.aggregate() == columns.aggregate()

@@ -134,15 +134,16 @@ def _small_columns(plan, qrels, run: Run, given) -> Ranked | None:
     costs would be most of such a call's time. The C pass gives the numpy kernels' values bit
     for bit (tests/measures/test_one_kernel.py). None: rank the columns (too many rows, a
     repeated docno, which the columns' reader names, or values the dicts cannot hold)."""
-    q = qrels.columns() if isinstance(qrels, DictQrels) else qrels
     if plan.c_specs is None or plan.keyed or (plan.options.complete and plan.options.v10) \
-            or len(run) > C_PASS_ROWS or len(q) > C_PASS_ROWS:
+            or len(run) > C_PASS_ROWS:
         return None
-    if isinstance(qrels, DictQrels):
+    if isinstance(qrels, DictQrels):  # a qrels dict: its dicts as given
         dq = qrels
+    elif len(qrels) > C_PASS_ROWS:
+        return None
     else:
-        qd = grouped_dicts(q.qid_list(), q.docno_list(), q.grade)
-        dq = None if qd is None else DictQrels.from_grouped(qd, q)
+        qd = grouped_dicts(qrels.qid_list(), qrels.docno_list(), qrels.grade)
+        dq = None if qd is None else DictQrels.from_grouped(qd, qrels)
     rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
     if dq is None or rd is None:
         return None
@@ -152,8 +153,8 @@ def _small_columns(plan, qrels, run: Run, given) -> Ranked | None:
         ranked = _from_dicts(plan, dq, rd, run.runid)
     except (TypeError, ValueError):
         return None
-    warn_id_space(id_space_problem(q, run))
-    ranked.source, ranked.run, ranked.qrels, ranked.given_run = run.source, run, q, given
+    warn_id_space(id_space_problem(dq.columns(), run))
+    ranked.source, ranked.run, ranked.given_run = run.source, run, given
     return ranked
 
 
