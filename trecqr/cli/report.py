@@ -14,8 +14,8 @@ from trecqr.report.breakdown import DEFAULT_MAX_DEPTH
 from trecqr.report.bounds import attach, run_bounds
 from trecqr.report.labels import parse_pairs
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
-from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
-                      say_written, table_output_options, topic_options)
+from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, label_option,
+                      qrels_runs_measures, say_written, table_output_options, topic_options)
 
 
 @click.command("compare", context_settings=CONTEXT)
@@ -26,9 +26,7 @@ from trecqr.cli.options import (CONTEXT, comparison_options, correction_options,
 @click.option("--name", "run_names", multiple=True, metavar="RUN=LABEL",
               help="A run's name in the tables (RUN: its file name, path, stem or run id); "
                    "repeatable.")
-@click.option("--label", "labels", multiple=True, metavar="MEASURE=LABEL",
-              help="A measure's label heading the tables (e.g. ndcg_cut.3=nDCG@3; default "
-                   "MRR, NDCG@3, ...); repeatable.")
+@label_option
 @click.option("--caption", default=None, metavar="TEXT",
               help="--format latex: the table's \\caption (may hold LaTeX).")
 @click.option("--latex-label", default=None, metavar="KEY",
