@@ -217,6 +217,7 @@ def test_paper_tables_carry_the_bounds_of_compares_json():
         assert [float(c) for c in cells[1::3]] == [round(doc["means"][run][m], 4)
                                                   for m in ("map", "P_10")]
     assert md[1] == "| :--- |" + " ---: |" * 6
+    assert md[-1].startswith("Means; best mean per measure in bold.")  # not upper, unjudged
     assert "Upper: the mean with the run's unjudged retrieved documents counted relevant at " \
            "grade 1" in md[-1] and "unjudged: the share of the measure's top k" in md[-1]
     tex = _paper("latex", ["-l", "2"]).splitlines()

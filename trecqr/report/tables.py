@@ -107,8 +107,9 @@ CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hoch
                "by": "Benjamini-Yekutieli", "none": "no"}
 
 
-def legend(cmp: Comparison, marker=lambda k: MARKERS[k][0]) -> str:
-    """The legend sentence (plain text; ``marker(k)``: baseline k's marker as written)."""
+def legend(cmp: Comparison, marker=lambda k: MARKERS[k][0], bounds: str = "") -> str:
+    """The legend sentence (plain text; ``marker(k)``: baseline k's marker as written); bounds:
+    the sentence on the bounds' columns, when the table has them (only means are bold)."""
     test = {"t": "paired two-sided t-test",
             "wilcoxon": "paired two-sided Wilcoxon signed-rank test",
             "randomization": (f"paired two-sided randomization test, {cmp.permutations} sign "
@@ -119,11 +120,12 @@ def legend(cmp: Comparison, marker=lambda k: MARKERS[k][0]) -> str:
     which = " / ".join(marker(k) for k in range(len(bases)))
     against = " / ".join(bases)
     topics = topics_line(cmp)
-    return (f"Means; best per column in bold. {which}: significantly different from the "
+    bold = "best mean per measure in bold" if bounds else "best per column in bold"
+    return (f"Means; {bold}. {which}: significantly different from the "
             f"baseline{'s' if len(bases) > 1 else ''} {against} ({test}; "
             f"{CORRECTIONS.get(cmp.correction, cmp.correction)} correction; "
             f"adjusted p <= alpha = {cmp.alpha:g}; family: {cmp.family}). "
-            f"{topics[0].upper()}{topics[1:]}.")
+            f"{topics[0].upper()}{topics[1:]}." + (f" {bounds}" if bounds else ""))
 
 
 def _cells(cmp, places, lower_better, fmt_value, bounds=None, missing="-"):
@@ -182,7 +184,7 @@ def render_markdown(cmp: Comparison, places: int = 4, lower_better=(), bounds=No
              "| " + " | ".join([":---"] + ["---:"] * (len(header) - 1)) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in body]
     # the legend is prose, not a table cell: escape emphasis/code characters only
-    words = legend(cmp) + (f" {bounds[1]}" if bounds else "")
+    words = legend(cmp, bounds=bounds[1] if bounds else "")
     lines += ["", "".join("\\" + ch if ch in "\\*_`" else ch for ch in words)]
     return "\n".join(lines) + "\n"
 
@@ -213,7 +215,7 @@ def render_latex(cmp: Comparison, places: int = 4, caption: str | None = None,
              for r in cmp.runs]
     body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value, bounds,
                                                       "--"))]
-    words = legend(cmp, lambda k: f"\x00{k}\x01") + (f" {bounds[1]}" if bounds else "")
+    words = legend(cmp, lambda k: f"\x00{k}\x01", bounds[1] if bounds else "")
     leg = _tex_markers(latex_escape(words)).replace(
         r"alpha = ", r"$\alpha$ = ").replace(r"\textless{}= ", r"$\leq$ ")
     lines = []
