@@ -15,6 +15,11 @@ holds, in one file that needs no server, network, script or font from outside:
 4. the turn view: the conversation so far, each run's rewrite and the manual one, each run's
    top k with grades ("unjudged") and passage text, the rank of the first relevant document.
 
+Measures are named as compare's tables name them (:mod:`.labels`: MRR, NDCG@3, ``--label``'s)
+everywhere on the page, so a page and the paper table made from the same comparison agree; the
+rule behind each label (``trec_eval 9.0.8 recip_rank``, ``ir_measures RR@3``) is in a note under
+the summary and in the tooltips, since MRR alone does not say which of the two it is.
+
 A run that is an upper bound (cqr's ``oracle`` row, chosen per turn with the qrels) is shown,
 plotted and labelled "upper bound", but compared in no test: a test of it against a system
 would read as a system beating another, and its p-values would enlarge the corrected family.
