@@ -204,7 +204,7 @@ def test_sort_filter_and_turn_view(browser, cast_demo):
     import trecqr
 
     assert js(browser, "return document.getElementById('f-measure').selectedOptions[0]"
-                       ".textContent") == "recip_rank"
+                       ".textContent") == "MRR"
     rr = [trecqr.evaluate(DEMO / "qrels.txt", row.run, ["recip_rank"]).per_query()
           for row in report.rows[:2]]
     want = sorted((rr[1][q]["recip_rank"] - rr[0][q]["recip_rank"] for q in ids), reverse=True)

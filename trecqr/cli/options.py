@@ -74,6 +74,14 @@ def comparison_options(f):
     )(f)
 
 
+def label_option(f):
+    """--label MEASURE=LABEL, repeatable: compare's tables and report's page name a measure so
+    (trecqr/report/labels.py checks each against the measures)."""
+    return click.option("--label", "labels", multiple=True, metavar="MEASURE=LABEL",
+                        help="A measure's label in the tables and plots (e.g. "
+                             "ndcg_cut.3=nDCG@3; default MRR, NDCG@3, ...); repeatable.")(f)
+
+
 def say_written(output, what: str = "report") -> None:
     """The success line of a command that wrote its output to a file (-o FILE; not for stdout)."""
     if output is not None and output != "-":

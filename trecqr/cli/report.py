@@ -14,8 +14,8 @@ from trecqr.report.breakdown import DEFAULT_MAX_DEPTH
 from trecqr.report.bounds import attach, run_bounds
 from trecqr.report.labels import parse_pairs
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
-from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, qrels_runs_measures,
-                      say_written, table_output_options, topic_options)
+from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, label_option,
+                      qrels_runs_measures, say_written, table_output_options, topic_options)
 
 
 @click.command("compare", context_settings=CONTEXT)
@@ -26,9 +26,7 @@ from trecqr.cli.options import (CONTEXT, comparison_options, correction_options,
 @click.option("--name", "run_names", multiple=True, metavar="RUN=LABEL",
               help="A run's name in the tables (RUN: its file name, path, stem or run id); "
                    "repeatable.")
-@click.option("--label", "labels", multiple=True, metavar="MEASURE=LABEL",
-              help="A measure's label heading the tables (e.g. ndcg_cut.3=nDCG@3; default "
-                   "MRR, NDCG@3, ...); repeatable.")
+@label_option
 @click.option("--caption", default=None, metavar="TEXT",
               help="--format latex: the table's \\caption (may hold LaTeX).")
 @click.option("--latex-label", default=None, metavar="KEY",
@@ -39,7 +37,8 @@ from trecqr.cli.options import (CONTEXT, comparison_options, correction_options,
 @table_output_options(["text", "json", "csv", "markdown", "latex"])
 @click.option("--bounds", is_flag=True,
               help="Also each run's means with its unjudged retrieved documents counted "
-                   "relevant (at grade -l) and the unjudged share of each measure's top k.")
+                   "relevant (at grade -l) and the unjudged share of each measure's top k "
+                   "(markdown, latex: two more columns per measure).")
 def compare_command(qrels, runs, measures, quiet, baseline, all_pairs, complete, level, max_docs,
                     judged_only, compat, test, correction, alpha, permutations, bootstrap, seed,
                     short_names, run_names, labels, caption, latex_label, anova, fmt, places,
@@ -48,8 +47,9 @@ def compare_command(qrels, runs, measures, quiet, baseline, all_pairs, complete,
     def job():
         if quiet:
             quiet_notes()
-        if bounds:  # trecqr/report/bounds.py
-            check_bounds(judged_only, fmt)
+        if bounds and judged_only:  # trecqr/report/bounds.py
+            raise UsageError("--bounds counts unjudged documents relevant, and -J drops them: "
+                             "leave one of them out")
         names = _run_names(runs, short_names, run_names)
         cmp = compare.compare(qrels, list(runs), list(measures), baselines=list(baseline),
                               all_pairs=all_pairs, complete=complete, test=test,
@@ -57,25 +57,20 @@ def compare_command(qrels, runs, measures, quiet, baseline, all_pairs, complete,
                               bootstrap=bootstrap, seed=seed, relevance_level=level,
                               max_docs=max_docs, judged_only=judged_only, compat=compat,
                               anova=anova, names=names, labels=list(labels))
-        text = compare.render(cmp, fmt, places, caption, latex_label)
+        rows = grade = None
         if bounds:
             rows, grade = run_bounds(qrels, list(runs), cmp.runs, list(measures), cmp.means,
                                      complete=complete, relevance_level=level,
                                      max_docs=max_docs, compat=compat)
+        paper = fmt in ("markdown", "latex")
+        text = compare.render(cmp, fmt, places, caption, latex_label,
+                              bounds=(rows, grade) if bounds and paper else None)
+        if bounds and not paper:
             text = attach(text, fmt, rows, grade, places)
         atomic_write_text(output, text)
 
     run_guarded(job)
     say_written(output, "comparison")
-
-
-def check_bounds(judged_only, fmt) -> None:
-    """compare --bounds: refused where it means nothing (-J) or has no place (paper tables)."""
-    if judged_only:
-        raise UsageError("--bounds counts unjudged documents relevant, and -J drops them: "
-                         "leave one of them out")
-    if fmt in ("markdown", "latex"):
-        raise UsageError(f"--bounds goes with --format text, json or csv, not {fmt}")
 
 
 def _run_names(runs, short_names, run_names):

@@ -14,7 +14,8 @@ from trecqr.errors import UsageError
 from trecqr.formats.writer import atomic_write_text
 from trecqr.report.html import report_page
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
-from trecqr.cli.options import CONTEXT, comparison_options, qrels_runs_measures, say_written
+from trecqr.cli.options import (CONTEXT, comparison_options, label_option, qrels_runs_measures,
+                               say_written)
 
 
 @click.command("report", context_settings=CONTEXT)
@@ -40,12 +41,14 @@ from trecqr.cli.options import CONTEXT, comparison_options, qrels_runs_measures,
               help="A run that is an upper bound (an oracle's choice made with the qrels), by "
                    "name or path: labelled so on the page and left out of the tests; repeat "
                    "for several.")
+@label_option
 @click.option("--title", default=None, help="Page title (default: the run names).")
 @click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimal places shown.")
 def command(qrels, runs, measures, quiet, output, baseline, all_pairs, complete, level, compat,
             max_docs, judged_only, test, correction, alpha, permutations, bootstrap, seed,
-            rewrites, raw, manual, collection, index_dir, groups, k, upper_bounds, title, places):
+            rewrites, raw, manual, collection, index_dir, groups, k, upper_bounds, labels, title,
+            places):
     """Write one self-contained HTML page comparing RUNs on QRELS: compare's summary, plots,
     a sortable per-turn table and, per turn, the conversation, rewrites and top k."""
 
@@ -64,7 +67,8 @@ def command(qrels, runs, measures, quiet, output, baseline, all_pairs, complete,
                            all_pairs=all_pairs, complete=complete, relevance_level=level,
                            compat=compat, max_docs=max_docs, judged_only=judged_only,
                            test=test, correction=correction, alpha=alpha,
-                           permutations=permutations, bootstrap=bootstrap, seed=seed)
+                           permutations=permutations, bootstrap=bootstrap, seed=seed,
+                           labels=list(labels))
         atomic_write_text(output, page)
 
     run_guarded(job)

@@ -288,9 +288,18 @@ def bounds_words(grade: int) -> str:
             "share of the measure's top k (of every retrieved document without a cutoff)")
 
 
+def table_words(grade: int) -> str:
+    """What a paper table's (Markdown, LaTeX) upper and unjudged columns are, for its legend."""
+    return (f"Upper: the mean with the run's unjudged retrieved documents counted relevant at "
+            f"grade {grade} (the means count them non-relevant: the lower values); unjudged: "
+            "the share of the measure's top k that is unjudged (of every retrieved document "
+            "without a cutoff), over the same topics.")
+
+
 def attach(text: str, fmt: str, rows: list, grade: int, places: int = 4) -> str:
     """compare's output with the bounds: a table after the text, a ``bounds`` object in JSON,
-    four columns in CSV (each pair's baseline and run, upper and unjudged)."""
+    four columns in CSV (each pair's baseline and run, upper and unjudged). Markdown and LaTeX
+    take theirs as they are drawn (:func:`trecqr.report.compare.render`'s ``bounds``)."""
     if fmt == "json":
         doc = json.loads(text)
         doc["bounds"] = {"grade": grade, "note": bounds_words(grade),

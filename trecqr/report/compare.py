@@ -9,6 +9,7 @@ writes it in a format.
 
 from __future__ import annotations
 
+from trecqr.report.bounds import table_words
 from trecqr.report.comparison import Comparison, PairResult  # noqa: F401 (compare's names)
 from trecqr.report.comparison_stats import compute
 from trecqr.report.comparison_text import render_json, render_pairs_csv, render_text
@@ -48,12 +49,17 @@ def compare(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
 
 
 def render(cmp: Comparison, fmt: str = "text", places: int = 4, caption: str | None = None,
-           latex_label: str | None = None) -> str:
-    """The comparison in one of :data:`FORMATS` (caption and latex_label: LaTeX's)."""
+           latex_label: str | None = None, bounds=None) -> str:
+    """The comparison in one of :data:`FORMATS` (caption and latex_label: LaTeX's). bounds:
+    (rows, grade) of :func:`.bounds.run_bounds`, drawn into the Markdown and LaTeX tables as
+    an upper and an unjudged column per measure (the other formats add them with
+    :func:`.bounds.attach`)."""
+    paper = None if bounds is None else (bounds[0], table_words(bounds[1]))
     if fmt == "markdown":
-        return render_markdown(cmp, places=places)
+        return render_markdown(cmp, places=places, bounds=paper)
     if fmt == "latex":
-        return render_latex(cmp, places=places, caption=caption, label=latex_label)
+        return render_latex(cmp, places=places, caption=caption, label=latex_label,
+                            bounds=paper)
     if fmt == "json":
         return render_json(cmp)
     if fmt == "csv":

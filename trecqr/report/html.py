@@ -15,6 +15,11 @@ holds, in one file that needs no server, network, script or font from outside:
 4. the turn view: the conversation so far, each run's rewrite and the manual one, each run's
    top k with grades ("unjudged") and passage text, the rank of the first relevant document.
 
+Measures are named as compare's tables name them (:mod:`.labels`: MRR, NDCG@3, ``--label``'s)
+everywhere on the page, so a page and the paper table made from the same comparison agree; the
+rule behind each label (``trec_eval 9.0.8 recip_rank``, ``ir_measures RR@3``) is in a note under
+the summary and in the tooltips, since MRR alone does not say which of the two it is.
+
 A run that is an upper bound (cqr's ``oracle`` row, chosen per turn with the qrels) is shown,
 plotted and labelled "upper bound", but compared in no test: a test of it against a system
 would read as a system beating another, and its p-values would enlarge the corrected family.
@@ -62,12 +67,17 @@ def _attr(v) -> str:
     return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else repr(v)
 
 
-def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = None) -> str:
+def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = None,
+                 rules: dict | None = None) -> str:
     """The means table with compare's marks, the pairs table and the coverage table.
 
     upper: {name: ({measure: mean}, topics)} of runs shown as upper bounds (an oracle's choice, made with
-    the qrels): their rows are labelled so and carry no mark, as compare left them out."""
+    the qrels): their rows are labelled so and carry no mark, as compare left them out.
+    rules: {measure: whose rule it follows} (:func:`measure_rules`); the measures are headed
+    by compare's labels (``cmp.label``: MRR, NDCG@3, ``--label``'s), each with its rule in its
+    tooltip and in a note, so a reader sees both the paper's name and trec_eval's."""
     upper = upper or {}
+    rules = rules or {m: m for m in cmp.measures}
     baseline_mode = len({p.baseline for p in cmp.pairs}) == 1 and not cmp.extra.get("all_pairs")
     sig = {(p.run, p.measure): ("+" if p.diff > 0 else "-") for p in cmp.pairs if p.significant}
     markers = cmp.markers() if len(cmp.baselines or []) > 1 else []
@@ -91,8 +101,10 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
     if upper:
         out.append(f'<p class="note" id="upper-note">{escape(", ".join(upper))}: upper bound '
                    f'(chosen per turn with the qrels), left out of the tests and the family</p>')
+    out.append(f'<p class="note" id="measures">{escape(rules_line(cmp, rules))}</p>')
     out.append('<table id="summary"><thead><tr><th>run</th>' +
-               "".join(f'<th class="n">{escape(m)}</th>' for m in cmp.measures) +
+               "".join(f'<th class="n" data-measure="{escape(m)}" title="{escape(rules[m])}">'
+                       f'{escape(cmp.label(m))}</th>' for m in cmp.measures) +
                '<th class="n">topics</th></tr></thead><tbody>')
     for r in cmp.runs:
         cells = []
@@ -117,7 +129,9 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
                "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead><tbody>")
     for p in cmp.pairs:
         adj = p.p_adj
-        cells = [breakable(p.baseline), breakable(p.run), escape(p.measure), str(p.n),
+        cells = [breakable(p.baseline), breakable(p.run),
+                 f'<span title="{escape(rules[p.measure])}">{escape(cmp.label(p.measure))}</span>',
+                 str(p.n),
                  fmt_value(p.diff, places), f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
                  fmt_value(p.effect_dz, 2), fmt_p(p.p_t, places), fmt_p(p.p_rand, places),
                  fmt_p(adj, places), "*" if p.significant else ""]
@@ -138,6 +152,17 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
     return "\n".join(out)
 
 
+def measure_rules(measures, irm=(), compat: str = "9.0.8") -> dict:
+    """{measure: the rule it follows, in words}: ``trec_eval 9.0.8 recip_rank`` or
+    ``ir_measures RR@3`` (irm: the ir_measures names among the measures)."""
+    return {m: f"ir_measures {m}" if m in irm else f"trec_eval {compat} {m}" for m in measures}
+
+
+def rules_line(cmp, rules: dict) -> str:
+    """The note under the summary naming the measure behind each label."""
+    return "measures: " + "; ".join(f"{cmp.label(m)} = {rules[m]}" for m in cmp.measures)
+
+
 def breakable(name: str) -> str:
     """name as HTML with a break opportunity after each ``_ - . /``: a table of long run
     names then wraps them at their words instead of running past the window."""
@@ -152,6 +177,7 @@ def plots_html(cmp, data: dict) -> str:
     """The three plots of the first measure (depth bands, win/loss per pair, distributions)."""
     m = 0
     measure = data["measures"][m]
+    label, rule = data["labels"][m], data["rules"][m]
     names = data["runs"]
     complete = data["complete"]
     vals = [np.array([np.nan if v is None else v for v in data["values"][r][m]], np.float64)
@@ -172,15 +198,15 @@ def plots_html(cmp, data: dict) -> str:
                           else math.nan)
             means.append(ms)
             halves.append(hs)
-        out.append(html_svg.depth_bands(labels, means, halves, names, measure))
+        out.append(html_svg.depth_bands(labels, means, halves, names, label, rule))
     index = {n: i for i, n in enumerate(names)}
     for p in cmp.pairs:
         if p.measure != measure:
             continue
         a, b = vals[index[p.run]], vals[index[p.baseline]]
         d = a - b
-        out.append(html_svg.win_loss(d[~np.isnan(d)], p.run, p.baseline, measure))
-    out.append(html_svg.distributions(vals, names, measure))
+        out.append(html_svg.win_loss(d[~np.isnan(d)], p.run, p.baseline, label))
+    out.append(html_svg.distributions(vals, names, label, rule))
     return "\n".join(out)
 
 
@@ -220,6 +246,9 @@ def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manu
     present = {_depth_label(d) for d in data["depth"] if d is not None}
     data["depth_labels"] = sorted(present, key=lambda s: (s.endswith("+"), int(s.rstrip("+"))))
     data["comparison"] = cmp.to_dict()
+    rules = measure_rules(cmp.measures, table.irm, compat)
+    data["labels"] = [cmp.label(m) for m in cmp.measures]  # the page's names of the measures
+    data["rules"] = [rules[m] for m in cmp.measures]  # and the rule behind each, for tooltips
     upper = {n: (dict(table.summaries[names.index(n)]), len(table.topics(names.index(n))))
              for n in upper_bounds}
     title = title or f"trecqr report: {', '.join(names)}"
@@ -229,8 +258,9 @@ def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manu
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>\n",
         f"<h1>{escape(title)}</h1>\n<h2>summary</h2>\n",
-        summary_html(cmp, data["coverage"], k, places, upper),
-        f'\n<h2>plots ({escape(cmp.measures[0])})</h2>\n',
+        summary_html(cmp, data["coverage"], k, places, upper, rules),
+        f'\n<h2 id="plots-title" title="{escape(rules[cmp.measures[0]])}">plots '
+        f'({escape(cmp.label(cmp.measures[0]))})</h2>\n',
         html_svg.legend(names, upper_bounds), '<div class="plots">',
         plots_html(cmp, data), "</div>\n<h2>turns</h2>\n", _controls(), "\n",
         _json_script(data), f"\n<script>{SCRIPT}</script>\n</body></html>\n"])
@@ -283,7 +313,8 @@ def report_page(qrels, runs, measures, *, rewrites=None, raw=None, manual=None,
     """Compare the runs (:func:`.compare.compare`, same options) and return the page.
 
     upper_bounds: runs (their names, or the paths as given) that are upper bounds, such as
-    cqr's ``oracle`` row: on the page, labelled so, and left out of compare's tests."""
+    cqr's ``oracle`` row: on the page, labelled so, and left out of compare's tests. labels
+    (one of compare's options): {measure: label}, the page's names of the measures."""
     runs = list(runs)
     all_names = run_names(runs, names)
     upper = [_run_name(u, runs, all_names) for u in upper_bounds or ()]

@@ -6,6 +6,10 @@ run; the page keeps the turns as arrays (the JSON in ``#trecqr-data``) and write
 :data:`PAGE_SIZE` rows at a time into the DOM, so opening, sorting and filtering stay fast.
 Every text from the inputs goes into the DOM as ``textContent``, never as markup.
 
+Measures are named by their labels (``D.labels``: compare's MRR, NDCG@3 or ``--label``'s) in
+the headers and the measure selector, and by the rule they follow (``D.rules``: ``trec_eval
+9.0.8 recip_rank``) in their tooltips.
+
 Why the table's headers carry short run names (the words all names share dropped, the rest cut
 in the middle; the full name in the tooltip): a header per run and column group, with names as
 long as a paper's file names, pushed the last columns out of the window. Why document ids get
@@ -110,7 +114,7 @@ function header() {
   const tr = $("turns").tHead.rows[0]; tr.textContent = "";
   const cols = [["id", "turn"], ["depth", "depth"]];
   if (D.groups) cols.push(["group", "groups"]);
-  for (let r = 0; r < R; r++) cols.push(["v:" + r + ":" + state.m, D.runs[r], D.measures[state.m]]);
+  for (let r = 0; r < R; r++) cols.push(["v:" + r + ":" + state.m, D.runs[r], D.labels[state.m]]);
   cols.push(["diff", "diff"]);
   for (let r = 0; r < R; r++) cols.push(["u:" + r, D.runs[r], "unjudged"]);
   for (let r = 0; r < R; r++) cols.push(["f:" + r, D.runs[r], "1st rel"]);
@@ -122,7 +126,8 @@ function header() {
       if (grp) { b.appendChild(el("span", grp, "grp"));
         const rn = el("span", null, "rn"); rn.appendChild(breakable(D.short_runs[r]));
         b.appendChild(rn);
-        th.title = grp + " " + label + (isUpper(r) ? " (upper bound)" : ""); }
+        th.title = grp + " " + label + (isUpper(r) ? " (upper bound)" : "") +
+          (key.startsWith("v:") ? " (" + D.rules[state.m] + ")" : ""); }
       b.addEventListener("click", () => { state.dir = state.key === key ? -state.dir :
         (key === "id" ? 1 : -1); state.key = key; state.page = 0; apply(); });
       th.appendChild(b); }
@@ -235,7 +240,8 @@ function showTurn(i) {
 function option(sel, value, label) { const o = el("option", label); o.value = value;
   sel.appendChild(o); }
 function controls() {
-  D.measures.forEach((m, k) => option($("f-measure"), k, m));
+  D.labels.forEach((m, k) => { option($("f-measure"), k, m);
+    $("f-measure").options[k].title = D.rules[k]; });
   D.runs.forEach((r, k) => { const label = r + (isUpper(k) ? " (upper bound)" : "");
     option($("f-run"), k, label); option($("f-base"), k, label); });
   $("f-run").value = state.run; $("f-base").value = state.base;
@@ -246,7 +252,9 @@ function controls() {
   if (!D.groups) $("f-group").parentNode.hidden = true;
   const on = (id, ev, f) => $(id).addEventListener(ev, () => { f($(id).value);
     state.page = 0; apply(); });
-  on("f-measure", "change", (v) => { state.m = Number(v); header(); });
+  on("f-measure", "change", (v) => { state.m = Number(v);
+    $("f-measure").title = D.rules[state.m]; header(); });
+  $("f-measure").title = D.rules[state.m];
   on("f-run", "change", (v) => { state.run = Number(v); header(); });
   on("f-base", "change", (v) => { state.base = Number(v); header(); });
   on("f-conv", "input", (v) => { state.conv = v; });

@@ -95,11 +95,13 @@ def legend(names, upper_bounds=()) -> str:
         for i, n in enumerate(names)) + "</p>"
 
 
-def depth_bands(labels: list, means: list, halfwidths: list, names: list, measure: str) -> str:
+def depth_bands(labels: list, means: list, halfwidths: list, names: list, measure: str,
+                rule: str = "") -> str:
     """Per run, the mean of each depth group with its +-1.96 standard-error bar; the runs of a
     group side by side, a thin line joining each run's means.
 
-    labels: depth labels in order; means[r][g], halfwidths[r][g]: nan where a group is empty."""
+    labels: depth labels in order; means[r][g], halfwidths[r][g]: nan where a group is empty;
+    measure: its label (MRR) in the title, rule (trec_eval's name) in the tooltip."""
     vals = [m + s * (0 if math.isnan(h) else h) for ms, hs in zip(means, halfwidths)
             for m, h in zip(ms, hs) for s in (-1, 1) if not math.isnan(m)]
     lo, hi, ticks, places = nice_axis(min([0.0] + vals), max(vals) if vals else 1.0)
@@ -127,12 +129,14 @@ def depth_bands(labels: list, means: list, halfwidths: list, names: list, measur
     for g, lab in enumerate(labels):
         body.append(f'<text x="{_x(g, n):.1f}" y="{H - BOTTOM + 13}" text-anchor="middle">'
                     f'{escape(lab)}</text>')
-    return _frame("by turn depth", body, ticks, places, "turn depth", "depth",
-                  "mean and 95% interval per run")
+    return _frame(_with_rule(f"{measure} by turn depth", rule), body, ticks, places,
+                  "turn depth", "depth", "mean and 95% interval per run",
+                  f"{measure} by turn depth")
 
 
 def win_loss(diffs, run: str, baseline: str, measure: str) -> str:
-    """The per-turn differences run - baseline, sorted descending: bars above 0 are wins."""
+    """The per-turn differences run - baseline, sorted descending: bars above 0 are wins;
+    measure: its label, in the x axis's words."""
     d = np.sort(np.asarray(diffs, dtype=np.float64))[::-1]
     n = len(d)
     wins, losses = int(np.sum(d > 0)), int(np.sum(d < 0))
@@ -154,13 +158,15 @@ def win_loss(diffs, run: str, baseline: str, measure: str) -> str:
     body += [f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y0:.1f}" y2="{y0:.1f}" class="axis"/>']
     half = (TITLE_CHARS - 3) // 2  # each name shortened, so both stay recognisable
     return _frame(f"{run} - {baseline}", body, ticks, places,
-                  f"{n} turns, sorted by the difference", "winloss",
+                  f"{n} turns, sorted by the {measure} difference", "winloss",
                   f"{wins} better, {losses} worse, {n - wins - losses} tied",
                   f"{shorten(run, half)} - {shorten(baseline, half)}")
 
 
-def distributions(values: list, names: list, measure: str, bins: int = 20) -> str:
-    """Histogram (share of turns per bin) of each run's per-turn values, as outlines."""
+def distributions(values: list, names: list, measure: str, rule: str = "",
+                  bins: int = 20) -> str:
+    """Histogram (share of turns per bin) of each run's per-turn values, as outlines; measure:
+    its label (the x axis), rule: trec_eval's name (the tooltip)."""
     arrays = [np.asarray(v, dtype=np.float64) for v in values]
     arrays = [a[~np.isnan(a)] for a in arrays]
     allv = np.concatenate(arrays) if arrays else np.array([])
@@ -184,5 +190,10 @@ def distributions(values: list, names: list, measure: str, bins: int = 20) -> st
         x = LEFT + (W - LEFT - RIGHT) * (v - lo) / (hi - lo)
         body.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 13}" text-anchor="middle" '
                     f'class="xtick">{v:.{xplaces}f}</text>')
-    return _frame("distribution over turns", body, ticks, places, measure, "dist",
-                  "share of turns per bin")
+    return _frame(_with_rule(f"{measure}: distribution over turns", rule), body, ticks, places,
+                  measure, "dist", "share of turns per bin", f"{measure}: distribution over turns")
+
+
+def _with_rule(title: str, rule: str) -> str:
+    """A plot's full title (its tooltip): the shown title and the measure's rule."""
+    return f"{title} ({rule})" if rule else title

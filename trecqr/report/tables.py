@@ -26,6 +26,16 @@ LaTeX: ``\\begin{tabular}{l r...r}`` (one ``r`` per measure) with ``\\toprule``,
 given (a caption may hold LaTeX). With ``float_env`` (default) the tabular and the legend are
 wrapped in ``\\begin{table}...\\end{table}``; without it, the bare tabular is followed by the
 legend as a ``%`` comment, and caption and label are not written.
+
+With bounds (``compare --bounds``: :func:`.bounds.run_bounds`' rows), each measure has three
+columns: the mean as above (the lower value: unjudged documents non-relevant, marked and
+bolded as always), its upper value (the run's unjudged retrieved documents counted relevant)
+and the unjudged share of the measure's top k (``unjudged@k``; of every retrieved document
+for a measure without a cutoff), as compare's text prints them; LaTeX groups the three under
+the measure's label with ``\\cmidrule``, and the legend says what upper and unjudged are.
+Why columns, not ``0.412 [0.412, 0.655]`` in one cell: a bracketed pair reads as a confidence
+interval, and the share of unjudged documents, which says why the two differ, needs a place
+of its own.
 """
 
 from __future__ import annotations
@@ -97,8 +107,9 @@ CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hoch
                "by": "Benjamini-Yekutieli", "none": "no"}
 
 
-def legend(cmp: Comparison, marker=lambda k: MARKERS[k][0]) -> str:
-    """The legend sentence (plain text; ``marker(k)``: baseline k's marker as written)."""
+def legend(cmp: Comparison, marker=lambda k: MARKERS[k][0], bounds: str = "") -> str:
+    """The legend sentence (plain text; ``marker(k)``: baseline k's marker as written); bounds:
+    the sentence on the bounds' columns, when the table has them (only means are bold)."""
     test = {"t": "paired two-sided t-test",
             "wilcoxon": "paired two-sided Wilcoxon signed-rank test",
             "randomization": (f"paired two-sided randomization test, {cmp.permutations} sign "
@@ -109,21 +120,40 @@ def legend(cmp: Comparison, marker=lambda k: MARKERS[k][0]) -> str:
     which = " / ".join(marker(k) for k in range(len(bases)))
     against = " / ".join(bases)
     topics = topics_line(cmp)
-    return (f"Means; best per column in bold. {which}: significantly different from the "
+    bold = "best mean per measure in bold" if bounds else "best per column in bold"
+    return (f"Means; {bold}. {which}: significantly different from the "
             f"baseline{'s' if len(bases) > 1 else ''} {against} ({test}; "
             f"{CORRECTIONS.get(cmp.correction, cmp.correction)} correction; "
             f"adjusted p <= alpha = {cmp.alpha:g}; family: {cmp.family}). "
-            f"{topics[0].upper()}{topics[1:]}.")
+            f"{topics[0].upper()}{topics[1:]}." + (f" {bounds}" if bounds else ""))
 
 
-def _cells(cmp, places, lower_better, fmt_value):
+def _cells(cmp, places, lower_better, fmt_value, bounds=None, missing="-"):
+    """Per run, its cells: per measure the mean, and with bounds its upper value and unjudged
+    share (``missing`` for a nan)."""
     marks = cell_marks(cmp)
     best = best_cells(cmp, places, lower_better)
+    by = {(b.run, b.measure): b for b in (bounds[0] if bounds else ())}
     rows = []
     for r in cmp.runs:
-        rows.append([fmt_value(_fmt(cmp.means[r].get(m), places), (r, m) in best,
-                               marks.get((r, m), [])) for m in cmp.measures])
+        row = []
+        for m in cmp.measures:
+            row.append(fmt_value(_fmt(cmp.means[r].get(m), places), (r, m) in best,
+                                 marks.get((r, m), [])))
+            if bounds:
+                row += [_fmt(v, places) or missing for v in (by[(r, m)].upper,
+                                                             by[(r, m)].unjudged)]
+        rows.append(row)
     return rows
+
+
+def _cutoffs(bounds) -> dict:
+    """{measure: its unjudged share's cutoff k, None without one} of compare --bounds' rows."""
+    return {b.measure: b.k for b in bounds[0]}
+
+
+def _unjudged_head(k) -> str:
+    return "unjudged" if k is None else f"unjudged@{k}"
 
 
 def md_marker(k: int) -> str:
@@ -134,38 +164,59 @@ def tex_marker(k: int) -> str:
     return f"$^{{{MARKERS[k][1]}}}$"
 
 
-def render_markdown(cmp: Comparison, places: int = 4, lower_better=()) -> str:
-    """A GitHub pipe table of the means (numeric columns right-aligned) and a legend below."""
+def render_markdown(cmp: Comparison, places: int = 4, lower_better=(), bounds=None) -> str:
+    """A GitHub pipe table of the means (numeric columns right-aligned) and a legend below;
+    bounds: (compare --bounds' rows, the sentence saying what they are), or None."""
     def value(s, bold, marks):
         if s is None:
             return "-"
         return (f"**{s}**" if bold else s) + "".join(md_marker(k) for k in marks)
 
-    header = ["run"] + [markdown_escape(cmp.label(m)) for m in cmp.measures]
+    header = ["run"]
+    for m in cmp.measures:
+        header.append(markdown_escape(cmp.label(m)))
+        if bounds:
+            header += [markdown_escape(f"{cmp.label(m)} upper"),
+                       _unjudged_head(_cutoffs(bounds)[m])]
     names = [markdown_escape(_run_name(cmp, r, md_marker)) for r in cmp.runs]
-    body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value))]
+    body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value, bounds))]
     lines = ["| " + " | ".join(header) + " |",
-             "| " + " | ".join([":---"] + ["---:"] * len(cmp.measures)) + " |"]
+             "| " + " | ".join([":---"] + ["---:"] * (len(header) - 1)) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in body]
     # the legend is prose, not a table cell: escape emphasis/code characters only
-    lines += ["", "".join("\\" + ch if ch in "\\*_`" else ch for ch in legend(cmp))]
+    words = legend(cmp, bounds=bounds[1] if bounds else "")
+    lines += ["", "".join("\\" + ch if ch in "\\*_`" else ch for ch in words)]
     return "\n".join(lines) + "\n"
 
 
 def render_latex(cmp: Comparison, places: int = 4, caption: str | None = None,
-                 label: str | None = None, lower_better=(), float_env: bool = True) -> str:
-    """A booktabs table of the means with a legend below (see the module docstring)."""
+                 label: str | None = None, lower_better=(), float_env: bool = True,
+                 bounds=None) -> str:
+    """A booktabs table of the means with a legend below (see the module docstring); bounds:
+    (compare --bounds' rows, the sentence saying what they are), or None."""
     def value(s, bold, marks):
         if s is None:
             return "--"
         s = rf"\textbf{{{s}}}" if bold else s
         return s + (f"$^{{{''.join(MARKERS[k][1] for k in marks)}}}$" if marks else "")
 
-    header = ["Run"] + [latex_escape(cmp.label(m)) for m in cmp.measures]
+    per = 3 if bounds else 1  # columns per measure
+    if bounds:
+        k = _cutoffs(bounds)
+        header = ["Run"] + [h for m in cmp.measures for h in
+                            ("mean", "upper", latex_escape(_unjudged_head(k[m])))]
+        groups = [" & ".join([""] + [rf"\multicolumn{{3}}{{c}}{{{latex_escape(cmp.label(m))}}}"
+                                     for m in cmp.measures]) + r" \\",
+                  " ".join(rf"\cmidrule(lr){{{2 + 3 * i}-{4 + 3 * i}}}"
+                           for i in range(len(cmp.measures)))]
+    else:
+        header, groups = ["Run"] + [latex_escape(cmp.label(m)) for m in cmp.measures], []
     names = [_tex_markers(latex_escape(_run_name(cmp, r, lambda k: f"\x00{k}\x01")))
              for r in cmp.runs]
-    body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value))]
-    leg = _tex_markers(latex_escape(legend(cmp, lambda k: f"\x00{k}\x01"))).replace(
+    body = [[n] + row for n, row in zip(names, _cells(cmp, places, lower_better, value, bounds,
+                                                      "--"))]
+    words = legend(cmp, lambda k: f"\x00{k}\x01", bounds[1] if bounds else "")
+    leg = _tex_markers(latex_escape(words)).replace(
         r"alpha = ", r"$\alpha$ = ").replace(r"\textless{}= ", r"$\leq$ ")
     lines = []
     if float_env:
@@ -174,8 +225,8 @@ def render_latex(cmp: Comparison, places: int = 4, caption: str | None = None,
             lines.append(rf"\caption{{{caption}}}")
         if label is not None:
             lines.append(rf"\label{{{label}}}")
-    lines += [r"\begin{tabular}{l" + "r" * len(cmp.measures) + "}", r"\toprule",
-              " & ".join(header) + r" \\", r"\midrule"]
+    lines += [r"\begin{tabular}{l" + "r" * per * len(cmp.measures) + "}", r"\toprule",
+              *groups, " & ".join(header) + r" \\", r"\midrule"]
     lines += [" & ".join(row) + r" \\" for row in body]
     lines += [r"\bottomrule", r"\end{tabular}"]
     if float_env:
