@@ -142,3 +142,19 @@ def test_labels_in_the_browser(browser, labelled_page):  # noqa: F811
     text = js(browser, "return document.body.innerText")
     note = js(browser, "return document.getElementById('measures').innerText")
     assert "ndcg_cut" not in text.replace(note, "") and "recip_rank" not in text.replace(note, "")
+
+
+def test_compare_text_names_the_measure_behind_each_label(tmp_path):
+    """compare's text output heads means and pairs with the same labels, and its labels line
+    says which measure each label is (ir_measures names are their own labels)."""
+    from conftest import data_path, run_cli
+
+    d = data_path("cast2021")
+    res = run_cli(["compare", str(d / "qrels-docs.2021.qrel"), str(d / "docrun_org_convdr.run"),
+                   str(d / "docrun_org_manual_bm25.run"), "-m", "recip_rank", "-m", "RR@3",
+                   "--permutations", "200", "--bootstrap", "200"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "labels: MRR = recip_rank" in lines
+    pairs = [l.split()[2] for l in lines if l.startswith("docrun_org_convdr.run  docrun_")]
+    assert pairs == ["MRR", "RR@3"]

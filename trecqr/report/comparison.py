@@ -75,6 +75,12 @@ class Comparison:
         """The measure's display label, heading the means tables."""
         return self.labels.get(measure, measure)
 
+    def labels_line(self) -> str | None:
+        """``labels: MAP = map, NDCG@3 = ndcg_cut_3``: the names behind the labels that differ
+        from them, so a text table headed MAP still says which measure it is; None if none."""
+        named = [f"{self.label(m)} = {m}" for m in self.measures if self.label(m) != m]
+        return "labels: " + ", ".join(named) if named else None
+
     @property
     def baseline(self) -> str:
         """The (first) run the significance marks compare against."""

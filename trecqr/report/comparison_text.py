@@ -41,8 +41,9 @@ def render_text(cmp: Comparison, places: int = 4) -> str:
                  f"scores among the runs, p = (count + 1) / ({cmp.permutations} + 1); " + draws)
     out = [topics_line(cmp),
            f"family: {cmp.family}; correction: {cmp.correction}; alpha = {cmp.alpha:g}",
-           f"{draws}; bootstrap: {cmp.bootstrap} samples, 95% percentile CI; seed {cmp.seed}",
-           ""]
+           f"{draws}; bootstrap: {cmp.bootstrap} samples, 95% percentile CI; seed {cmp.seed}"]
+    labels = cmp.labels_line()
+    out += ([labels] if labels else []) + [""]
     markers = cmp.markers()
     marked = bool(cmp.pairs) and not cmp.extra.get("all_pairs")
     marks = cmp.marks()
@@ -72,7 +73,7 @@ def render_text(cmp: Comparison, places: int = 4) -> str:
     header += [f"adj p({SHORT[cmp.test]})", "sig"]
     rows = []
     for p in cmp.pairs:
-        rows.append([p.baseline, p.run, p.measure, str(p.n), fmt_value(p.diff, places),
+        rows.append([p.baseline, p.run, cmp.label(p.measure), str(p.n), fmt_value(p.diff, places),
                      f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
                      fmt_value(p.effect_dz, 2), fmt_p(p.p_t, places), fmt_p(p.p_rand, places)]
                     + ([fmt_p(getattr(p, extra), places)] if extra else [])
@@ -82,7 +83,7 @@ def render_text(cmp: Comparison, places: int = 4) -> str:
     out += aligned_table(rows, header, left=3)
     if cmp.anova:
         out += ["", anova_title(cmp)]
-        out += aligned_table([[m, fmt_value(a["f_system"], places),
+        out += aligned_table([[cmp.label(m), fmt_value(a["f_system"], places),
                                f"{a['df_system']}, {a['df_error']}", fmt_p(a["p_system"], places),
                                fmt_value(a["eta2"], places), fmt_value(a["partial_eta2"], places),
                                fmt_value(a["omega2"], places),
