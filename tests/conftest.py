@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import os
+import pickle
 import random
 import shutil
 import socket
@@ -38,9 +40,29 @@ from trecqr.datasets.sessions.model import MISSING_LAST, MISSING_ZERO, candidate
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# tests that read one costly session fixture run on one xdist worker, which builds it once
-# (setup.cfg: --dist loadgroup); the other worker meanwhile runs the rest
-SHARED_FIXTURE_GROUPS = {"qrecc_demo_dense_build": "qrecc-demo-dense"}
+# setup.cfg runs `--dist loadfile --no-loadscope-reorder`: each test file goes whole to one xdist
+# worker, so a module-scoped fixture is built once (with per-test distribution each worker built
+# its own), and the files go out in collection order. The files below are the suite's longest
+# (index builds, docs examples, subprocesses importing torch or pyterrier): collected first, so
+# they start first instead of ending the run on one worker while the other idles. A fixed list,
+# not timings: the order is the same on every run and every worker (xdist requires it).
+HEAVY_FIRST = (
+    "retrieval/test_candidate_vectors.py",  # builds the session's dense index
+    "docs/test_docs.py",
+    "retrieval/test_demo_retrieval.py",
+    "workflows/test_candidates_dense.py",
+    "retrieval/test_retrieval_dense.py",
+    "generative/test_retrieval_sim_lucene.py",
+    "datasets/test_fields_candidates.py",
+    "retrieval/test_retrieval_lucene.py",
+    "engine/test_populations.py",
+    "api/test_oracle_matrix.py",
+    "fusion/test_fuse_ranx.py",
+    "generative/test_generative.py",
+    "retrieval/test_retrieval_backends.py",
+    "api/test_oracle_edges_irm.py",
+    "report/test_report_html_layout.py",
+)
 
 
 def pytest_addoption(parser):
@@ -50,21 +72,20 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        for fixture, group in SHARED_FIXTURE_GROUPS.items():
-            if fixture in item.fixturenames:
-                item.add_marker(pytest.mark.xdist_group(group))
-    seed = config.getoption("--shuffle")
-    if seed is None:
-        return
-    draw = random.Random(seed)
     by_file: dict = {}
     for item in items:
         by_file.setdefault(item.path, []).append(item)
     files = list(by_file.values())
-    draw.shuffle(files)
-    for tests in files:
-        draw.shuffle(tests)
+    seed = config.getoption("--shuffle")
+    if seed is None:
+        rank = {_TESTS / name: n for n, name in enumerate(HEAVY_FIRST)}
+        # a stable sort: the other files keep pytest's order
+        files.sort(key=lambda tests: rank.get(tests[0].path, len(rank)))
+    else:
+        draw = random.Random(seed)
+        draw.shuffle(files)
+        for tests in files:
+            draw.shuffle(tests)
     items[:] = [item for tests in files for item in tests]
 
 
@@ -195,18 +216,37 @@ def refused_connects():
 @pytest.fixture(scope="session")
 def qrecc_demo_dense_build(tmp_path_factory):
     """(index folder, manifest, connects attempted while building) of a dense index (packaged
-    MiniLM, one thread) of the QReCC demo collection, built once for the session: encoding the
+    MiniLM, one thread) of the QReCC demo collection, built once for the whole run: encoding the
     996 passages is about 30 s on this machine, and tests/retrieval/test_retrieval_dense.py,
     test_candidate_vectors.py and test_candidates_dense.py only read it (tests that write copy
-    it first). Built in chunks of 300 passages (4 chunks): the streamed path."""
+    it first). Built in chunks of 300 passages (4 chunks): the streamed path. Under xdist the
+    first worker to ask builds it in the run's shared temporary folder while holding a lock,
+    and the others wait for the lock and read what it left (pytest-xdist's documented way to
+    share one costly resource between workers)."""
     from trecqr.retrieval import dense  # the dense extra: only the modules that use it load it
 
-    folder = tmp_path_factory.mktemp("qrecc-demo-dense") / "index"
-    # one thread: on a busy 2-core runner, two OpenMP threads take twice as long as one
-    with refused_connects() as attempts:
-        manifest = dense.build_index(ROOT / "fixtures" / "qrecc-demo" / "collection.jsonl",
-                                     folder, show_progress=False, threads=1, chunk_size=300)
-    return folder, manifest, list(attempts)
+    def build(folder):
+        # one thread: on a busy 2-core runner, two OpenMP threads take twice as long as one
+        with refused_connects() as attempts:
+            manifest = dense.build_index(ROOT / "fixtures" / "qrecc-demo" / "collection.jsonl",
+                                         folder, show_progress=False, threads=1, chunk_size=300)
+        return manifest, list(attempts)
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.mktemp("qrecc-demo-dense") / "index"
+        return (folder, *build(folder))
+    shared = tmp_path_factory.getbasetemp().parent / "qrecc-demo-dense"
+    shared.mkdir(exist_ok=True)
+    folder, built = shared / "index", shared / "built.pickle"
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
+        if built.exists():
+            return (folder, *pickle.loads(built.read_bytes()))
+        result = build(folder)
+        part = built.with_suffix(".part")
+        part.write_bytes(pickle.dumps(result))
+        part.replace(built)  # only a finished build is ever read
+    return (folder, *result)
 
 
 @pytest.fixture(scope="session")

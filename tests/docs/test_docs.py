@@ -53,6 +53,7 @@ from pathlib import Path
 
 import pytest
 
+import trecqr_forks
 from conftest import DATA, ROOT
 
 SKIP_RE = re.compile(r"^<!--\s*docs-test:\s*skip\s+(.*?)\s*-->\s*$")
@@ -203,9 +204,10 @@ def doc_env() -> dict:
     return env
 
 
-def run_bash(block: Block, cwd: Path) -> list[str]:
+def run_bash(block: Block, cwd: Path, env: dict | None = None) -> list[str]:
     script, steps = bash_steps(block.text)
-    proc = subprocess.run(["bash", "-e", "-c", "exec 2>&1\n" + script], cwd=cwd, env=doc_env(),
+    proc = subprocess.run(["bash", "-e", "-c", "exec 2>&1\n" + script], cwd=cwd,
+                          env=doc_env() if env is None else env,
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
                           timeout=600)
     output = proc.stdout
@@ -287,7 +289,7 @@ def run_python(block: Block, cwd: Path, namespace: dict) -> list[str]:
     return checker.problems
 
 
-def run_file(path: Path, workdir: Path) -> list[str]:
+def run_file(path: Path, workdir: Path, env: dict | None = None) -> list[str]:
     shutil.copytree(ROOT / "fixtures", workdir / "fixtures")
     namespace: dict = {"__name__": "__docs__"}
     problems = []
@@ -295,17 +297,26 @@ def run_file(path: Path, workdir: Path) -> list[str]:
         if block.skip:
             continue
         if block.lang == "bash":
-            problems += run_bash(block, workdir)
+            problems += run_bash(block, workdir, env)
         else:
             problems += run_python(block, workdir, namespace)
     return problems
 
 
 # ---------------------------------------------------------------------------- tests
+@pytest.fixture(scope="module")
+def forking_env(tmp_path_factory):
+    """doc_env() with a ``trecqr`` first on PATH that forks each command from a process that
+    imported the CLI once (trecqr_forks.py); test_a_changed_number_fails runs the real one."""
+    server, env = trecqr_forks.start(tmp_path_factory.mktemp("trecqr-forks"), doc_env())
+    yield env
+    trecqr_forks.stop(server)
+
+
 @pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_examples_print_what_they_show(path, tmp_path, monkeypatch):
+def test_examples_print_what_they_show(path, tmp_path, monkeypatch, forking_env):
     monkeypatch.setenv("TRECQR_DATA", str(DATA))
-    problems = run_file(path, tmp_path)
+    problems = run_file(path, tmp_path, forking_env)
     assert not problems, "\n\n".join(problems)
 
 

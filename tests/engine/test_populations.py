@@ -198,15 +198,15 @@ print(json.dumps({"rows": rows, "columns": list(mean.columns),
 
 def test_provider_order_does_not_depend_on_the_hash_seed(tmp_path):
     """iter_calc's rows and pt.Experiment's columns and per-query rows, with the provider,
-    are those of ir_measures' own pipeline under PYTHONHASHSEED 0, 1 and 2 (they came in an
-    order that changed with the seed)."""
+    are those of ir_measures' own pipeline under PYTHONHASHSEED 0 and 1 (they came in an
+    order that changed with the seed; two seeds show it, each run pays a pyterrier import)."""
     pytest.importorskip("pyterrier")
     script = tmp_path / "order.py"
     script.write_text(_ORDER)
     judged = list(dict.fromkeys(line.split()[0] for line in
                                 (FIX / "qrels.txt").read_text().splitlines()))
     outputs = {}
-    for seed in ("0", "1", "2"):
+    for seed in ("0", "1"):
         for provider in ("0", "1"):
             env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONHASHSEED=seed)
             done = subprocess.run([sys.executable, str(script), provider, FIX / "qrels.txt",
