@@ -21,7 +21,6 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 # imported before forking: what most commands import anyway (the rest loads in the child)
@@ -51,11 +50,13 @@ def start(folder: Path, env: dict) -> tuple[subprocess.Popen, dict]:
     client.write_text(CLIENT.format(python=sys.executable, socket_path=str(sock)))
     client.chmod(client.stat().st_mode | stat.S_IXUSR)
     server = subprocess.Popen([sys.executable, __file__, str(sock)], env=env,
-                              stdin=subprocess.DEVNULL)
-    while not sock.exists():  # the server creates the socket once its imports are done
-        if server.poll() is not None:
-            raise RuntimeError(f"the docs' trecqr server exited {server.returncode}")
-        time.sleep(0.05)
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    # the server writes one line once its imports are done and the socket is listening; end
+    # of file first means it exited (no polling: the read blocks until one or the other)
+    ready = server.stdout.readline()
+    server.stdout.close()
+    if ready != b"ready\n":
+        raise RuntimeError(f"the docs' trecqr server exited {server.wait()}")
     return server, dict(env, PATH=str(bin_dir) + os.pathsep + env["PATH"])
 
 
@@ -125,6 +126,12 @@ def serve(socket_path: str) -> None:
     listener.bind(socket_path + ".tmp")
     listener.listen(8)
     os.rename(socket_path + ".tmp", socket_path)
+    ready = os.dup(1)  # the pipe start() reads; the commands' stdout is their own
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    os.write(ready, b"ready\n")
+    os.close(ready)
     while True:
         conn, _ = listener.accept()
         request, fds = _receive(conn)
