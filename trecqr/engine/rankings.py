@@ -107,7 +107,7 @@ def rank(plan, qrels, run) -> Ranked:
     else:
         r = read_run(run.obj, comments=options.v10, judged=pc.unique(q.docno),
                      float32=options.float32_scores)
-    small = _small_columns(plan, qrels, r, given)
+    small = _small_columns(plan, qrels, q, r, given)
     if small is not None:
         return small
     rk = build_rankings(r, q, options)
@@ -117,7 +117,7 @@ def rank(plan, qrels, run) -> Ranked:
         warn_id_space(id_space_problem(q, r))
     order, n_run = [], 0
     if plan.keyed:  # the dict's topics, or the columns' in first-seen order
-        topics = run.obj if run.kind == "dict" else _first_seen(r, rk)
+        topics = run.obj if run.kind == "dict" else rk.run_topics
         rk = _in_dict_order(rk, qrels, [t for t in topics if t in qrels.index])
         order = rk.qids
     elif plan.irm:
@@ -128,22 +128,23 @@ def rank(plan, qrels, run) -> Ranked:
     return Ranked(rk, order, r.source, n_run, given, r if keep else None, qrels)
 
 
-def _small_columns(plan, qrels, run: Run, given) -> Ranked | None:
+def _small_columns(plan, qrels, q, run: Run, given) -> Ranked | None:
     """Small columns (a DataFrame's, an Arrow table's, a small file's) ranked by the C pass
     over dicts, as a run dict is, when it computes every value of the plan: numpy's per-call
     costs would be most of such a call's time. The C pass gives the numpy kernels' values bit
     for bit (tests/measures/test_one_kernel.py). None: rank the columns (too many rows, a
-    repeated docno, which the columns' reader names, or values the dicts cannot hold)."""
+    repeated docno, which the columns' reader names, or values the dicts cannot hold).
+    qrels: as given (Qrels, or a qrels dict's DictQrels); q: its columns."""
     if plan.c_specs is None or plan.keyed or (plan.options.complete and plan.options.v10) \
             or len(run) > C_PASS_ROWS:
         return None
     if isinstance(qrels, DictQrels):  # a qrels dict: its dicts as given
         dq = qrels
-    elif len(qrels) > C_PASS_ROWS:
+    elif len(q) > C_PASS_ROWS:
         return None
     else:
-        qd = grouped_dicts(qrels.qid_list(), qrels.docno_list(), qrels.grade)
-        dq = None if qd is None else DictQrels.from_grouped(qd, qrels)
+        qd = grouped_dicts(q.qid_list(), q.docno_list(), q.grade)
+        dq = None if qd is None else DictQrels.from_grouped(qd, q)
     rd = grouped_dicts(run.qid_list(), run.docno_list(), run.score)
     if dq is None or rd is None:
         return None
@@ -153,29 +154,21 @@ def _small_columns(plan, qrels, run: Run, given) -> Ranked | None:
         ranked = _from_dicts(plan, dq, rd, run.runid)
     except (TypeError, ValueError):
         return None
-    warn_id_space(id_space_problem(dq.columns(), run))
+    warn_id_space(id_space_problem(q, run))
     ranked.source, ranked.run, ranked.given_run = run.source, run, given
     return ranked
 
 
 def _run_topics(given, run: Run, rk: Rankings) -> list:
-    """The run's topics in its order, empty rankings of a dict (``{"q2": {}}``) included."""
+    """The run's topics in its order (build_rankings' first-seen order), empty rankings of a
+    dict (``{"q2": {}}``) included."""
     if given.kind == "dict":
         return list(given.obj)
-    topics = _first_seen(run, rk)
+    topics = list(rk.run_topics)
     if run.empty_topics:
         listed = set(topics)
         topics += [q for q in run.empty_topics if q not in listed]
     return topics
-
-
-def _first_seen(run: Run, rk: Rankings) -> list:
-    """The run's topics in first-seen order (the scanner's codes, or build_rankings' pass
-    over the run's topics, have them)."""
-    if rk.run_topics is not None:
-        return list(rk.run_topics)
-    codes = getattr(run, "codes", None)
-    return codes.topics if codes is not None else pc.unique(run.qid).to_pylist()
 
 
 def _dict_rankings(qrels: DictQrels, topics, offsets, rel, options, runid, **coverage):

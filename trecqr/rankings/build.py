@@ -51,7 +51,7 @@ class Rankings:
     num_rel_all: int      # docs with grade > 0 over all qrels topics (num_rel under -c)
     qrels_only: list = field(default_factory=list)
     run_only: list = field(default_factory=list)
-    run_topics: list | None = None  # the run's topics in first-seen order, when built here
+    run_topics: list | None = None  # the run's topics in first-seen order (build_rankings')
 
     @property
     def num_ret(self) -> np.ndarray:
@@ -318,4 +318,4 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
         level_counts=level_counts, bogus=bogus, options=options, runid=run.runid,
         num_qrels_topics=len(q_topic_set), num_rel_all=int(np.count_nonzero(qrels.grade > 0)),
         qrels_only=sorted(q_topic_set - r_topic_set), run_only=sorted(r_topic_set - q_topic_set),
-        run_topics=list(r_topics))
+        run_topics=r_topics)
