@@ -136,10 +136,15 @@ def data_path(*parts) -> Path:
 def cast2021_dicts():
     """The CAsT 2021 document qrels and the organisers' ConvDR document run as pytrec_eval
     dicts ({qid: {docno: grade}}, {qid: {docno: score}}), read by trecqr's file readers."""
+    return files_as_dicts(data_path("cast2021", "qrels-docs.2021.qrel"),
+                          data_path("cast2021", "docrun_org_convdr.run"))
+
+
+def files_as_dicts(qrels_path, run_path):
+    """A qrels file and a run file as pytrec_eval dicts, read by trecqr's file readers."""
     from trecqr.formats import read_qrels, read_run
 
-    q = read_qrels(data_path("cast2021", "qrels-docs.2021.qrel"))
-    r = read_run(data_path("cast2021", "docrun_org_convdr.run"))
+    q, r = read_qrels(qrels_path), read_run(run_path)
     qrels, run = {}, {}
     for t, d, g in zip(q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist()):
         qrels.setdefault(t, {})[d] = g
@@ -253,3 +258,16 @@ def qrecc_demo_dense_build(tmp_path_factory):
 def qrecc_demo_dense_index(qrecc_demo_dense_build):
     """The folder of :func:`qrecc_demo_dense_build`'s index."""
     return qrecc_demo_dense_build[0]
+
+
+@pytest.fixture
+def provider():
+    """trecqr's ir_measures provider, registered first for the test and removed after it."""
+    import ir_measures
+
+    import trecqr
+
+    provider = trecqr.register_ir_measures()
+    yield provider
+    if provider in ir_measures.DefaultPipeline.providers:
+        ir_measures.DefaultPipeline.providers.remove(provider)

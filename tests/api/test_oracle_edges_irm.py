@@ -202,14 +202,6 @@ def test_compare_breakdown_and_plot_take_ir_measures_names(tmp_path, cli):
 
 
 # ----------------------------------------------------- the provider
-@pytest.fixture
-def provider():
-    provider = trecqr.register_ir_measures()
-    yield provider
-    if provider in ir_measures.DefaultPipeline.providers:
-        ir_measures.DefaultPipeline.providers.remove(provider)
-
-
 def test_registering_puts_trecqr_first_once(provider):
     assert trecqr.register_ir_measures() is provider
     names = [p.NAME for p in ir_measures.DefaultPipeline.providers]

@@ -496,14 +496,6 @@ PROVIDER_RUNS = ["org_convdr", "org_convdr_bert", "org_manual_ance", "org_manual
                  "org_manual_bm25"]
 
 
-@pytest.fixture
-def provider():
-    provider = trecqr.register_ir_measures()
-    yield provider
-    if provider in ir_measures.DefaultPipeline.providers:
-        ir_measures.DefaultPipeline.providers.remove(provider)
-
-
 @pytest.mark.parametrize("name", PROVIDER_RUNS)
 def test_provider_calc_aggregate_and_iter_calc_equal_ir_measures_own(name, provider):
     """Every ad hoc registry name (67 measures) through ir_measures' own API with trecqr

@@ -18,7 +18,7 @@ import warnings
 import pytest
 
 import trecqr
-from conftest import data_path
+from conftest import data_path, files_as_dicts
 from trecqr.engine.plan import _C_CODES
 from trecqr.measures import load_all
 from trecqr.measures.base import IRM_NATIVE, Measure, irm_native
@@ -32,19 +32,7 @@ IRM_EXAMPLES = ["RR@10", "Judged@10", "nDCG(dcg='exp-log2')@10", "ERR@10", "P@5"
                 "nDCG@10", "AP(rel=2)", "SetF", "alpha_nDCG@10", "RBP(rel=1)", "Compat(p=0.9)"]
 
 
-def _dicts():
-    from trecqr.formats import read_qrels, read_run
-
-    q, r = read_qrels(QRELS), read_run(RUN)
-    qrels, run = {}, {}
-    for t, d, g in zip(q.qid.to_pylist(), q.docno.to_pylist(), q.grade.tolist()):
-        qrels.setdefault(t, {})[d] = g
-    for t, d, s in zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist()):
-        run.setdefault(t, {})[d] = s
-    return qrels, run
-
-
-DICTS = _dicts()
+DICTS = files_as_dicts(QRELS, RUN)
 
 
 def _kernels_of(call) -> set:
