@@ -12,6 +12,7 @@ from __future__ import annotations
 import ir_measures
 import pytest
 import pytrec_eval
+from ir_measures.providers.base import NOT_PROVIDED
 
 import trecqr
 from compat_cases import make_case, same, write_case
@@ -501,12 +502,13 @@ def test_provider_calc_aggregate_and_iter_calc_equal_ir_measures_own(name, provi
     """Every ad hoc registry name (67 measures) through ir_measures' own API with trecqr
     first. NumRet's oracle is the run itself (the judged topics' documents): ir_measures' own
     pipeline counts only judged documents for it when a judged_only measure reaches its
-    pytrec_eval provider first (test_oracle_edges_irm: numret_follows_the_first_invocation)."""
+    pytrec_eval provider first (test_oracle_edges_irm: numret_follows_the_first_invocation).
+    nDCG with gains is computed apart: see test_gainless_ndcg_is_trec_evals_whatever_comes_first."""
     measures = [ir_measures.parse_measure(n) for names in AD_HOC.values() for n in names]
     qrels, run = renumbered(*cast2021(f"docrun_{name}.run"))
     evaluator = ir_measures.evaluator(measures, qrels)
     assert type(evaluator).__module__ == "trecqr.api.irm_provider"  # trecqr alone
-    expected, own_metrics = own_pipeline().calc(measures, qrels, run)
+    expected, own_metrics = own_calc_gains_apart(measures, qrels, run)
     judged = set(qrels.query_id)
     numret = ir_measures.parse_measure("NumRet")
     expected[numret] = float(run.query_id.isin(judged).sum())
@@ -517,6 +519,40 @@ def test_provider_calc_aggregate_and_iter_calc_equal_ir_measures_own(name, provi
     oracle = [m for m in own_metrics if m.measure != numret] + \
         [ir_measures.Metric(q, numret, float(n)) for q, n in retrieved.items()]
     assert triples(ir_measures.iter_calc(measures, qrels, run)) == triples(oracle)
+
+
+def own_calc_gains_apart(measures, qrels, run):
+    """ir_measures' own calc, with each nDCG(gains=...) in a call of its own: its pytrec_eval
+    provider puts a gain-less nDCG in the first invocation its set iteration meets, and that
+    invocation maps the grades through another nDCG's gains when that one comes first (which
+    PYTHONHASHSEED decides)."""
+    gains = [m for m in measures if m.NAME == "nDCG" and m["gains"] is not NOT_PROVIDED]
+    rest = [m for m in measures if m not in gains]
+    aggregated, metrics = own_pipeline().calc(rest, qrels, run)
+    metrics = list(metrics)
+    for m in gains:
+        one, rows = own_pipeline().calc([m], qrels, run)
+        aggregated.update(one)
+        metrics += list(rows)
+    return aggregated, metrics
+
+
+def test_gainless_ndcg_is_trec_evals_whatever_comes_first(provider):
+    """Finding (ir_measures 0.4.3): its pytrec_eval provider gives nDCG@3 0.2821 instead of
+    trec_eval's 0.3542 on org_convdr when nDCG(gains=...)@5 is met first, as the gains' map
+    reaches the gain-less nDCG's invocation. trecqr's provider gives trec_eval's value in
+    either order."""
+    from ir_measures.providers.pytrec_eval_provider import PytrecEvalProvider
+
+    qrels, run = dicts_of_files(*cast2021("docrun_org_convdr.run"))
+    gains = ir_measures.parse_measure("nDCG(gains={0:0,1:1,2:3,3:7,4:15})@5")
+    ndcg3 = ir_measures.nDCG @ 3
+    own = PytrecEvalProvider()
+    assert round(own.calc_aggregate([gains, ndcg3], qrels, run)[ndcg3], 4) == 0.2821
+    assert round(own.calc_aggregate([ndcg3, gains], qrels, run)[ndcg3], 4) == 0.3542
+    alone = {m: own.calc_aggregate([m], qrels, run)[m] for m in (gains, ndcg3)}
+    for order in ([gains, ndcg3], [ndcg3, gains]):
+        assert ir_measures.calc_aggregate(order, qrels, run) == alone
 
 
 def test_provider_takes_inputs_as_ir_measures_gives_them(provider):
