@@ -113,6 +113,13 @@ LAZY = {
                                                      "every input (~40 ms)",
     ("trecqr.formats.prefs", "pyarrow.compute"): "preference files only (~40 ms)",
     ("trecqr.formats.qrels_jg", "pyarrow.compute"): "judgment-group qrels only (~40 ms)",
+    ("trecqr.formats.arrays", "pyarrow.compute"): "distinct and positions of large columns "
+                                                  "only: a small file's take a dict (~40 ms)",
+    ("trecqr.formats.qrels", "pyarrow.compute"): "qrels with a field that starts with 0x only "
+                                                 "(Arrow reads it as hexadecimal; ~40 ms)",
+    ("trecqr.cli.engine_choice", "trecqr.report.bounds"): "--bounds only: its populations and "
+                                                          "text table (~10 ms of every eval)",
+    ("trecqr.api.views", "html"): "the Results' reprs only: html.entities (~6 ms of every eval)",
     ("trecqr.formats.textio", "pyarrow.csv"): "files the C scanner or the small-file split "
                                               "leave (gzip, large qrels...; ~5 ms)",
     ("trecqr.runtime.memory", "ctypes"): "under a memory cap only (fit_process): ctypes.util "

@@ -296,6 +296,23 @@ def test_integer_grades_have_no_warning_and_negatives_stay(tmp_path, no_slow_pat
     assert qrels.grade.tolist() == [-1, 0, 4]
 
 
+@pytest.mark.parametrize("lines", [3, 70_000])  # a small file's lists; Arrow's reader
+def test_hexadecimal_grade_is_refused_at_its_line(tmp_path, lines):
+    """Arrow's integers take 0x1 as 1, where trec_eval's atol reads 0: a grade that is not a
+    decimal number is refused at its line on every path, whatever the docnos hold."""
+    rows = [f"1 0 0xd{i} {i % 2}\n" for i in range(lines)]  # docnos that start with 0x
+    rows[1] = "1 0 doc 0x1\n"
+    with pytest.raises(InputError) as err:
+        read_qrels(_write(tmp_path, "q", "".join(rows).encode()))
+    assert (err.value.line, err.value.message) == (2, "grade '0x1' is not an integer")
+
+
+def test_large_qrels_grades_are_read_by_arrow_as_integers(tmp_path, no_slow_path):
+    rows = "".join(f"1 0 d{i} {i % 5 - 1}\n" for i in range(70_000)).encode()
+    assert read_qrels(_write(tmp_path, "q", rows)).grade.tolist() == \
+        [i % 5 - 1 for i in range(70_000)]
+
+
 def test_qrels_need_exactly_four_fields(tmp_path):
     with pytest.raises(InputError) as err:
         read_qrels(_write(tmp_path, "q", b"1 0 a 1\n1 0 b 1 extra\n"))

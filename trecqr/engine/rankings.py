@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from trecqr.formats import Run, read_run, run_from_dict
-from trecqr.formats.arrays import grouped_dicts
+from trecqr.formats.arrays import distinct, grouped_dicts
 from trecqr.engine.idspace import id_space_problem, surely_one_space, warn_id_space
 from trecqr.rankings.build import Rankings, build_rankings
 from trecqr.rankings.ragged import IDX, padded_ranges
@@ -105,7 +105,7 @@ def rank(plan, qrels, run) -> Ranked:
     elif given is not None:
         r = given
     else:
-        r = read_run(run.obj, comments=options.v10, judged=pc.unique(q.docno),
+        r = read_run(run.obj, comments=options.v10, judged=distinct(q.docno),
                      float32=options.float32_scores)
     small = _small_columns(plan, qrels, q, r, given)
     if small is not None:

@@ -3,6 +3,11 @@
 pyarrow's ``to_numpy`` imports pandas on first use (0.2 s, more than scoring a large run takes
 once the file is read), so the scorer's hot path reads the buffers of primitive arrays itself:
 zero-copy for one chunk without nulls, one concatenation for several chunks.
+
+The two set operations a run's scoring needs on string columns (:func:`distinct`,
+:func:`positions`) use ``pyarrow.compute`` on large columns only: its import (40-70 ms, the
+functions it builds from Arrow's registry) is more than a small run's whole scoring (the
+console script loads it on first use: :mod:`trecqr.runtime.launch`).
 """
 
 from __future__ import annotations
@@ -61,6 +66,37 @@ def string_array(values: list) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(values),
                                  [None, pa.py_buffer(offsets.astype(np.int32)),
                                   pa.py_buffer(b"".join(encoded))])
+
+
+SMALL_SET = 1 << 16  # strings up to which a Python dict does a set operation: at 65,536 it
+# takes about as long as importing pyarrow.compute
+
+
+def distinct(arr) -> pa.Array:
+    """The distinct strings of an Arrow string column, in first-seen order (``pc.unique``'s)."""
+    if len(arr) > SMALL_SET:
+        import pyarrow.compute as pc  # here: a small file is read without it (~40 ms)
+
+        return pc.unique(arr)
+    return string_array(list(dict.fromkeys(arr.to_pylist())))
+
+
+def positions(arr, value_set) -> np.ndarray:
+    """Each string's position in value_set (int32, ``pc.index_in``'s); every string is in it."""
+    if len(arr) > SMALL_SET or len(value_set) > SMALL_SET:
+        import pyarrow.compute as pc  # as in distinct
+
+        return as_numpy(pc.index_in(arr, value_set=value_set))
+    index = {v: i for i, v in enumerate(value_set.to_pylist())}
+    return np.fromiter(map(index.__getitem__, arr.to_pylist()), dtype=np.int32, count=len(arr))
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` without its import of ``numpy.ma`` (10 ms of a small run)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
 def one_chunk(arr) -> pa.Array:

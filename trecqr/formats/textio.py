@@ -297,8 +297,14 @@ def normalise(data: bytes, comments: bool) -> tuple[bytes, bytes]:
     return data, b" "
 
 
-def arrow_fields(source: Source, *, comments: bool) -> pa.Table | None:
-    """Split into string columns f0..fN with Arrow; None when lines have varying field counts."""
+def arrow_fields(source: Source, *, comments: bool,
+                 integer: int | None = None) -> pa.Table | None:
+    """Split into string columns f0..fN with Arrow; None when lines have varying field counts.
+
+    integer: a field the CSV reader reads as int64 itself (a qrels' grade: a cast would load
+    ``pyarrow.compute``), unless a field of the file starts with ``0x``: Arrow's integers
+    take hexadecimal (``0x1`` is 1, where trec_eval's atol reads 0), so the field then stays
+    text for the caller to check. None also when that field is not an integer on every line."""
     import pyarrow.csv as pacsv  # lazy: larger files only (small ones are split in Python)
 
     data, delim = normalise(decode_text(source), comments)
@@ -309,6 +315,9 @@ def arrow_fields(source: Source, *, comments: bool) -> pa.Table | None:
     first = data[start.start():end if end >= 0 else len(data)]
     ncols = len(first.split(delim))
     names = [f"f{i}" for i in range(ncols)]
+    types = {n: pa.string() for n in names}
+    if integer is not None and integer < ncols and not _hexadecimal_field(data, delim):
+        types[names[integer]] = pa.int64()
     try:
         return pacsv.read_csv(
             pa.BufferReader(pa.py_buffer(data)),
@@ -317,11 +326,18 @@ def arrow_fields(source: Source, *, comments: bool) -> pa.Table | None:
                 delimiter=delim.decode(), quote_char=False, escape_char=False,
                 double_quote=False, newlines_in_values=False, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.string() for n in names}, strings_can_be_null=False,
+                column_types=types, null_values=[], strings_can_be_null=False,
                 quoted_strings_can_be_null=False),
         )
     except pa.ArrowInvalid:
         return None
+
+
+def _hexadecimal_field(data: bytes, delim: bytes) -> bool:
+    """Whether a field of these normalised lines starts with 0x or 0X, the one form of
+    hexadecimal Arrow's integer parsing takes (not -0x1, +0x1 or 00x1)."""
+    return data[:2] in (b"0x", b"0X") or any(
+        start + hexa in data for start in (delim, b"\n") for hexa in (b"0x", b"0X"))
 
 
 def json_document(source: Source):

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from trecqr.errors import InputError, NoCommonTopicsError
-from trecqr.formats.arrays import as_numpy
+from trecqr.formats.arrays import as_numpy, positions, sorted_distinct
 from trecqr.rankings.trec_order import qid_codes, raise_duplicate, ranked_columns
 from trecqr.rankings.ragged import IDX, depth_groups, padded, padded_ranges
 from trecqr.rankings.options import Options
@@ -235,7 +235,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
     scanned_hits = codes is not None and codes.hit_row is not None and codes.judged is not None
     if scanned_hits:
         dict_docs = codes.judged  # the scanner matched every line against these docnos
-        qd = as_numpy(pc.index_in(qrels.docno, value_set=dict_docs))
+        qd = positions(qrels.docno, dict_docs)
     else:
         enc = pc.dictionary_encode(qrels.docno)
         dict_docs = enc.dictionary
@@ -306,7 +306,7 @@ def build_rankings(run, qrels, options: Options) -> Rankings:
 
     # qrels grade counts per evaluated topic
     judged = (gq >= 0) & (qrels.grade >= 0)
-    levels = np.unique(qrels.grade[qrels.grade >= 0])
+    levels = sorted_distinct(qrels.grade[qrels.grade >= 0])
     lev_idx = np.searchsorted(levels, qrels.grade[judged])
     level_counts = np.bincount(gq[judged] * len(levels) + lev_idx,
                                minlength=len(evaluated) * len(levels)
