@@ -9,6 +9,8 @@ a fresh interpreter, not timed.
   (:func:`trecqr.runtime.launch._defer_pyarrow_compute`): ``trecqr eval`` on the fixture and
   on an organisers' CAsT 2021 run (1.1 MB, its qrels read by Arrow's CSV reader) never uses it,
   nor ``numpy.ma`` (which a plain ``np.unique`` imports).
+* The console script runs no garbage collection on the fixture (its imports and lists stay
+  under the threshold it sets).
 * The whole command loads no pandas, no Arrow CSV reader, no process pool, no optional extra
   and none of the packages of other commands (datasets, retrieval, fusion, reports).
 * Arrow's allocator is set when pyarrow loads, not by loading it.
@@ -27,12 +29,17 @@ RUN = ROOT / "fixtures" / "cast2021" / "manual_bm25.run"
 
 # the modules loaded when the command ends (it ends with os._exit: atexit does not run)
 _EVAL = """
-import json, os, sys
+import gc, json, os, sys
 real_exit, where = os._exit, sys.argv[3]
+collections, started = [], []  # counted from entry() on: compiling launch.py from source
+import trecqr.runtime.launch as launch  # (no .pyc) may collect before it
+install = launch._install
+launch._install = lambda: (started.append(True), install())
+gc.callbacks.append(lambda phase, info: phase == "start" and started and collections.append(1))
 def _exit(code):  # the deferred pyarrow.compute's stand-in is not the module loaded
     with open(where, "w") as fh:
-        json.dump(sorted(n for n, m in sys.modules.items() if type(m).__name__ != "Deferred"),
-                  fh)
+        json.dump(sorted(n for n, m in sys.modules.items() if type(m).__name__ != "Deferred")
+                  + [f"gc collections: {len(collections)}"], fh)
     real_exit(code)
 os._exit = _exit
 sys.argv = ["trecqr", "eval", sys.argv[1], sys.argv[2]]
@@ -79,6 +86,8 @@ def test_small_eval_loads_only_what_it_uses(tmp_path):
     modules = json.loads(where.read_text())
     assert proc.stdout.startswith("runid") and "trecqr.engine.execute" in modules
     assert _loaded(modules, NOT_LOADED + UNUSED_BY_EVAL) == []
+    # the console script's garbage collector threshold: none of its passes (10-30 ms) here
+    assert "gc collections: 0" in modules
 
 
 # loaded by neither small run: Arrow's compute functions, numpy.ma, --bounds' report
