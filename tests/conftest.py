@@ -84,9 +84,10 @@ SAME_WORKER = {
         "retrieval/test_candidate_vectors.py", "retrieval/test_retrieval_dense.py",
         "workflows/test_candidates_dense.py", "retrieval/test_demo_retrieval.py",
         "retrieval/test_retrieval_backends.py", "retrieval/test_retrieval_lucene.py",
-        "generative/test_retrieval_sim_lucene.py", "datasets/test_fields_candidates.py"),
+        "generative/test_retrieval_sim_lucene.py", "datasets/test_fields_candidates.py",
+        "report/test_cli_reports.py"),
     "ranx": ("fusion/test_fuse_ranx.py", "api/test_oracle_matrix.py",
-             "report/stats/test_stats_ranx.py"),
+             "report/stats/test_stats_ranx.py", "api/test_fuzz_findings.py"),
 }
 
 
