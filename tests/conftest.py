@@ -87,7 +87,8 @@ SAME_WORKER = {
         "generative/test_retrieval_sim_lucene.py", "datasets/test_fields_candidates.py",
         "report/test_cli_reports.py"),
     "ranx": ("fusion/test_fuse_ranx.py", "api/test_oracle_matrix.py",
-             "report/stats/test_stats_ranx.py", "api/test_fuzz_findings.py"),
+             "report/stats/test_stats_ranx.py", "api/test_fuzz_findings.py",
+             "engine/test_doors_costs.py"),
 }
 
 
