@@ -43,26 +43,71 @@ ROOT = Path(__file__).resolve().parent.parent
 # setup.cfg runs `--dist loadfile --no-loadscope-reorder`: each test file goes whole to one xdist
 # worker, so a module-scoped fixture is built once (with per-test distribution each worker built
 # its own), and the files go out in collection order. The files below are the suite's longest
-# (index builds, docs examples, subprocesses importing torch or pyterrier): collected first, so
-# they start first instead of ending the run on one worker while the other idles. A fixed list,
-# not timings: the order is the same on every run and every worker (xdist requires it).
+# (index builds, docs examples, oracle matrices, subprocesses importing torch or pyterrier), or
+# open a SAME_WORKER group (below): collected first, so they start first instead of ending the
+# run on one worker while the other idles. A fixed list, not timings: the order is the same on
+# every run and every worker (xdist requires it).
 HEAVY_FIRST = (
-    "retrieval/test_candidate_vectors.py",  # builds the session's dense index
-    "docs/test_docs.py",
-    "retrieval/test_demo_retrieval.py",
-    "workflows/test_candidates_dense.py",
+    "retrieval/test_candidate_vectors.py",  # builds the session's dense index; opens its group
     "retrieval/test_retrieval_dense.py",
-    "generative/test_retrieval_sim_lucene.py",
+    "workflows/test_candidates_dense.py",
+    "retrieval/test_demo_retrieval.py",
     "datasets/test_fields_candidates.py",
+    "generative/test_retrieval_sim_lucene.py",
     "retrieval/test_retrieval_lucene.py",
-    "engine/test_populations.py",
-    "api/test_oracle_matrix.py",
-    "fusion/test_fuse_ranx.py",
-    "generative/test_generative.py",
     "retrieval/test_retrieval_backends.py",
-    "api/test_oracle_edges_irm.py",
+    "api/test_oracle_matrix.py",  # opens the ranx group
+    "fusion/test_fuse_ranx.py",
+    "docs/test_docs.py",
+    "cli/test_faults_files_and_streams.py",
+    "cli/test_faults_file_contents.py",
+    "cli/test_core_install.py",
+    "cli/test_faults_signals.py",
+    "report/test_report_html.py",
+    "engine/test_populations.py",
+    "protocols/test_scai.py",
     "report/test_report_html_layout.py",
+    "generative/test_generative.py",
+    "api/test_oracle_edges_irm.py",
 )
+
+
+# Files that pay the same costly in-process start-up run on one xdist worker, so it is paid once:
+# torch, sentence-transformers and MiniLM (about 8 s of CPU to import and load) and the JVM of
+# Lucene; the dense index (qrecc_demo_dense_build) is then built by the worker that reads it, and
+# no worker waits on its lock. ranx: numba compiles its typed-dict code in every process that
+# builds or reads ranx's objects (seconds; it cannot be cached). A group is one unit of work,
+# sent where its first file would go in the order above; every other file is its own unit
+# (--dist loadfile). Under -n 0 or another --dist the groups do nothing.
+SAME_WORKER = {
+    "dense and lucene": (
+        "retrieval/test_candidate_vectors.py", "retrieval/test_retrieval_dense.py",
+        "workflows/test_candidates_dense.py", "retrieval/test_demo_retrieval.py",
+        "retrieval/test_retrieval_backends.py", "retrieval/test_retrieval_lucene.py",
+        "generative/test_retrieval_sim_lucene.py", "datasets/test_fields_candidates.py",
+        "report/test_cli_reports.py"),
+    "ranx": ("fusion/test_fuse_ranx.py", "api/test_oracle_matrix.py",
+             "report/stats/test_stats_ranx.py", "api/test_fuzz_findings.py",
+             "engine/test_doors_costs.py"),
+}
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile with the files of each SAME_WORKER group in one unit of work."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    group_of = {(_TESTS / path).relative_to(config.rootpath).as_posix(): group
+                for group, paths in SAME_WORKER.items() for path in paths}
+
+    class SharedStartups(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return group_of.get(path, path)
+
+    return SharedStartups(config, log)
 
 
 def pytest_addoption(parser):

@@ -408,9 +408,9 @@ def test_gains_and_levels_equal_ir_measures():
 
 @pytest.mark.parametrize("family", sorted(AD_HOC))
 def test_registry_ad_hoc_names_equal_ir_measures_on_cast2021(family, cast_frames):
-    qf, rf = cast_frames
+    qf, rf, qrows, rrows = cast_frames
     names = AD_HOC[family]
-    means, per_topic = irm_oracle(names, qf, rf, one_call_each=True)
+    means, per_topic = irm_oracle(names, qrows, rrows, one_call_each=True)
     res = trecqr.evaluate(qf, rf, asked_as(names))
     assert assert_irm(res, names, means, per_topic) >= 130 * len(names)  # 158 judged topics
 
@@ -418,24 +418,40 @@ def test_registry_ad_hoc_names_equal_ir_measures_on_cast2021(family, cast_frames
 @pytest.mark.parametrize("run", ["tasks2016-run-QS.txt", "tasks2016-run-WD.txt"])
 @pytest.mark.parametrize("family", sorted(INTENT_AWARE))
 def test_registry_intent_aware_names_equal_ir_measures_on_tasks2016(family, run, tasks_frames):
-    qf, rf = (frame.copy() for frame in tasks_frames[run])
+    qf, rf, qrows = tasks_frames[run]
+    qf, rf = qf.copy(), rf.copy()
     names = INTENT_AWARE[family]
-    means, per_topic = irm_oracle(names, qf, rf, one_call_each=True)
+    means, per_topic = irm_oracle(names, qrows, rf, one_call_each=True)
     res = trecqr.evaluate(qf, rf, asked_as(names))
     assert assert_irm(res, names, means, per_topic) >= 40 * len(names)
 
 
 @pytest.fixture(scope="module")
 def tasks_frames():
-    """The two TREC Tasks 2016 runs and the diversity qrels, renumbered once for the module."""
+    """The two TREC Tasks 2016 runs and the diversity qrels, renumbered once for the module:
+    {run: (qrels frame, run frame, the qrels frame's rows as ir_measures reads them)}. The
+    oracle is given those rows (the Qrel tuples, with subtopics, that ir_measures makes of the
+    frame on each call: 47,000 rows, a second per call, made once here)."""
     qrels = data_path("sessions", "tasks2016-qrels-suggestions.txt")
-    return {run: renumbered(qrels, data_path("sessions", run), subtopics=True)
-            for run in ("tasks2016-run-QS.txt", "tasks2016-run-WD.txt")}
+    frames = {run: renumbered(qrels, data_path("sessions", run), subtopics=True)
+              for run in ("tasks2016-run-QS.txt", "tasks2016-run-WD.txt")}
+    out = {}
+    for run, (qf, rf) in frames.items():
+        rows = list(ir_measures.util.QrelsConverter(qf).as_namedtuple_iter())
+        assert len(rows) == len(qf) and all(r.iteration is not None for r in rows[:5])
+        out[run] = qf, rf, rows
+    return out
 
 
 @pytest.fixture(scope="module")
 def cast_frames():
-    return renumbered(*cast2021("docrun_org_convdr.run"))
+    """(qrels frame, run frame, their rows as ir_measures reads them): the oracle is given the
+    Qrel and ScoredDoc tuples ir_measures makes of the frames on each call, made once here."""
+    qf, rf = renumbered(*cast2021("docrun_org_convdr.run"))
+    qrows = list(ir_measures.util.QrelsConverter(qf).as_namedtuple_iter())
+    rrows = list(ir_measures.util.RunConverter(rf).as_namedtuple_iter())
+    assert (len(qrows), len(rrows)) == (len(qf), len(rf))
+    return qf, rf, qrows, rrows
 
 
 @pytest.fixture(scope="module", params=[(name, ties) for name in
@@ -508,7 +524,10 @@ def test_provider_calc_aggregate_and_iter_calc_equal_ir_measures_own(name, provi
     qrels, run = renumbered(*cast2021(f"docrun_{name}.run"))
     evaluator = ir_measures.evaluator(measures, qrels)
     assert type(evaluator).__module__ == "trecqr.api.irm_provider"  # trecqr alone
-    expected, own_metrics = own_calc_gains_apart(measures, qrels, run)
+    # the oracle reads the frames' rows as ir_measures makes them, made once, not once per call
+    rows = (list(ir_measures.util.QrelsConverter(qrels).as_namedtuple_iter()),
+            list(ir_measures.util.RunConverter(run).as_namedtuple_iter()))
+    expected, own_metrics = own_calc_gains_apart(measures, *rows)
     judged = set(qrels.query_id)
     numret = ir_measures.parse_measure("NumRet")
     expected[numret] = float(run.query_id.isin(judged).sum())
