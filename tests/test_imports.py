@@ -115,8 +115,6 @@ LAZY = {
     ("trecqr.formats.qrels_jg", "pyarrow.compute"): "judgment-group qrels only (~40 ms)",
     ("trecqr.formats.arrays", "pyarrow.compute"): "distinct and positions of large columns "
                                                   "only: a small file's take a dict (~40 ms)",
-    ("trecqr.formats.qrels", "pyarrow.compute"): "qrels with a field that starts with 0x only "
-                                                 "(Arrow reads it as hexadecimal; ~40 ms)",
     ("trecqr.cli.engine_choice", "trecqr.report.bounds"): "--bounds only: its populations and "
                                                           "text table (~10 ms of every eval)",
     ("trecqr.api.views", "html"): "the Results' reprs only: html.entities (~6 ms of every eval)",

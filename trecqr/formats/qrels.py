@@ -181,17 +181,9 @@ def read_qrels(path, *, comments: bool = True, raw: bytes | None = None) -> Qrel
     table = arrow_fields(src, comments=comments, integer=3)
     if table is None or table.num_columns != 4 or table.num_rows == 0:
         return _python_qrels(src, comments)  # fractional (warn) or bad (error) grades
-    grade = table.column(3)
-    if grade.type != pa.int64():  # text, as a field starts with 0x
-        import pyarrow.compute as pc  # here: qrels without such a field are read without it
-
-        if pc.any(pc.match_substring(grade, "x", ignore_case=True)).as_py():
-            return _python_qrels(src, comments)  # 0x1: Arrow's 1, trec_eval's 0
-        try:
-            grade = grade.cast(pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return _python_qrels(src, comments)
-    grade = as_numpy(grade)
+    if table.column(3).type != pa.int64():  # a field starts with 0x, which Arrow would read
+        return _python_qrels(src, comments)  # as hexadecimal (0x1: Arrow's 1, trec_eval's 0)
+    grade = as_numpy(table.column(3))
     keep = src if src.name == "<stdin>" else None
     return Qrels(table.column(0).combine_chunks(), table.column(2).combine_chunks(),
                  grade, src.name, keep, comments)
