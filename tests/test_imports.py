@@ -52,6 +52,9 @@ LAZY = {
     ("trecqr.runtime.workers", "concurrent.futures"): "with multiprocessing, above (its process pool, "
                                               "~25 ms together)",
     # optional extras and heavy libraries, loaded by the one function that uses them
+    ("trecqr.formats.objects", "trecqr.formats.ranx_columns"): "ranx objects only: it imports "
+                                                             "numba (~0.5 s), which ranx "
+                                                             "has loaded by then",
     ("trecqr.runtime.progress", "tqdm"): "progress bars only; tqdm is optional (~20 ms)",
     ("trecqr.protocols.scai", "rouge_score"): "the SCAI protocol's ROUGE only; generative "
                                              "extra (rouge-score with nltk, ~1-3 s)",

@@ -20,7 +20,6 @@ rows: ir_datasets' ``qrels_iter()``...          :func:`.tables.rows_table`
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
@@ -99,17 +98,8 @@ def qrels_columns(inp: Input, *, comments: bool = True) -> Qrels:
 
 
 def ranx_table(store, value: str) -> pa.Table:
-    """The ``{qid: {docno: value}}`` of a ranx Run or Qrels (numba typed dicts) as columns:
-    each topic's keys and values taken in one call each, the topic column repeated by numpy
-    (no Python dict, no statement per row)."""
-    topics, docnos, values, sizes = [], [], [], []
-    for qid in store.keys():
-        docs = store[qid]
-        keys = list(docs.keys())
-        topics.append(qid)
-        docnos.extend(keys)
-        values.extend(docs.values())
-        sizes.append(len(keys))
-    qid = np.repeat(np.array(topics, dtype=object), sizes)
-    return pa.table({"query_id": pa.array(qid, pa.string()),
-                     "doc_id": pa.array(docnos, pa.string()), value: pa.array(values)})
+    """The ``{qid: {docno: value}}`` of a ranx Run or Qrels (numba typed dicts) as columns, by
+    :mod:`.ranx_columns`' compiled pass (numba is loaded only for a ranx object)."""
+    from trecqr.formats import ranx_columns
+
+    return ranx_columns.ranx_table(store, value)
