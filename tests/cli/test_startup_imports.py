@@ -13,6 +13,7 @@ a fresh interpreter, not timed.
   under the threshold it sets).
 * The whole command loads no pandas, no Arrow CSV reader, no process pool, no optional extra
   and none of the packages of other commands (datasets, retrieval, fusion, reports).
+* ``trecqr fuse`` loads no pandas either (pyarrow imports it to convert Python values).
 * Arrow's allocator is set when pyarrow loads, not by loading it.
 """
 
@@ -27,10 +28,11 @@ from conftest import ROOT, data_path
 QRELS = ROOT / "fixtures" / "cast2021" / "qrels.txt"
 RUN = ROOT / "fixtures" / "cast2021" / "manual_bm25.run"
 
-# the modules loaded when the command ends (it ends with os._exit: atexit does not run)
+# the modules loaded when the command (argv[2:]) ends, written to argv[1] (the command ends
+# with os._exit: atexit does not run)
 _EVAL = """
 import gc, json, os, sys
-real_exit, where = os._exit, sys.argv[3]
+real_exit, where, command = os._exit, sys.argv[1], sys.argv[2:]
 collections, started = [], []  # counted from entry() on: compiling launch.py from source
 import trecqr.runtime.launch as launch  # (no .pyc) may collect before it
 install = launch._install
@@ -42,7 +44,7 @@ def _exit(code):  # the deferred pyarrow.compute's stand-in is not the module lo
                   + [f"gc collections: {len(collections)}"], fh)
     real_exit(code)
 os._exit = _exit
-sys.argv = ["trecqr", "eval", sys.argv[1], sys.argv[2]]
+sys.argv = ["trecqr", *command]
 from trecqr.runtime.launch import entry
 entry()
 """
@@ -80,7 +82,7 @@ def test_reading_a_small_run_and_qrels_loads_no_arrow_kernels():
 
 def test_small_eval_loads_only_what_it_uses(tmp_path):
     where = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", _EVAL, str(QRELS), str(RUN), str(where)],
+    proc = subprocess.run([sys.executable, "-c", _EVAL, where, "eval", QRELS, RUN],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     modules = json.loads(where.read_text())
@@ -99,13 +101,27 @@ def test_eval_of_an_organisers_run_loads_no_compute_functions(tmp_path):
     where = tmp_path / "modules.json"
     qrels = data_path("cast2021", "qrels-docs.2021.qrel")
     run = data_path("cast2021", "docrun_org_manual_bm25.run")
-    proc = subprocess.run([sys.executable, "-c", _EVAL, str(qrels), str(run), str(where)],
+    proc = subprocess.run([sys.executable, "-c", _EVAL, where, "eval", qrels, run],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     modules = json.loads(where.read_text())
     assert "pyarrow.csv" in modules  # the qrels (507 KB) take Arrow's reader
     assert _loaded(modules, UNUSED_BY_EVAL) == []
 
+
+
+def test_fuse_loads_no_pandas(tmp_path):
+    """pyarrow imports pandas (about 0.25 s) to convert any Python or numpy value, a scalar
+    included; fusing two runs and writing the result makes every column from Arrow arrays."""
+    where, runs = tmp_path / "modules.json", [data_path("cast2021", f"docrun_org_{n}.run")
+                                              for n in ("manual_bm25", "manual_ance_bert")]
+    proc = subprocess.run([sys.executable, "-c", _EVAL, where, "fuse", *runs, "-o",
+                           tmp_path / "rrf.run", "--method", "rrf"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    modules = json.loads(where.read_text())
+    assert "trecqr.fusion.pool" in modules and (tmp_path / "rrf.run").stat().st_size > 0
+    assert _loaded(modules, ["pandas"]) == []
 
 _DEFERRED = """
 import sys

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from trecqr.formats.arrays import IDX, arrow_indices, as_numpy
+from trecqr.formats.arrays import IDX, arrow_indices, arrow_numbers, as_numpy
 
 
 # --------------------------------------------------------------------------- qid codes
@@ -73,7 +73,7 @@ def sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
     group = np.cumsum(np.concatenate([[1], ~tie[pos[:-1]]]))  # new group unless tied to prev
     import pyarrow.compute as pc  # lazy: above
 
-    table = pa.table({"g": group, "d": docno.take(arrow_indices(order[pos]))})
+    table = pa.table({"g": arrow_numbers(group), "d": docno.take(arrow_indices(order[pos]))})
     within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
     order[pos] = order[pos][as_numpy(within)]
     return order

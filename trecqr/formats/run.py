@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import Listed, arrow_indices, as_numpy, string_array
+from trecqr.formats.arrays import Listed, arrow_indices, arrow_numbers, as_numpy, string_array
 from trecqr.formats.order import trec_order
 from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
@@ -303,8 +303,9 @@ def write_run(run: Run, path, *, runid: str | None = None) -> None:
     if not runid.isascii():  # a runid made from a file name that is not UTF-8: Arrow needs UTF-8
         runid = runid.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     # shortest text that reads back as the same double (Arrow's cast prints 17 digits)
-    score = pa.array([repr(x) for x in run.score[order].tolist()], pa.string())
-    cols = [run.qid.take(order), pa.array(np.full(len(order), "Q0")), run.docno.take(order),
-            pa.array(rank).cast(pa.string()), score,
-            pa.array(np.full(len(order), runid))]
+    score = string_array([repr(x) for x in run.score[order].tolist()])
+    # no pa.array or pa.repeat of Python or numpy values: pyarrow imports pandas for them
+    rows, same = arrow_indices(order), arrow_indices(np.zeros(len(order), np.int64))
+    cols = [run.qid.take(rows), string_array(["Q0"]).take(same), run.docno.take(rows),
+            arrow_numbers(rank).cast(pa.string()), score, string_array([runid]).take(same)]
     atomic_write_fields(path, cols)

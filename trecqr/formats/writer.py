@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
+from trecqr.formats.arrays import string_array
 from trecqr.runtime.interrupts import signals_blocked
 from trecqr.runtime.tempfiles import register_temp, remove_temp
 from trecqr.runtime.transactions import current_transaction
@@ -115,7 +116,8 @@ def _line_buffers(lines):
     for chunk in chunks:
         if len(chunk) == 0:
             continue
-        joined = pc.binary_join_element_wise(chunk, pa.scalar("", chunk.type), "\n")
+        empty, newline = string_array(["", "\n"]).cast(chunk.type)  # scalars, without pandas
+        joined = pc.binary_join_element_wise(chunk, empty, newline)
         width = np.int64 if pa.types.is_large_string(joined.type) else np.int32
         offsets = np.frombuffer(joined.buffers()[1], dtype=width)[
             joined.offset:joined.offset + len(joined) + 1]
@@ -126,7 +128,8 @@ def atomic_write_fields(path, columns: list) -> None:
     """Write Arrow string columns as lines of space-separated fields, atomically."""
     import pyarrow.compute as pc  # lazy: writing only, above
 
-    atomic_write_lines(path, pc.binary_join_element_wise(*columns, " "))
+    space = string_array([" "])[0]  # an Arrow scalar: pyarrow imports pandas to convert " "
+    atomic_write_lines(path, pc.binary_join_element_wise(*columns, space))
 
 
 def atomic_write_lines(path, lines) -> None:

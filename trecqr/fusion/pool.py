@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from trecqr.formats.arrays import IDX, arrow_indices, as_numpy
+from trecqr.formats.arrays import IDX, arrow_indices, as_numpy, string_array
 from trecqr.formats.order import qid_codes, sort_ties, trec_order
 from trecqr.formats.run import Run
 
@@ -59,7 +59,7 @@ class Pool:
 
     @property
     def qid(self) -> pa.Array:
-        return pa.array(self.topics, pa.string()).take(arrow_indices(self.topic))
+        return string_array(self.topics).take(arrow_indices(self.topic))
 
     @property
     def docno(self) -> pa.Array:
@@ -172,5 +172,5 @@ def fused_run(pool: Pool, fused: np.ndarray, runid: str) -> Run:
     descending, ties by docno descending), as a run file would be written."""
     order = sort_ties(_score_order(pool, fused), pool.topic, fused, _Docnos(pool))
     take = arrow_indices(pool.dcode[order])
-    qid = pa.array(pool.topics, pa.string()).take(arrow_indices(pool.topic[order]))
+    qid = string_array(pool.topics).take(arrow_indices(pool.topic[order]))
     return Run(qid, pool.docs.take(take), fused[order], runid, "<fused run>")
