@@ -16,6 +16,9 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
+from trecqr.errors import InputError
+from trecqr.formats.arrays import arrow_indices, arrow_numbers
+
 
 @njit(cache=True)
 def _utf8_length(text):
@@ -29,7 +32,8 @@ def _utf8_length(text):
 @njit(cache=True)
 def _flatten(store):
     """(topics joined, their lengths, documents per topic, docnos joined, their lengths,
-    values) of ``{qid: {docno: value}}`` in the dicts' own order."""
+    values) of ``{qid: {docno: value}}`` in the dicts' own order. Values as doubles: a Qrels'
+    integer grades are exact in them."""
     n = 0
     for qid in store:
         n += len(store[qid])
@@ -53,8 +57,12 @@ def _flatten(store):
     return "".join(topics), topic_bytes, sizes, "".join(docnos), docno_bytes, values
 
 
-def _strings(joined: str, lengths: np.ndarray) -> pa.Array:
-    data = joined.encode("utf-8")
+def _strings(joined: str, lengths: np.ndarray, source: str) -> pa.Array:
+    try:
+        data = joined.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no UTF-8 text (Arrow strings are UTF-8)
+        raise InputError(source, None, "an id is not valid Unicode text (a lone surrogate); "
+                                       "give ids that encode as UTF-8") from None
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     kind = pa.large_string() if len(data) >= 2**31 else pa.string()
@@ -68,9 +76,11 @@ def ranx_table(store, value: str) -> pa.Table:
     """The ``{qid: {docno: value}}`` of a ranx Run (``value="score"``, floats) or Qrels
     (``"relevance"``, integers) as ``query_id``, ``doc_id`` and ``value`` columns, each
     topic's documents in the dict's order."""
+    source = "<ranx Run>" if value == "score" else "<ranx Qrels>"
     topics, topic_bytes, sizes, docnos, docno_bytes, values = _flatten(store)
-    qid = _strings(topics, topic_bytes).take(pa.array(np.repeat(np.arange(len(sizes)), sizes)))
+    qid = _strings(topics, topic_bytes, source).take(
+        arrow_indices(np.repeat(np.arange(len(sizes)), sizes)))
     if value == "relevance":
         values = values.astype(np.int64)
-    return pa.table({"query_id": qid, "doc_id": _strings(docnos, docno_bytes),
-                     value: pa.array(values)})
+    return pa.table({"query_id": qid, "doc_id": _strings(docnos, docno_bytes, source),
+                     value: arrow_numbers(values)})
