@@ -19,8 +19,8 @@ QRELS = [("q1", "😀x", 3), ("q1", "d€", 0), ("é😀", "a", 2), ("é😀", "
 
 def test_run_and_qrels_keep_the_dicts_order_ids_and_values(tmp_path):
     run_file, qrels_file = tmp_path / "r.trec", tmp_path / "q.trec"
-    run_file.write_text("".join(f"{q} Q0 {d} {i} {s!r} x\n" for i, (q, d, s) in enumerate(RUN)),
-                        encoding="utf-8")
+    run_file.write_text("".join(f"{q} Q0 {d} {i} {s!r} x\n"
+                                for i, (q, d, s) in enumerate(RUN)), encoding="utf-8")
     qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in QRELS), encoding="utf-8")
     for typed, value, want in (
             (ranx.Run.from_file(str(run_file), kind="trec").run, "score", RUN),

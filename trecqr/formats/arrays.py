@@ -58,14 +58,23 @@ def string_array(values: list) -> pa.Array:
         encoded = [v.encode("utf-8") for v in values]
     except (AttributeError, UnicodeEncodeError):  # not all str: Arrow's own conversion
         return pa.array(values, pa.string())
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)),
-              out=offsets[1:])
-    if offsets[-1] >= 2 ** 31:
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    if lengths.sum() >= 2 ** 31:
         return pa.array(values, pa.string())
-    return pa.Array.from_buffers(pa.string(), len(values),
+    return utf8_array(b"".join(encoded), lengths)
+
+
+def utf8_array(data: bytes, lengths: np.ndarray) -> pa.Array:
+    """The strings whose UTF-8 byte lengths are ``lengths``, back to back in ``data``, as an
+    Arrow string array made from the two buffers (large_string past 2 GiB of text)."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] >= 2 ** 31:
+        return pa.Array.from_buffers(pa.large_string(), len(lengths),
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.Array.from_buffers(pa.string(), len(lengths),
                                  [None, pa.py_buffer(offsets.astype(np.int32)),
-                                  pa.py_buffer(b"".join(encoded))])
+                                  pa.py_buffer(data)])
 
 
 SMALL_SET = 1 << 16  # strings up to which a Python dict does a set operation: at 65,536 it

@@ -17,7 +17,7 @@ import pyarrow as pa
 from numba import njit
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import arrow_indices, arrow_numbers
+from trecqr.formats.arrays import arrow_indices, arrow_numbers, utf8_array
 
 
 @njit(cache=True)
@@ -63,13 +63,7 @@ def _strings(joined: str, lengths: np.ndarray, source: str) -> pa.Array:
     except UnicodeEncodeError:  # a lone surrogate: no UTF-8 text (Arrow strings are UTF-8)
         raise InputError(source, None, "an id is not valid Unicode text (a lone surrogate); "
                                        "give ids that encode as UTF-8") from None
-    offsets = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    kind = pa.large_string() if len(data) >= 2**31 else pa.string()
-    if kind == pa.string():
-        offsets = offsets.astype(np.int32)
-    return pa.Array.from_buffers(kind, len(lengths), [None, pa.py_buffer(offsets),
-                                                      pa.py_buffer(data)])
+    return utf8_array(data, lengths)
 
 
 def ranx_table(store, value: str) -> pa.Table:

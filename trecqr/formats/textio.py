@@ -304,7 +304,8 @@ def arrow_fields(source: Source, *, comments: bool,
     integer: a field the CSV reader reads as int64 itself (a qrels' grade: a cast would load
     ``pyarrow.compute``), unless a field of the file starts with ``0x``: Arrow's integers
     take hexadecimal (``0x1`` is 1, where trec_eval's atol reads 0), so the field then stays
-    text, for the caller's line reader to check. None also when that field is not an integer on every line."""
+    text, for the caller's line reader to check. None also when that field is not an integer
+    on every line."""
     import pyarrow.csv as pacsv  # lazy: larger files only (small ones are split in Python)
 
     data, delim = normalise(decode_text(source), comments)
