@@ -114,6 +114,15 @@ def test_a_judgment_given_twice_is_refused(human):
         labels.shared_judgments(human, twice)
 
 
+def test_a_judgment_given_twice_in_a_file_names_both_lines(tmp_path, human):
+    """A qrels read from a file locates the repeated judgment: the second line, and the first."""
+    path = tmp_path / "twice.qrels"
+    path.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 0\nq1 0 d1 2\n")
+    with pytest.raises(InputError, match=r"/twice.qrels:4: topic 'q1' judges document 'd1' 2 "
+                                         r"times \(first at line 1\); "):
+        labels.shared_judgments(human, read_qrels(str(path)))
+
+
 def test_bad_arguments_are_refused(human):
     a = np.array([0, 1, 1])
     with pytest.raises(UsageError, match="weights"):

@@ -54,10 +54,13 @@ def _keyed(qrels, name: str) -> pa.Table:
     counts = table.group_by(["qid", "docno"]).aggregate([([], "count_all")])
     twice = pc.filter(counts, pc.greater(counts["count_all"], 1))
     if len(twice):
-        raise InputError(getattr(qrels, "source", "<qrels>"), None,
-                         f"topic {twice['qid'][0].as_py()!r} judges document "
-                         f"{twice['docno'][0].as_py()!r} {twice['count_all'][0].as_py()} "
-                         "times; agreement needs one grade per judgment (keep one line)")
+        qid, docno, n = (twice[c][0].as_py() for c in ("qid", "docno", "count_all"))
+        locate = getattr(qrels, "locate", None)  # a file's Qrels find their lines; others can't
+        lines = locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno) if locate else []
+        first = f" (first at line {lines[0]})" if len(lines) > 1 else ""
+        raise InputError(getattr(qrels, "source", "<qrels>"), lines[1] if len(lines) > 1 else None,
+                         f"topic {qid!r} judges document {docno!r} {n} times{first}; agreement "
+                         "needs one grade per judgment (keep one line)")
     return table
 
 
