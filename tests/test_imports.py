@@ -87,7 +87,7 @@ LAZY = {
                                              "starts with its classes, seconds)",
     ("trecqr.retrieval.java_runtime", "pyserini.pyclass"): "pyserini, above",
     # formats/, scorer/, measures/, api*.py and compat/: optional engines and ir_measures
-    ("trecqr.api.many", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
+    ("trecqr.cli.eval_runs", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
     ("trecqr.measures.accuracy", "ir_measures"): "its provider base, for ir_measures names "
                                                  "only (~49 ms, below)",
     ("trecqr.measures.cwl", "ir_measures"): "ir_measures names only (~49 ms, below)",

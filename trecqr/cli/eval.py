@@ -1,5 +1,5 @@
 """``trecqr eval``: trec_eval's options and output, over :mod:`trecqr.cli.engine_choice` (one
-run) and :mod:`trecqr.api.many` (several runs in parallel)."""
+run) and :mod:`trecqr.cli.eval_runs` (several runs in parallel)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import sys
 import click
 
 from trecqr.cli.engine_choice import bounds_rendered, evaluate_one, evaluate_rendered
-from trecqr.api.many import eval_runs, expand_runs
+from trecqr.api.many import expand_runs
+from trecqr.cli.eval_runs import eval_runs
 from trecqr.errors import UsageError
 from trecqr.formats.writer import atomic_write_text
 from trecqr.report import outputs
