@@ -167,8 +167,8 @@ def _pool_jobs(runs, jobs) -> int:
 
 
 # what the forkserver imports once, so that each worker starts ready
-_PRELOAD = ["trecqr.api.evaluation", "trecqr.api.many", "trecqr.cli.engine_choice", "trecqr.engine.selection",
-            "trecqr.report.outputs"]
+_PRELOAD = ["trecqr.api.evaluation", "trecqr.api.many", "trecqr.cli.engine_choice",
+            "trecqr.engine.selection", "trecqr.report.outputs"]
 
 
 def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,

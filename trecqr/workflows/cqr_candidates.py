@@ -198,8 +198,9 @@ def candidate_rows(name: str, cands, policies: list, search, score, per_query, m
             t, run, n_cut = run_of(index)
             if n > 1:
                 notes.append(policy_note(p, n, index, measures, None))
-            rows.append(score(row, t, replace(run, runid=f"cqr-{row}"), n_cut, sets[index].report, len(sets[index].report.missing),
-                              notes, info))
+            report = sets[index].report
+            rows.append(score(row, t, replace(run, runid=f"cqr-{row}"), n_cut, report,
+                              len(report.missing), notes, info))
             continue
         chosen = None
         if p.name == "fuse":
