@@ -201,3 +201,15 @@ def test_build_rankings_ranks_columns_with_the_c_ranker(monkeypatch):
     qrels = make_qrels([(q, d, g) for q, docs in judged.items() for d, g in docs.items()])
     build_rankings(make_run(qids, docnos, scores), qrels, Options())
     assert calls == [len(qids)]
+
+
+def test_max_docs_past_a_c_long_is_no_cut():
+    """max_docs above the largest C long (trec_eval's atol saturates at LONG_MAX) is no cut on
+    the columns ranker's path too, where it overflowed the kernel's argument."""
+    assert Options(max_docs=10 ** 20) == Options()
+    run = pd.read_csv(data_path("cast2021", "docrun_org_convdr.run"), sep=" ", header=None,
+                      names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+                      dtype={"query_id": str, "doc_id": str})
+    qrels = str(CAST / "qrels-docs.2021.qrel")
+    got = trecqr.evaluate(qrels, run, ["map", "P.10"], max_docs=10 ** 20).aggregate()
+    assert got == trecqr.evaluate(qrels, run, ["map", "P.10"]).aggregate()

@@ -28,7 +28,7 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 import trecqr
 from cast_inputs import perturb_run
-from conftest import data_path, run_cli
+from conftest import ROOT, data_path, run_cli
 from trecqr.errors import UsageError
 
 with warnings.catch_warnings():  # repro_eval imports scipy.stats.stats (deprecated)
@@ -219,6 +219,7 @@ def test_repro_is_repro_evals(repro_runs):
     (["repro", "{a}", "{b}", "--qrels", "{q}"], "--qrels needs -m MEASURE"),
     (["repro", "{a}", "{b}", "-c"], "-c set how the runs are scored"),
     (["repro", "{a}", "{c}"], "KTU compares rankings of equal length (--depth 18)"),
+    (["repro", "{a}", "{b}", "--depth", "2147483648"], "--depth must be from 1 to 100,000"),
     (["rankings", "{q}", "{q}", "{a}", "{b}", "-m", "map"], "at least 3 runs"),
     (["labels", "{q}", "{h}"], "judge no (topic, document) pair in common"),
 ])
@@ -240,3 +241,18 @@ def test_python_hints_name_python_arguments():
     with pytest.raises(UsageError, match="qrels=..."):
         trecqr.agree_repro(data_path("cast2021", "docrun_org_convdr.run"),
                            data_path("cast2021", "docrun_org_convdr.run"), measures=["map"])
+
+
+def test_a_huge_max_docs_is_no_cut(tmp_path):
+    """-M past the largest C long is trec_eval's atol saturating at LONG_MAX: no cut, the same
+    output as without -M, for agree and eval (it overflowed the ranking kernel's argument)."""
+    fixture = ROOT / "fixtures" / "cast2021"
+    third = tmp_path / "third.run"
+    third.write_bytes((fixture / "convdr.run").read_bytes())
+    qrels, runs = str(fixture / "qrels.txt"), [str(fixture / "convdr.run"),
+                                              str(fixture / "manual_bm25.run"), str(third)]
+    for base in (["agree", "rankings", qrels, qrels, *runs, "-m", "P.10", "--format", "csv"],
+                 ["eval", "-m", "P.10", "-m", "map", qrels, runs[0]]):
+        plain, huge = run_cli(base), run_cli([*base, "-M", "99999999999999999999"])
+        assert plain.exit_code == huge.exit_code == 0, huge.stderr
+        assert huge.stdout == plain.stdout

@@ -35,6 +35,8 @@ class Options:
                              f"not {self.compat!r}")
         if self.max_docs < 0:
             raise UsageError(f"-M must not be negative (got {self.max_docs})")
+        if self.max_docs > sys.maxsize:  # trec_eval's atol saturates at LONG_MAX: no cut
+            object.__setattr__(self, "max_docs", sys.maxsize)
 
     @property
     def v10(self) -> bool:

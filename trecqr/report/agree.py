@@ -29,6 +29,7 @@ from trecqr.errors import UsageError
 from trecqr.report.populations import score_table
 from trecqr.report.stats import labels, rankings, reproduction
 from trecqr.report.stats.paired import t_test
+from trecqr.report.stats.reproduction import MAX_DEPTH
 
 GRADED_STATS = (("cohen_kappa", None, None), ("weighted_kappa_linear", "linear", None),
                 ("weighted_kappa_quadratic", "quadratic", None),
@@ -258,9 +259,9 @@ def agree_repro(original, reproduction, *, baseline=None, qrels=None, measures=(
         raise UsageError("qrels without measures: name the measures RMSE, ER and DeltaRI "
                          "compare (measures=[...])",
                          cli="--qrels needs -m MEASURE: the measure RMSE, ER and DeltaRI compare")
-    if depth < 1:
-        raise UsageError(f"depth must be at least 1 (got {depth})",
-                         cli=f"--depth must be at least 1 (got {depth})")
+    if not 1 <= depth <= MAX_DEPTH:  # RBO sums its weights to the depth
+        raise UsageError(f"depth must be from 1 to {MAX_DEPTH:,} (got {depth})",
+                         cli=f"--depth must be from 1 to {MAX_DEPTH:,} (got {depth})")
     if not 0 < rbo_p < 1:
         raise UsageError(f"RBO's persistence must be between 0 and 1 (got {rbo_p!r})",
                          cli=f"--rbo-p must be between 0 and 1 (got {rbo_p!r})")

@@ -125,5 +125,7 @@ def test_mismatched_runs_are_refused():
     assert reproduction.ktu(orig, {"q1": ["b", "a"]}, depth=2).values[0] == -1.0
     with pytest.raises(UsageError, match="topic 'q9' of the reproduction is not in the original"):
         reproduction.rbo(orig, {"q9": ["a"]})
+    with pytest.raises(UsageError, match="depth must be from 1 to 100,000"):
+        reproduction.rbo(orig, orig, depth=2 ** 31)  # its weights were summed to the depth
     with pytest.raises(UsageError, match="same topics"):
         reproduction.rmse([0.1, 0.2], [0.1])

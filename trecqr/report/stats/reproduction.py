@@ -28,6 +28,7 @@ from trecqr.formats.order import qid_codes, trec_order
 
 KTU_DEPTH = 1000  # repro_eval's RUN_LENGTH
 RBO_DEPTH = 1000  # repro_eval's RBO_DEPTH
+MAX_DEPTH = 100_000  # RBO sums depth weights per topic: a larger depth is refused, not a hang
 RBO_P = 0.95  # repro_eval's RBO_P
 
 
@@ -94,6 +95,8 @@ def rbo(original: dict, reproduced: dict, p: float = RBO_P,
     normalised RBO, not Webber's extrapolated one)."""
     if not 0 < p < 1:
         raise UsageError(f"RBO's persistence p must be between 0 and 1 (got {p!r})")
+    if not 1 <= depth <= MAX_DEPTH:
+        raise UsageError(f"RBO's depth must be from 1 to {MAX_DEPTH:,} (got {depth})")
     topics = _topics(original, reproduced)
     d = np.arange(1, depth + 1)
     weights = p ** (d - 1.0)
