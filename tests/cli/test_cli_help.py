@@ -54,6 +54,14 @@ def test_every_option_has_help():
     assert missing == []
 
 
+def test_no_option_help_shows_an_unbounded_range():
+    """click describes a range type with no bound as ``[x<=None]`` (-M, --timeout): the help
+    says nothing of a range there."""
+    shown = [f"trecqr {' '.join(path)}" for path, _ in PATHS
+             if "None]" in run_cli([*path, "--help"]).stdout]
+    assert shown == []
+
+
 def test_every_command_declares_its_help_options():
     """Declared, not inherited: click caches a command's help option the first time it is used,
     so a command run on its own first (a test, an embedding program) would lose an inherited -h."""

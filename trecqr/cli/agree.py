@@ -85,7 +85,8 @@ def rankings_command(qrels_a, qrels_b, runs, measures, rbo_p, max_docs, complete
 @click.option("-m", "measures", multiple=True, metavar="MEASURE[.PARAMS]",
               help="Measure of RMSE, ER and DeltaRI (with --qrels); repeatable.")
 @click.option("--depth", type=click.IntRange(1), default=1000, show_default=True, metavar="N",
-              help="KTU and RBO compare the first N documents (repro_eval's 1000).")
+              help="KTU and RBO compare the first N documents (repro_eval's 1000; at most "
+                   "100,000).")
 @click.option("--rbo-p", type=FiniteFloat(0, 1), default=0.95, show_default=True, metavar="P",
               help="RBO's persistence (repro_eval's 0.95).")
 @click.option("-M", "max_docs", type=CInteger(), default=None, metavar="N",

@@ -13,7 +13,14 @@ import re
 import click
 
 
-class FiniteFloat(click.FloatRange):
+class _Described:
+    """A range's help: click writes an unbounded one as ``[x<=None]``; it says nothing."""
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+
+class FiniteFloat(_Described, click.FloatRange):
     name = "finite float range"
 
     def convert(self, value, param, ctx):
@@ -26,7 +33,7 @@ class FiniteFloat(click.FloatRange):
 _C_DIGITS = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+[ \t\n\v\f\r]*", re.ASCII)
 
 
-class CInteger(click.IntRange):
+class CInteger(_Described, click.IntRange):
     """An integer option of trec_eval's (-l, -M, -N): ASCII digits only. Python's int reads
     ``٣`` as 3 and ``1_0`` as 10, where trec_eval's atol reads 0 and 1; rather than a number
     that differs from trec_eval's, the option is refused with click's one usage line."""
