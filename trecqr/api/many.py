@@ -166,9 +166,9 @@ def _pool_jobs(runs, jobs) -> int:
     return min(jobs, len(runs))
 
 
-# what the forkserver imports once, so that each worker starts ready
-_PRELOAD = ["trecqr.api.evaluation", "trecqr.api.many", "trecqr.cli.engine_choice",
-            "trecqr.engine.selection", "trecqr.report.outputs"]
+# what the forkserver imports once, so that each worker starts ready (with the module of the
+# function the workers run: the eval command's is the command line's)
+_PRELOAD = ["trecqr.api.evaluation", "trecqr.api.many", "trecqr.engine.selection"]
 
 
 def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,
@@ -191,7 +191,8 @@ def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,
     rel = relevance.travelling(primed=True)
     # the workers ignore SIGINT, SIGTERM and SIGHUP: a Ctrl-C is this process's to handle
     # (guard.worker_pool ends them on the way out)
-    with worker_pool(workers, _PRELOAD, _prime, (relevance.key, relevance.value)) as pool:
+    preload = _PRELOAD + [fn.__module__] * (fn.__module__ not in _PRELOAD)
+    with worker_pool(workers, preload, _prime, (relevance.key, relevance.value)) as pool:
         return _collect([pool.submit(_call, fn, rel, run, args) for run in runs])
 
 
