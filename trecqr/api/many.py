@@ -1,8 +1,9 @@
 """Many runs in one call: the relevance file is read once, the runs are scored in parallel.
 
 ``evaluate_many(qrels, runs, measures, executor=None, **options)`` returns one
-:class:`~trecqr.api.evaluation.Results` per run, in the order given. Runs given as paths are scored in
-worker processes (``jobs``, default every core) or on any ``concurrent.futures.Executor``
+:class:`~trecqr.api.evaluation.Results` per run, in the order given. Runs given as paths are
+scored in worker processes (``jobs``, default every core) or on any
+``concurrent.futures.Executor``
 (a Dask ``distributed`` client's ``get_executor()`` included); runs given as objects (dicts,
 DataFrames, Runs) are scored here. Only the qrels (its path, or the object when it is not a
 file) and each run's path travel to a worker; a worker keeps the relevance file it has read,
