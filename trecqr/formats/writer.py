@@ -138,7 +138,11 @@ def atomic_write_fields(path, columns: list) -> None:
     and the lines are written from Arrow's buffers as they are."""
     import pyarrow.compute as pc  # lazy: writing only, above
 
-    empty, space, newline = string_array(["", " ", "\n"])  # scalars: pa.scalar imports pandas
+    text = pa.string()
+    if any(pa.types.is_large_string(c.type) for c in columns):  # past 2 GiB: one type for all
+        text = pa.large_string()
+        columns = [c.cast(text) for c in columns]
+    empty, space, newline = string_array(["", " ", "\n"]).cast(text)  # scalars, no pandas
     last = pc.binary_join_element_wise(columns[-1], empty, newline)
     atomic_write_bytes(path, list(_text_buffers(
         pc.binary_join_element_wise(*columns[:-1], last, space))))
