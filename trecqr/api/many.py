@@ -192,8 +192,7 @@ def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,
     rel = relevance.travelling(primed=True)
     # the workers ignore SIGINT, SIGTERM and SIGHUP: a Ctrl-C is this process's to handle
     # (guard.worker_pool ends them on the way out)
-    preload = _PRELOAD + [fn.__module__] * (fn.__module__ not in _PRELOAD)
-    with worker_pool(workers, preload, _prime, (relevance.key, relevance.value)) as pool:
+    with worker_pool(workers, [*_PRELOAD, fn.__module__], _prime, (relevance.key, relevance.value)) as pool:
         return _collect([pool.submit(_call, fn, rel, run, args) for run in runs])
 
 

@@ -89,6 +89,15 @@ class LineLocator:
         return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
 
 
+def repeated_at(obj, qid: str, docno: str) -> tuple:
+    """(line, " (first at line N)") of the second line of ``obj``'s file that gives ``qid``
+    and ``docno`` (fields 1 and 3), for an error about a document or judgment given twice;
+    (None, "") when ``obj`` keeps no file to read back or has no such second line."""
+    locate = getattr(obj, "locate", None)
+    lines = locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno) if locate else []
+    return (lines[1], f" (first at line {lines[0]})") if len(lines) > 1 else (None, "")
+
+
 def bom_error(name: str) -> InputError:
     """A UTF-8 byte-order mark in a file trec_eval reads (qrels, runs): trec_eval takes it as
     part of the first topic id (``\\ufeff106_1``, a topic of its own), so no silent choice

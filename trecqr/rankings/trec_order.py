@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trecqr.errors import InputError
+from trecqr.formats.textio import repeated_at
 from trecqr.rankings._columns import rank_columns, topic_codes
 from trecqr.rankings.options import Options
 
@@ -72,8 +73,6 @@ def ranked_columns(run, topic: np.ndarray, topic_pos: np.ndarray, qrels, q_pos: 
 
 
 def raise_duplicate(obj, what: str, qid: str, docno: str):
-    lines = obj.locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno)
-    where = lines[1] if len(lines) > 1 else None
-    first = f" (first at line {lines[0]})" if len(lines) > 1 else ""
+    where, first = repeated_at(obj, qid, docno)
     raise InputError(obj.source, where,
                      f"duplicate {what} for topic {qid!r} and docno {docno!r}{first}")

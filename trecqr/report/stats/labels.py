@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.arrays import as_numpy
+from trecqr.formats.textio import repeated_at
 
 WEIGHTS = (None, "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval")
@@ -55,10 +56,8 @@ def _keyed(qrels, name: str) -> pa.Table:
     twice = pc.filter(counts, pc.greater(counts["count_all"], 1))
     if len(twice):
         qid, docno, n = (twice[c][0].as_py() for c in ("qid", "docno", "count_all"))
-        locate = getattr(qrels, "locate", None)  # a file's Qrels find their lines; others can't
-        lines = locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno) if locate else []
-        first = f" (first at line {lines[0]})" if len(lines) > 1 else ""
-        raise InputError(getattr(qrels, "source", "<qrels>"), lines[1] if len(lines) > 1 else None,
+        where, first = repeated_at(qrels, qid, docno)
+        raise InputError(getattr(qrels, "source", "<qrels>"), where,
                          f"topic {qid!r} judges document {docno!r} {n} times{first}; agreement "
                          "needs one grade per judgment (keep one line)")
     return table
