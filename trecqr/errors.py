@@ -30,9 +30,10 @@ class InputError(TrecqrError, ValueError):
         return (type(self), (self.source, self.line, self.message))
 
     def location(self) -> str:
+        source = self.source if self.source != "" else "''"  # an empty name still shows
         if self.line is None:
-            return f"{self.source}: "
-        return f"{self.source}:{self.line}: "
+            return f"{source}: "
+        return f"{source}:{self.line}: "
 
 
 class NoCommonTopicsError(InputError):

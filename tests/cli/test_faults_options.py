@@ -86,6 +86,25 @@ def test_fuzz_found_option_ranges(tmp_path):
     nothing_left(tmp_path)
 
 
+def test_empty_file_names_are_refused_before_any_work(tmp_path):
+    """An option given an empty file name (fuzz seed 3083): `convert topiocqa --qrels ''` was
+    an internal error (the name was tested for truth in one place and for None in another),
+    and `cqr --groups ''` printed its whole table before failing. Each is refused in one line
+    that shows the empty name, before anything is written to stdout or a file."""
+    demo = FX / "cast2021-demo"
+    cases = [["eval", "", R],
+             ["convert", "topiocqa", "--qrels", "", "--qrels-out", tmp_path / "t.qrels"],
+             ["convert", "topiocqa", "--turns", "", "--topics-out", tmp_path / "t.tsv"]]
+    cases += [["cqr", "--qrels", demo / "qrels.txt", "--collection", demo / "collection.jsonl",
+               "--topics", demo / "topics-raw.tsv", f"--{option}", ""]
+              for option in ("groups", "raw")]
+    for args in cases:
+        res = trecqr(args, cwd=tmp_path)
+        assert one_line(res) == "'': no such file", args
+        assert res.stdout == b"", args
+    nothing_left(tmp_path)
+
+
 def test_unknown_measure(qrels, run):
     assert eval_error(["-m", "nosuch", qrels, run]) == \
         "trecqr: unknown measure 'nosuch' (trecqr measures lists every name)"

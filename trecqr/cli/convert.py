@@ -238,7 +238,7 @@ def topiocqa_command(qrels_in, qrels_out, turns_in, topics_out, topics_format, q
             rewrites_in, missing, types_in, qid_style):
     """TopiOCQA gold qrels, conversations and rewrites to TREC qrels and topics with canonical
     conv_turn ids; counts are printed on stderr."""
-    field_ = query_field or ("rewrite" if rewrites_in else "raw")
+    field_ = query_field or ("rewrite" if rewrites_in is not None else "raw")
 
     def job():
         if qrels_out is None and topics_out is None:
@@ -253,20 +253,20 @@ def topiocqa_command(qrels_in, qrels_out, turns_in, topics_out, topics_format, q
             raise UsageError("--query-field rewrite needs --rewrites")
         if rewrites_in is not None and field_ != "rewrite":
             raise UsageError(f"--rewrites given with --query-field {field_}")
-        if topics_out is None and (rewrites_in or query_field):
+        if topics_out is None and (rewrites_in is not None or query_field):
             raise UsageError("--query-field/--rewrites need --topics-out")
         if qid_style is not None:
             check_style(qid_style)
         lines = []
-        turns = topiocqa.read_topiocqa_turns(turns_in) if turns_in else None
-        types = topiocqa.read_turn_types(types_in) if types_in else None
+        turns = topiocqa.read_topiocqa_turns(turns_in) if turns_in is not None else None
+        types = topiocqa.read_turn_types(types_in) if types_in is not None else None
         if turns is not None:
             gold = sum(t.gold is not None for t in turns.turns)
             lines.append(f"topiocqa: {len(turns)} turns read from {turns.source} "
                          f"({'raw JSON' if turns.kind == 'raw' else 'DPR file'}), "
                          f"{gold} with a gold passage")
         if qrels_out is not None:
-            qrels, counts = (topiocqa.read_topiocqa_qrels(qrels_in) if qrels_in
+            qrels, counts = (topiocqa.read_topiocqa_qrels(qrels_in) if qrels_in is not None
                              else topiocqa.turns_to_qrels(turns))
             if types is not None and topics_out is None:
                 missing_t, extra_t = topiocqa.turn_type_coverage(types, qrels)

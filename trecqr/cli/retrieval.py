@@ -304,7 +304,8 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
         if html_page is not None and rows < 2:  # the page compares the rows
             raise UsageError("--html compares the rows: give at least two topics or rewrites "
                              "inputs (or two --candidates policies)")
-        for path in (qrels, *topics, *rewrites, *(p for p in (raw_path, manual, groups) if p)):
+        named = (p for p in (raw_path, manual, groups) if p is not None)
+        for path in (qrels, *topics, *rewrites, *named):
             if not os.path.isfile(path):  # before any index is built
                 raise InputError(path, None, "no such file")
         if index_dir is None and collection is None:
