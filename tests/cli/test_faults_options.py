@@ -102,7 +102,18 @@ def test_empty_file_names_are_refused_before_any_work(tmp_path):
         res = trecqr(args, cwd=tmp_path)
         assert one_line(res) == "'': no such file", args
         assert res.stdout == b"", args
-    nothing_left(tmp_path)
+    # where an empty name was taken as no name: `gen --embeddings ''` scored with GloVe and
+    # `convert rewrites --raw ''` wrote the topics without the raw questions, both exit 0
+    qrecc = DATA / "qrecc" / "dev-sampled2k_chatgpt_ICL.jsonl"
+    rewrites = tmp_path / "rewrites.tsv"
+    rewrites.write_text("31_1\tWhat is throat cancer?\n")
+    for args in (["gen", qrecc, qrecc, "--pred-field", "GPT_rewrite", "--metric", "sim_emb",
+                  "--embeddings", ""],
+                 ["convert", "rewrites", rewrites, tmp_path / "out.tsv", "--raw", ""]):
+        res = trecqr(args, cwd=tmp_path)
+        assert "''" in one_line(res), args
+        assert res.stdout == b"", args
+    nothing_left(tmp_path, keep={"rewrites.tsv"})
 
 
 def test_unknown_measure(qrels, run):

@@ -351,6 +351,11 @@ def test_model_must_be_a_local_model_folder(tmp_path):
         dense.resolve_model(tmp_path)
     (tmp_path / "modules.json").write_text("[]")
     assert dense.resolve_model(tmp_path) == (str(tmp_path), str(tmp_path))
+    # an empty name is not the working folder (os.path.abspath("")), even one holding a model
+    with pytest.raises(UsageError, match="^'': not a local model folder"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(tmp_path)
+            dense.resolve_model("")
 
 
 # ---------------------------------------------------------------- ANCE checkpoints

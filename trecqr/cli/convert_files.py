@@ -118,13 +118,13 @@ def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_
                      rewrite_fields, policy, qid_style, human_path):
     """Model rewrites (JSONL/TSV) to a topics file; counts are printed on stderr."""
     def run():
-        raw = read_topics(raw_path) if raw_path else None
+        raw = read_topics(raw_path) if raw_path is not None else None
         field = list(rewrite_fields) if len(rewrite_fields) > 1 else \
             (rewrite_fields[0] if rewrite_fields else None)
         outputs, stats = convert_candidates(
             input_path, output_path, policy=policy, format=in_format, id_field=id_field,
             rewrite_field=field, missing=missing, raw=raw, qid_style=qid_style,
-            human=read_topics(human_path) if human_path else None)
+            human=read_topics(human_path) if human_path is not None else None)
         for path, result in outputs:
             write_topics(result.topics, path, out_format)
         if stats.n > 1:

@@ -334,7 +334,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                                  index=index_dir, collection=collection, preset=preset, k=k,
                                  runs_dir=rd, names=names, n_threads=threads,
                                  show_progress=not quiet, backend=backend_name,
-                                 index_params={"model": model} if model else None,
+                                 index_params={"model": model} if model is not None else None,
                                  dataset=dataset, dataset_file=dataset_file,
                                  query_fields=query_fields, protocol=protocol,
                                  min_results=min_results, candidates=policies,

@@ -123,7 +123,7 @@ def score_pairs(preds, refs, metrics=METRICS, *, tokenizer="alnum", lowercase=Tr
     if "per-mt" in metrics:
         per_inst["per-mt"] = [per_mt(g, t) for g, t in zip(toks_g, toks_t)]
     if "sim_emb" in metrics:
-        emb = load_embeddings(embeddings) if embeddings else glove_6b_50d()
+        emb = load_embeddings(embeddings) if embeddings is not None else glove_6b_50d()
         per_inst["sim_emb"] = [sim_emb(g, t, emb) for g, t in zip(toks_g, toks_t)]
         oov = sum(len(x) - len(emb.lookup(x)[0]) for x in toks_g + toks_t)
         params.update({"embeddings": emb.name, "embedding_dim": emb.dim, "oov": OOV_POLICY,

@@ -170,7 +170,8 @@ def resolve_model(model) -> tuple:
     if model is None or model == DEFAULT_MODEL:
         return DEFAULT_MODEL, default_model_path()
     path = os.path.abspath(os.path.expanduser(os.fspath(model)))
-    if not os.path.isdir(path):
+    if os.fspath(model) == "" or not os.path.isdir(path):  # abspath("") is the working folder
+        model = model or "''"
         raise UsageError(f"{model}: not a local model folder (trecqr never downloads models; "
                          "save or copy the model to a folder and give its path)")
     if not any(os.path.exists(os.path.join(path, f)) for f in ("modules.json", "config.json")):

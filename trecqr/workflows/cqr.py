@@ -154,7 +154,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                                 "input, and there is none"), "give rewrites=", "give --rewrites")
     if with_response and not any(c.name in ("mean", "sc") for c in policies):
         raise UsageError("--with-response goes with --candidates mean or sc")
-    p = get_preset(preset) if preset else None
+    p = get_preset(preset) if preset is not None else None
     missing = missing or (p.missing if p else "raw")  # the preset's turn policy
     min_results = min_results if min_results is not None else (p.min_results if p else None)
     if k is None:
