@@ -87,10 +87,11 @@ def test_fuzz_found_option_ranges(tmp_path):
 
 
 def test_empty_file_names_are_refused_before_any_work(tmp_path):
-    """An option given an empty file name (fuzz seed 3083): `convert topiocqa --qrels ''` was
-    an internal error (the name was tested for truth in one place and for None in another),
-    and `cqr --groups ''` printed its whole table before failing. Each is refused in one line
-    that shows the empty name, before anything is written to stdout or a file."""
+    """An option given an empty file or folder name (fuzz seed 3083): `convert topiocqa --qrels
+    ''` was an internal error (the name was tested for truth in one place and for None in
+    another), `cqr --groups ''` printed its whole table before failing, and others took the
+    empty name as no name or as the working folder. Each is refused in one line that shows
+    the empty name, before anything is written to stdout or a file."""
     demo = FX / "cast2021-demo"
     cases = [["eval", "", R],
              ["convert", "topiocqa", "--qrels", "", "--qrels-out", tmp_path / "t.qrels"],
@@ -113,6 +114,19 @@ def test_empty_file_names_are_refused_before_any_work(tmp_path):
         res = trecqr(args, cwd=tmp_path)
         assert "''" in one_line(res), args
         assert res.stdout == b"", args
+    # an empty output name: `index -o ''` built the index into the working folder (exit 0)
+    demo_run = DATA / "cast2021" / "docrun_org_convdr.run"
+    outputs = {"file": [["fuse", demo_run, demo_run, "-o", ""],
+                        ["convert", "ikat", "--topics", DATA / "ikat" / "2023_test_topics.json",
+                         "--query-field", "resolved", "--topics-out", tmp_path / "t.tsv",
+                         "--meta-out", ""]],
+               "folder": [["index", demo / "collection.jsonl", "-o", ""],
+                          [*cases[-1][:-2], "--runs-dir", ""]]}
+    for what, commands in outputs.items():
+        for args in commands:
+            res = trecqr(args, cwd=tmp_path)
+            assert one_line(res) == f"'': cannot write: an empty {what} name; give the " \
+                                    f"{what}'s path", args
     nothing_left(tmp_path, keep={"rewrites.tsv"})
 
 

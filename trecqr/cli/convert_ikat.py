@@ -43,13 +43,14 @@ def ikat_command(topics_path, query_field, topics_out, meta_out, run_path, run_o
     def job():
         if (query_field is None) != (topics_out is None):
             raise UsageError("--query-field and --topics-out go together")
-        if (topics_out or meta_out) and topics_path is None:
+        outputs = (topics_out, meta_out, run_out, ptkb_run_out)  # an empty name is a name
+        if (topics_out is not None or meta_out is not None) and topics_path is None:
             raise UsageError("--topics-out and --meta-out need --topics")
-        if run_out and run_path is None:
+        if run_out is not None and run_path is None:
             raise UsageError("--run-out needs --run")
-        if ptkb_run_out and run_path is None and topics_path is None:
+        if ptkb_run_out is not None and run_path is None and topics_path is None:
             raise UsageError("--ptkb-run-out needs --run or --topics")
-        if not (topics_out or meta_out or run_out or ptkb_run_out):
+        if all(out is None for out in outputs):
             raise UsageError("nothing to write: give --topics-out, --meta-out, --run-out or "
                              "--ptkb-run-out")
         topics = ikat.read_ikat_topics(topics_path) if topics_path is not None else None
@@ -63,17 +64,17 @@ def ikat_command(topics_path, query_field, topics_out, meta_out, run_path, run_o
         if run_path is not None:
             doc, name = ikat_runs.read_ikat_run(run_path)
         # build everything before writing anything
-        pairs = topics.queries(query_field) if topics_out else None
+        pairs = topics.queries(query_field) if topics_out is not None else None
         prun = counts = None
-        if run_out:
+        if run_out is not None:
             prun, counts = ikat_runs.passage_run(doc, name)
         ptkb_lines = None
-        if ptkb_run_out:
+        if ptkb_run_out is not None:
             ptkb_lines = ikat_runs.ptkb_run(doc, name) if doc is not None else ikat.topics_ptkb_run(topics)
         if pairs is not None:
             fmt = cast.write_topics(pairs, topics_out)
             click.echo(f"ikat: query field {query_field}; wrote {topics_out} ({fmt})", err=True)
-        if meta_out:
+        if meta_out is not None:
             atomic_write_text(meta_out, "".join(
                 json.dumps(topics.metadata(t), ensure_ascii=False) + "\n" for t in topics.turns))
             click.echo(f"ikat: wrote metadata of {len(topics)} turns to {meta_out}", err=True)

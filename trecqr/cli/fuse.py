@@ -54,12 +54,12 @@ def check_options(runs, method, norm, params, train_qrels, train_runs, optimize)
         raise UsageError(f"{len(train_runs)} --train-run for {len(runs)} runs")
     if train_runs and train_qrels is None:
         raise UsageError("--train-run needs --train-qrels")
-    if optimize and train_qrels is None:
+    if optimize is not None and train_qrels is None:
         raise UsageError("--optimize needs --train-qrels")
     if m.trained and train_qrels is None:
         raise UsageError(f"{m.name} is trained: give --train-qrels (and --train-run)")
     probe = dict(params)
-    if optimize and m.name not in ONLY_TRAINED:
+    if optimize is not None and m.name not in ONLY_TRAINED:
         name, values = trials(m.name, len(runs))  # refuses a method without a grid
         probe[name] = values[0]
     check_params(m, probe, len(runs), bool(m.trained))
@@ -110,12 +110,12 @@ def command(runs, output, method, norm, params, weights, train_qrels, train_runs
         given = parse_params(params, weights)
         m, canon = check_options(runs, method, norm, given, train_qrels, train_runs, optimize)
         training = list(train_runs) or list(runs)
-        if optimize:
+        if optimize is not None:
             best, score, name = grid_search(train_qrels, training, m.name, canon, optimize)
             given.update(best)
             click.echo(chosen_line(name, best.get(name), optimize, score), err=True)
         fused = fuse(list(runs), m.name, canon, given, train_qrels=train_qrels,
-                     train_runs=training if train_qrels else None, runid=runid)
+                     train_runs=training if train_qrels is not None else None, runid=runid)
         write_run(fused, output)
         topics = len(set(fused.qid.to_pylist()))
         click.echo(f"fuse: {m.name} (norm {canon or 'none'}) of {len(runs)} runs: {topics} "

@@ -49,7 +49,8 @@ def _short(name: str) -> str:
 def _check_output(path) -> str:
     ext = os.path.splitext(str(path))[1].lower()
     if ext not in FORMATS:
-        raise UsageError(f"plot file {path!s}: give a .png, .svg or .pdf name")
+        shown = os.fspath(path) or "''"
+        raise UsageError(f"plot file {shown}: give a .png, .svg or .pdf name")
     return ext
 
 

@@ -32,7 +32,7 @@ from trecqr.errors import InputError, UsageError
 from trecqr.formats.run import Run
 from trecqr.runtime.interrupts import signals_blocked
 from trecqr.runtime.tempfiles import register_temp, unregister_temp
-from trecqr.runtime.transactions import new_output_dir
+from trecqr.runtime.transactions import check_output_name, new_output_dir
 from trecqr.runtime.workers import usable_cpus
 
 MANIFEST = "trecqr-index.json"
@@ -50,6 +50,7 @@ def atomic_index_dir(out_dir):
     refused rather than overwritten. On any exception (Ctrl-C included) the temporary folder is
     removed and out_dir is left as it was.
     """
+    check_output_name(out_dir, "folder")
     out_dir = os.path.abspath(os.fspath(out_dir))
     if os.path.exists(out_dir) and not (os.path.isdir(out_dir) and (
             not os.listdir(out_dir) or os.path.exists(os.path.join(out_dir, MANIFEST)))):
