@@ -23,6 +23,7 @@ import numpy as np
 
 from trecqr.errors import UsageError
 from trecqr.runtime.memory import scipy_stats
+from trecqr.runtime.transactions import check_output_name
 from trecqr.formats.writer import atomic_write_bytes
 from trecqr.report.breakdown import DEFAULT_MAX_DEPTH, label_key, depth_groups, score_table
 
@@ -47,10 +48,10 @@ def _short(name: str) -> str:
 
 
 def _check_output(path) -> str:
+    check_output_name(path)
     ext = os.path.splitext(str(path))[1].lower()
     if ext not in FORMATS:
-        shown = os.fspath(path) or "''"
-        raise UsageError(f"plot file {shown}: give a .png, .svg or .pdf name")
+        raise UsageError(f"plot file {path!s}: give a .png, .svg or .pdf name")
     return ext
 
 
