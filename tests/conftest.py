@@ -36,6 +36,14 @@ IRDS_HOME = Path(tempfile.mkdtemp(prefix="trecqr-irds-"))
 os.environ["IR_DATASETS_HOME"] = str(IRDS_HOME)
 atexit.register(shutil.rmtree, IRDS_HOME, ignore_errors=True)
 
+# ranx, an oracle here, compiles about 140 numba functions on a fresh venv (its cache is empty):
+# most of the ranx group's time. LLVM's level 1 instead of 3 compiles them in two thirds of the
+# time (tests/fusion/test_fuse_ranx.py: 105 s against 152 s) and runs them no slower there (32 s
+# against 38 s, cached). The values do not change: numba compiles without fast-math, so no level
+# reorders a floating-point operation. Set before anything imports numba (a worker or a
+# subprocess inherits it); a value given by the caller is kept.
+os.environ.setdefault("NUMBA_OPT", "1")
+
 from trecqr.datasets.sessions.model import MISSING_LAST, MISSING_ZERO, candidate_id  # noqa: E402
 
 
