@@ -75,18 +75,33 @@ def _subset(run: Run, keep: set) -> Run:
                run.score[np.asarray(mask.to_numpy(zero_copy_only=False))], run.runid)
 
 
+def _typed_dicts(py: dict, value_type):
+    """numba's typed dicts holding py ({qid: {docno: value}}) in its inner dicts' order."""
+    Dict, T = numba_typed.Dict, numba_types
+    outer = Dict.empty(key_type=T.unicode_type, value_type=T.DictType(T.unicode_type, value_type))
+    for qid in sorted(py):
+        inner = Dict.empty(key_type=T.unicode_type, value_type=value_type)
+        for doc, value in py[qid].items():
+            inner[doc] = value
+        outer[qid] = inner
+    return outer
+
+
 def _typed(py: dict):
     """A ranx Run holding py ({qid: {docno: score}}, inner dicts in the wanted order) as is."""
-    Dict, T = numba_typed.Dict, numba_types
-    outer = Dict.empty(key_type=T.unicode_type,
-                       value_type=T.DictType(T.unicode_type, T.float64))
-    for qid in sorted(py):
-        inner = Dict.empty(key_type=T.unicode_type, value_type=T.float64)
-        for doc, score in py[qid].items():
-            inner[doc] = score
-        outer[qid] = inner
     out = ranx.Run()
-    out.run, out.sorted = outer, True
+    out.run, out.sorted = _typed_dicts(py, numba_types.float64), True
+    return out
+
+
+def _typed_qrels(qrels: dict):
+    """ranx's Qrels of qrels as ``ranx.Qrels(qrels)`` makes them (topics by id, each topic's
+    documents by grade descending), typed as ranx types its empty Qrels: ``Qrels(dict)`` types
+    them by the longest document id (numpy's string width), and each width compiles ranx's
+    readers again (about 10 s on a fresh venv) for no other difference."""
+    ordered = {q: dict(sorted(docs.items(), key=lambda kv: -kv[1])) for q, docs in qrels.items()}
+    out = ranx.Qrels()
+    out.qrels, out.sorted = _typed_dicts(ordered, numba_types.int64), True
     return out
 
 
@@ -284,7 +299,7 @@ def test_trained_methods_match_ranx(halves, method):
     import ranx.fusion as rf
 
     qrels, train, test, ranx_train, normed_runs, ranx_test = halves
-    ranx_qrels = ranx.Qrels(qrels)
+    ranx_qrels = _typed_qrels(qrels)
     assert list(ranx_qrels.keys()) == list(ranx_train[0].keys())
     extra = {"probfuse": {"n_segments": 10}, "slidefuse": {"w": 5}}.get(method, {})
     for norm in NORMS:
