@@ -95,10 +95,10 @@ def _typed(py: dict):
 
 
 def _typed_qrels(qrels: dict):
-    """ranx's Qrels of qrels as ``ranx.Qrels(qrels)`` makes them (topics by id, each topic's
+    """ranx's Qrels of qrels as ``ranx.Qrels(qrels)`` orders them (topics by id, each topic's
     documents by grade descending), typed as ranx types its empty Qrels: ``Qrels(dict)`` types
     them by the longest document id (numpy's string width), and each width compiles ranx's
-    readers again (about 10 s on a fresh venv) for no other difference."""
+    readers again (about 10 s on a fresh venv) for no other difference. Made once (halves)."""
     ordered = {q: dict(sorted(docs.items(), key=lambda kv: -kv[1])) for q, docs in qrels.items()}
     out = ranx.Qrels()
     out.qrels, out.sorted = _typed_dicts(ordered, numba_types.int64), True
@@ -291,15 +291,15 @@ def halves(cast):
         else:
             runs_n = [norm_switch(norm)(_ranx_run(r)) for r in train]
         normed[norm] = [_resorted(r) for r in runs_n]
-    return qrels, train, test, ranx_train, normed, [_ranx_run(r) for r in test]
+    return (qrels, _typed_qrels(qrels), train, test, ranx_train, normed,
+            [_ranx_run(r) for r in test])
 
 
 @pytest.mark.parametrize("method", TRAINED)
 def test_trained_methods_match_ranx(halves, method):
     import ranx.fusion as rf
 
-    qrels, train, test, ranx_train, normed_runs, ranx_test = halves
-    ranx_qrels = _typed_qrels(qrels)
+    qrels, ranx_qrels, train, test, ranx_train, normed_runs, ranx_test = halves
     assert list(ranx_qrels.keys()) == list(ranx_train[0].keys())
     extra = {"probfuse": {"n_segments": 10}, "slidefuse": {"w": 5}}.get(method, {})
     for norm in NORMS:
