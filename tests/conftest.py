@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 # tests/ mirrors the package's floors (tests/engine/, tests/report/...); a few test files share
-# fixtures and cases with a file on another floor (test_stream reads test_conformance's cases): every
-# test folder is importable whatever order pytest (or an xdist worker) collects the folders in
+# fixtures and cases with a file on another floor (test_stream reads test_conformance's cases):
+# every test folder is importable whatever order pytest (or an xdist worker) collects the folders in
 _TESTS = Path(__file__).resolve().parent
 sys.path[1:1] = [str(p.parent) for p in sorted(_TESTS.glob("*/**/test_*.py"))
                  if str(p.parent) not in sys.path and str(p.parent) != str(_TESTS)]
@@ -36,12 +36,13 @@ IRDS_HOME = Path(tempfile.mkdtemp(prefix="trecqr-irds-"))
 os.environ["IR_DATASETS_HOME"] = str(IRDS_HOME)
 atexit.register(shutil.rmtree, IRDS_HOME, ignore_errors=True)
 
-# ranx, an oracle here, compiles about 140 numba functions on a fresh venv (its cache is empty):
-# most of the ranx group's time. LLVM's level 1 instead of 3 compiles them in two thirds of the
-# time (tests/fusion/test_fuse_ranx.py: 105 s against 152 s) and runs them no slower there (32 s
-# against 38 s, cached). The values do not change: numba compiles without fast-math, so no level
-# reorders a floating-point operation. Set before anything imports numba (a worker or a
-# subprocess inherits it); a value given by the caller is kept.
+# ranx, an oracle here, compiles its numba functions on first use, and a fresh venv has no cache:
+# most of the ranx group's time (its fusion oracle runs without the JIT instead, in a child:
+# tests/fusion/ranx_fusion_oracle.py). LLVM's level 1 instead of 3 compiles them in two thirds
+# of the time (the fusion test when it compiled ranx's 25 methods: 105 s against 152 s) and runs
+# them no slower there (32 s against 38 s, cached). The values do not change: numba compiles
+# without fast-math, so no level reorders a floating-point operation. Set before anything
+# imports numba (a worker or a subprocess inherits it); a value given by the caller is kept.
 os.environ.setdefault("NUMBA_OPT", "1")
 
 from trecqr.datasets.sessions.model import MISSING_LAST, MISSING_ZERO, candidate_id  # noqa: E402
