@@ -85,7 +85,8 @@ def test_slidefuse_window_wider_than_the_runs_is_ranx_value_and_fast():
     slidefuse with that window, with work that does not grow with w (before: 81 s for
     w = 100,000, and memory for 2w floats)."""
     ranx = pytest.importorskip("ranx")
-    from test_fuse_ranx import _ranx_run, assert_same
+    from ranx_fusion_oracle import ranx_run
+    from test_fuse_ranx import assert_same
 
     from trecqr.formats.run import read_run
     from trecqr.fusion import fuse
@@ -94,7 +95,7 @@ def test_slidefuse_window_wider_than_the_runs_is_ranx_value_and_fast():
     probs = [[0.5, 0.25, 0.125, 0.1] + [0.01] * 96, [0.4, 0.3, 0.2] + [0.02] * 97]
     for w in (3, 1000, 10 ** 9):
         mine = fuse(runs, method="slidefuse", norm="min-max", params={"w": w, "probs": probs})
-        expected = ranx.fuse([_ranx_run(r) for r in runs], norm="min-max", method="slidefuse",
+        expected = ranx.fuse([ranx_run(r) for r in runs], norm="min-max", method="slidefuse",
                              params={"w": w, "probs": [np.array(p) for p in probs]})
         assert_same(expected, mine)
 

@@ -1,6 +1,8 @@
-"""ranx 0.3.21's fusions of the CAsT 2021 organiser runs, for tests/fusion/test_fuse_ranx.py:
-the cuts both sides fuse (here, so the two sides cannot cut differently) and, run as a script,
-ranx's fused runs computed in a child process with numba's JIT off.
+"""ranx 0.3.21's side of tests/fusion/test_fuse_ranx.py: the cuts of the CAsT 2021 organiser
+runs that both sides fuse (defined once, so the two sides cannot cut differently), ranx runs in
+trec_eval's order (:func:`ranx_run`, also used by the test process, where numba compiles it),
+and, run as a script, ranx's fused run of every case, computed in a child process with numba's
+JIT off.
 
 Why a child without the JIT: numba compiles about a hundred of ranx's fusion and normalisation
 functions on their first call, and a fresh venv has no cache (145 s of one worker in a cold
@@ -21,8 +23,13 @@ from __future__ import annotations
 import pickle
 import sys
 
+import numba
 import numpy as np
 import pyarrow as pa
+import ranx
+import ranx.fusion as rf
+from numba import typed, types
+from ranx.normalization import norm_switch
 
 from trecqr.formats.order import trec_order
 from trecqr.formats.run import Run, read_run
@@ -96,71 +103,76 @@ def cases() -> list:
         [("rrf-cli", "min-max-inverted")]
 
 
-def _ranx_side():
-    """ranx, patched where its order is arbitrary (test_fuse_ranx's docstring gives the rules),
-    and the helpers that hand it runs in trecqr's order."""
-    import numba
-    import ranx
-    import ranx.fusion as rf
-    from numba import typed, types
+def typed_dicts(py: dict, value_type):
+    """numba's typed dicts holding py ({qid: {docno: value}}) in its inner dicts' order."""
+    outer = typed.Dict.empty(key_type=types.unicode_type,
+                             value_type=types.DictType(types.unicode_type, value_type))
+    for qid in sorted(py):
+        inner = typed.Dict.empty(key_type=types.unicode_type, value_type=value_type)
+        for doc, value in py[qid].items():
+            inner[doc] = value
+        outer[qid] = inner
+    return outer
 
-    assert numba.config.DISABLE_JIT, "run with NUMBA_DISABLE_JIT=1 (see the module docstring)"
 
-    def typed_dicts(py: dict, value_type):
-        outer = typed.Dict.empty(key_type=types.unicode_type,
-                                 value_type=types.DictType(types.unicode_type, value_type))
-        for qid in sorted(py):
-            inner = typed.Dict.empty(key_type=types.unicode_type, value_type=value_type)
-            for doc, value in py[qid].items():
-                inner[doc] = value
-            outer[qid] = inner
-        return outer
+def as_run(py: dict):
+    """A ranx Run holding py ({qid: {docno: score}}, inner dicts in the wanted order) as is."""
+    out = ranx.Run()
+    out.run, out.sorted = typed_dicts(py, types.float64), True
+    return out
 
-    def as_run(py: dict):
-        out = ranx.Run()
-        out.run, out.sorted = typed_dicts(py, types.float64), True
-        return out
 
-    def ranx_run(run: Run):
-        order, _, _ = trec_order(run, float32=False)
-        py: dict = {}
-        for q, d, s in zip(run.qid.take(order).to_pylist(), run.docno.take(order).to_pylist(),
-                           run.score[order].tolist()):
-            py.setdefault(q, {})[d] = s
-        return as_run(py)
+def ranx_run(run: Run):
+    """A ranx Run of run, in trec_eval's order (``sorted`` set, so ranx keeps that order)."""
+    order, _, _ = trec_order(run, float32=False)
+    py: dict = {}
+    for q, d, s in zip(run.qid.take(order).to_pylist(), run.docno.take(order).to_pylist(),
+                       run.score[order].tolist()):
+        py.setdefault(q, {})[d] = s
+    return as_run(py)
 
-    def resorted(run):
-        return as_run({qid: dict(sorted(run[qid].items(), key=lambda kv: (
-            -kv[1], [-b for b in kv[0].encode()]))) for qid in run.keys()})
 
-    class TrecSortedRun(ranx.Run):
-        def sort(self):
-            self.run, self.sorted = resorted(self).run, True
+def _resorted(run):
+    """A normalised ranx run in score order, ties by docno descending (trecqr's reading)."""
+    return as_run({qid: dict(sorted(run[qid].items(), key=lambda kv: (
+        -kv[1], [-b for b in kv[0].encode()]))) for qid in run.keys()})
 
-    def first_appearance(runs):
-        out = typed.List()
-        for qid in runs[0].keys():
-            seen: dict = {}
-            for run in runs:
-                for doc in run[qid].keys():
-                    seen.setdefault(doc, None)
-            out.append(typed.List(list(seen)) if seen else
-                       typed.List.empty_list(types.unicode_type))
-        return out
 
+class _TrecSortedRun(ranx.Run):
+    """ranx's Run, sorted again (min-max-inverted) with ties by docno descending."""
+
+    def sort(self):
+        self.run, self.sorted = _resorted(self).run, True
+
+
+def _first_appearance(runs):
+    """A topic's candidates in order of first appearance over the runs in turn."""
+    out = typed.List()
+    for qid in runs[0].keys():
+        seen: dict = {}
+        for run in runs:
+            for doc in run[qid].keys():
+                seen.setdefault(doc, None)
+        out.append(typed.List(list(seen)) if seen else
+                   typed.List.empty_list(types.unicode_type))
+    return out
+
+
+def _patch_ranx():
+    """ranx given trecqr's order where its own is arbitrary (test_fuse_ranx's docstring gives
+    the rules); only in the child, which exits after."""
     for name in ("ranx.fusion.bordafuse", "ranx.fusion.weighted_bordafuse",
                  "ranx.fusion.condorcet", "ranx.fusion.weighted_condorcet",
                  "ranx.normalization.borda_norm"):
         __import__(name)
-        sys.modules[name].get_candidates = first_appearance
-    sys.modules["ranx.normalization.min_max_norm"].Run = TrecSortedRun
-    return ranx, rf, ranx_run, resorted, typed_dicts, types
+        sys.modules[name].get_candidates = _first_appearance
+    sys.modules["ranx.normalization.min_max_norm"].Run = _TrecSortedRun
 
 
 def fused(runs: list, qrels_path) -> dict:
     """ranx's fused run of every case, as ``{qid: [(docno, score), ...]}`` in its order."""
-    ranx, rf, ranx_run, resorted, typed_dicts, types = _ranx_side()
-    from ranx.normalization import norm_switch
+    assert numba.config.DISABLE_JIT, "run with NUMBA_DISABLE_JIT=1 (see the module docstring)"
+    _patch_ranx()
 
     def lists(run) -> dict:
         return {q: list(docs.items()) for q, docs in run.run.items()}
@@ -176,10 +188,7 @@ def fused(runs: list, qrels_path) -> dict:
             out[method, norm] = lists(ranx.fuse(theirs, norm=norm, method=method,
                                                 params=params))
     qrels, train, test = halves(runs, qrels_path)
-    ranx_qrels = ranx.Qrels()
-    ranx_qrels.qrels = typed_dicts({q: dict(sorted(d.items(), key=lambda kv: -kv[1]))
-                                    for q, d in qrels.items()}, types.int64)
-    ranx_qrels.sorted = True
+    ranx_qrels = ranx.Qrels(qrels)
     ranx_train, ranx_test = [ranx_run(r) for r in train], [ranx_run(r) for r in test]
     assert list(ranx_qrels.keys()) == list(ranx_train[0].keys())
     for norm in NORMS:
@@ -189,7 +198,7 @@ def fused(runs: list, qrels_path) -> dict:
             normed = norm_switch(norm)([ranx_run(r) for r in train])
         else:
             normed = [norm_switch(norm)(ranx_run(r)) for r in train]
-        normed = [resorted(r) for r in normed]
+        normed = [_resorted(r) for r in normed]
         for method in TRAINED:
             if method == "probfuse":
                 params = {"probs": rf.probfuse_train(ranx_qrels, normed, 10)}

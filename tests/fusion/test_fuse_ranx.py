@@ -48,15 +48,13 @@ from pathlib import Path
 import pytest
 
 from conftest import data_path, run_cli
-from ranx_fusion_oracle import (N_CONDORCET, N_TOPICS, NAMES, NORMS, TRAINED, UNTRAINED, W,
-                                first_topics, halves, topic_count, trained_params)
 
 ranx = pytest.importorskip("ranx")
-numba_typed = pytest.importorskip("numba.typed")
-numba_types = pytest.importorskip("numba.types")
 
+from ranx_fusion_oracle import (N_CONDORCET, N_TOPICS, NAMES, NORMS, TRAINED,  # noqa: E402
+                                UNTRAINED, W, first_topics, halves, ranx_run, topic_count,
+                                trained_params)
 from trecqr.formats.objects import ranx_table  # noqa: E402
-from trecqr.formats.order import trec_order  # noqa: E402
 from trecqr.formats.qrels import qrels_from_dict  # noqa: E402
 from trecqr.formats.run import Run, read_run  # noqa: E402
 from trecqr.fusion import fuse  # noqa: E402
@@ -65,30 +63,6 @@ from trecqr.fusion.normalization import NORMS as TRECQR_NORMS, canonical  # noqa
 
 TOL = 1e-9
 ORACLE = Path(__file__).with_name("ranx_fusion_oracle.py")
-
-
-def _typed_dicts(py: dict, value_type):
-    """numba's typed dicts holding py ({qid: {docno: value}}) in its inner dicts' order."""
-    Dict, T = numba_typed.Dict, numba_types
-    outer = Dict.empty(key_type=T.unicode_type, value_type=T.DictType(T.unicode_type, value_type))
-    for qid in sorted(py):
-        inner = Dict.empty(key_type=T.unicode_type, value_type=value_type)
-        for doc, value in py[qid].items():
-            inner[doc] = value
-        outer[qid] = inner
-    return outer
-
-
-def _ranx_run(run: Run):
-    """A ranx Run of run, in trec_eval's order (``sorted`` set, so ranx keeps that order)."""
-    order, _, _ = trec_order(run, float32=False)
-    py: dict = {}
-    for q, d, s in zip(run.qid.take(order).to_pylist(), run.docno.take(order).to_pylist(),
-                       run.score[order].tolist()):
-        py.setdefault(q, {})[d] = s
-    out = ranx.Run()
-    out.run, out.sorted = _typed_dicts(py, numba_types.float64), True
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +200,7 @@ def test_trained_methods_match_ranx(training, ranx_fused, method):
 def test_cli_writes_ranx_order(cast, tmp_path):
     """The command line end to end: files in, a TREC run out, read back equal to ranx's
     (numba-compiled, in this process, on all 239 topics)."""
-    expected = ranx.fuse([_ranx_run(r) for r in cast], norm="zmuv", method="wmnz",
+    expected = ranx.fuse([ranx_run(r) for r in cast], norm="zmuv", method="wmnz",
                          params={"weights": W})
     out = tmp_path / "fused.run"
     res = run_cli(["fuse", *[data_path("cast2021", f"{n}.trec") for n in NAMES], "-o", out,
