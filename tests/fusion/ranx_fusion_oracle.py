@@ -8,9 +8,10 @@ Why a child without the JIT: numba compiles about a hundred of ranx's fusion and
 functions on their first call, and a fresh venv has no cache (145 s of one worker in a cold
 suite run, 2026-12-04). ranx's own Python source, run by CPython (``NUMBA_DISABLE_JIT=1``: its
 typed dicts and lists become Python's), fuses these cuts in about 20 s. The source is the same;
-numba compiles without fast-math, so the two differ at most in the summation order of a NumPy
-reduction (last bits, far below the test's 1e-9) and in how an unstable sort orders ties, which
-the test's rules make irrelevant. The test process still compares numba-compiled ranx on all
+numba compiles without fast-math, so the two differ at most in the last bits of a NumPy
+reduction or math function (numba has its own: its sum adds in order, NumPy's pairwise), far
+below the test's 1e-9, and in how an unstable sort orders ties, which the test's rules make
+irrelevant. The test process still compares numba-compiled ranx on all
 239 topics (test_cli_writes_ranx_order) and the fuzz finding on slidefuse.
 
 Usage: ``python ranx_fusion_oracle.py OUT QRELS RUN...`` (NUMBA_DISABLE_JIT=1 in the
