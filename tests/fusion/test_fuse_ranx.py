@@ -63,6 +63,7 @@ from trecqr.fusion.normalization import NORMS as TRECQR_NORMS, canonical  # noqa
 
 TOL = 1e-9
 ORACLE = Path(__file__).with_name("ranx_fusion_oracle.py")
+TRAINING_QRELS = "qrels-docs.2021.qrel"  # the organisers' document judgments
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +72,12 @@ def cast():
 
 
 @pytest.fixture(scope="module")
-def ranx_fused(cast, tmp_path_factory):
+def ranx_fused(tmp_path_factory):
     """ranx's fused run of every (method, norm) the tests compare, computed once by
     ranx_fusion_oracle.py in a child process with numba's JIT off."""
     out = tmp_path_factory.mktemp("ranx-fused") / "fused.pickle"
-    qrels = data_path("cast2021", "qrels-docs.2021.qrel")
     child = subprocess.run(
-        [sys.executable, str(ORACLE), str(out), str(qrels),
+        [sys.executable, str(ORACLE), str(out), str(data_path("cast2021", TRAINING_QRELS)),
          *[str(data_path("cast2021", f"{n}.trec")) for n in NAMES]],
         env={**os.environ, "NUMBA_DISABLE_JIT": "1"}, capture_output=True, text=True)
     assert child.returncode == 0, child.stderr[-4000:]
@@ -184,7 +184,7 @@ def test_untrained_methods_match_ranx(cuts, ranx_fused, method):
 
 @pytest.fixture(scope="module")
 def training(cast):
-    qrels, train, test = halves(cast, data_path("cast2021", "qrels-docs.2021.qrel"))
+    qrels, train, test = halves(cast, data_path("cast2021", TRAINING_QRELS))
     return qrels_from_dict(qrels), train, test
 
 
