@@ -19,6 +19,7 @@ from trecqr.errors import UsageError
 from trecqr.formats.writer import atomic_write_text
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
+from trecqr.cli.types import OutputFile
 
 
 @click.command("cast", context_settings=CONTEXT)
@@ -30,19 +31,20 @@ from trecqr.cli.options import CONTEXT
               help="raw_utterance (2022: utterance), manual_rewritten_utterance, "
                    "automatic_rewritten_utterance, or context (the turn's branch: earlier "
                    "utterances and responses, then the utterance, joined by ' [SEP] ').")
-@click.option("--topics-out", default=None, metavar="OUT",
+@click.option("--topics-out", type=OutputFile(), default=None, metavar="OUT",
               help="Topics to write: TSV if OUT ends in .tsv, JSONL for .jsonl, else TREC <top>.")
 @click.option("--turn-ids", "turn_ids", default=None, metavar="FILE",
               help="CAsT 2022: the evaluated turns (default: 2022_evaluation_topics_turn_ids.json "
                    "beside the topic file, when present).")
-@click.option("--provenance-run", "provenance_out", default=None, metavar="OUT",
+@click.option("--provenance-run", "provenance_out", type=OutputFile(), default=None, metavar="OUT",
               help="CAsT 2022: write the system responses' passage provenance of each kept turn "
                    "as a ranked TREC run (the organisers' canonical passages).")
-@click.option("--meta-out", default=None, metavar="FILE",
+@click.option("--meta-out", type=OutputFile(), default=None, metavar="FILE",
               help="Also write per-turn metadata (canonical passage id) as JSONL.")
 @click.option("--qrels", "qrels_path", default=None, metavar="FILE",
               help="CAsT qrels to check against the turn ids and write to --qrels-out.")
-@click.option("--qrels-out", default=None, metavar="OUT", help="Where to write the qrels.")
+@click.option("--qrels-out", type=OutputFile(), default=None, metavar="OUT",
+              help="Where to write the qrels.")
 @click.option("--resolved", default=None, metavar="FILE",
               help="CAsT 2019: the resolved utterances TSV (qid<TAB>rewrite), read as the "
                    "manual query field.")
@@ -101,12 +103,12 @@ def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out,
 @click.command("qrecc", context_settings=CONTEXT)
 @click.option("--qrels", "qrels_in", default=None, metavar="FILE",
               help="Qrels as published (JSON, TSV, TREC or SCAI; detected from the content).")
-@click.option("--qrels-out", "qrels_out", default=None, metavar="OUT",
+@click.option("--qrels-out", "qrels_out", type=OutputFile(), default=None, metavar="OUT",
               help="Write TREC qrels with conv_turn ids here (from --qrels, else from the "
                    "Truth_passages of --turns).")
 @click.option("--turns", "turns_in", default=None, metavar="FILE",
               help="Conversations: original QReCC JSON, SCAI turn JSON or InfoCQR JSONL.")
-@click.option("--topics-out", "topics_out", default=None, metavar="OUT",
+@click.option("--topics-out", "topics_out", type=OutputFile(), default=None, metavar="OUT",
               help="Write topics here (TREC, TSV or JSONL, from the extension).")
 @click.option("--query-field", type=click.Choice(qrecc.QUERY_FIELDS), default="raw",
               show_default=True,
@@ -126,7 +128,7 @@ def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out,
 @click.option("--scai-run", "scai_run", default=None, metavar="FILE",
               help="A SCAI-QReCC-21 run (JSON: Conversation_no, Turn_no, Model_passages) to "
                    "convert to a TREC run (--run-out).")
-@click.option("--run-out", "run_out", default=None, metavar="OUT",
+@click.option("--run-out", "run_out", type=OutputFile(), default=None, metavar="OUT",
               help="Where to write the TREC run of --scai-run.")
 def qrecc_command(qrels_in, qrels_out, turns_in, topics_out, query_field, rewrites_in,
                   rewrite_field, id_field, missing, qid_style, scai_run, run_out):
@@ -209,12 +211,12 @@ def qrecc_command(qrels_in, qrels_out, turns_in, topics_out, query_field, rewrit
 @click.command("topiocqa", context_settings=CONTEXT)
 @click.option("--qrels", "qrels_in", default=None, metavar="FILE",
               help="Gold qrels as published (dev_gold.trec, or JSON {qid: {passage: grade}}).")
-@click.option("--qrels-out", "qrels_out", default=None, metavar="OUT",
+@click.option("--qrels-out", "qrels_out", type=OutputFile(), default=None, metavar="OUT",
               help="Write TREC qrels with canonical conv_turn ids here (atomically); from --qrels, "
                    "else from the gold passages of --turns.")
 @click.option("--turns", "turns_in", default=None, metavar="FILE",
               help="Conversations: the raw TopiOCQA JSON or a DPR-style retriever file.")
-@click.option("--topics-out", "topics_out", default=None, metavar="OUT",
+@click.option("--topics-out", "topics_out", type=OutputFile(), default=None, metavar="OUT",
               help="Write topics here (format from the extension: .trec/.txt, .tsv, .jsonl).")
 @click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
               help="Topics format (default: from the --topics-out extension).")

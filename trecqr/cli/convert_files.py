@@ -16,11 +16,12 @@ from trecqr.datasets.topics import read_topics, write_topics
 from trecqr.errors import UsageError
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
+from trecqr.cli.types import OutputFile
 
 
 @click.command("collapse", context_settings=CONTEXT)
 @click.argument("run", type=str)
-@click.option("-o", "--output", required=True, metavar="OUT",
+@click.option("-o", "--output", type=OutputFile(), required=True, metavar="OUT",
               help="Document run to write (atomically; '-' for stdout).")
 @click.option("--runid", default=None, help="Runid of the output (default: the input's).")
 def collapse_command(run, output, runid):
@@ -46,9 +47,12 @@ def collapse_command(run, output, runid):
 @click.option("--gap", type=float, default=DEFAULT_GAP, show_default=True,
               help="Inactivity (seconds) that ends a session; 0 or less: no time rule.")
 @click.option("--keep-duplicates", is_flag=True, help="Keep consecutive duplicate queries.")
-@click.option("--topics", "topics_out", default=None, help="Write topics (id -> context).")
-@click.option("--qrels", "qrels_out", default=None, help="Write qrels (id -> target id, grade 1).")
-@click.option("--run", "run_out", default=None, help="Write a run from --scores.")
+@click.option("--topics", "topics_out", type=OutputFile(), default=None,
+              help="Write topics (id -> context).")
+@click.option("--qrels", "qrels_out", type=OutputFile(), default=None,
+              help="Write qrels (id -> target id, grade 1).")
+@click.option("--run", "run_out", type=OutputFile(), default=None,
+              help="Write a run from --scores.")
 @click.option("--scores", default=None,
               help="Candidate scores: TSV/JSONL, or for hredqs a score file (one line per candidate).")
 @click.option("--column", default=None, help="hredqs score file: column name or index (default last).")
@@ -57,7 +61,7 @@ def collapse_command(run, output, runid):
                                       "last (HRED-qs: 1/len).")
 @click.option("--sep", default=CONTEXT_SEP, show_default=True, help="Context separator in topics.")
 @click.option("--runid", default="trecqr", show_default=True, help="Run id written in the --run file.")
-@click.option("--results-out", default=None,
+@click.option("--results-out", type=OutputFile(), default=None,
               help="trec-session: write the shown results (title + snippet per ClueWeb id) as a "
                    "JSONL collection, to index for sim_ret.")
 def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_out, qrels_out,
@@ -90,7 +94,7 @@ def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_ou
 # --------------------------------------------------------------------------- command
 @click.command("rewrites", context_settings=CONTEXT)
 @click.argument("input_path", metavar="REWRITES")
-@click.argument("output_path", metavar="OUT")
+@click.argument("output_path", type=OutputFile(), metavar="OUT")
 @click.option("--raw", "raw_path", default=None,
               help="topics file with the raw questions (any topics format): the turn set, and the "
                    "fallback for --missing raw")
@@ -143,8 +147,10 @@ def rewrites_command(input_path, output_path, raw_path, missing, in_format, out_
 
 @click.command("irds", context_settings=CONTEXT)
 @click.argument("dataset_id", metavar="DATASET_ID")
-@click.option("--topics-out", default=None, help="write the queries here (.trec/.tsv/.jsonl)")
-@click.option("--qrels-out", default=None, help="write the qrels here (TREC qrels)")
+@click.option("--topics-out", type=OutputFile(), default=None,
+              help="write the queries here (.trec/.tsv/.jsonl)")
+@click.option("--qrels-out", type=OutputFile(), default=None,
+              help="write the qrels here (TREC qrels)")
 @click.option("--query-field", default=None,
               help="query field to use as the query text (default: `text`, or the dataset's "
                    "default_text(), e.g. raw_utterance; CAsT: manual_rewritten_utterance)")
@@ -173,7 +179,7 @@ def irds_command(dataset_id, topics_out, qrels_out, query_field, qid_style, topi
 
 @click.command("topics", context_settings=CONTEXT)
 @click.argument("input_path", metavar="IN")
-@click.argument("output_path", metavar="OUT")
+@click.argument("output_path", type=OutputFile(), metavar="OUT")
 @click.option("--from", "in_format", type=click.Choice(topic_files.FORMATS),
               help="input format (default: from IN's extension)")
 @click.option("--to", "out_format", type=click.Choice(topic_files.FORMATS),

@@ -18,6 +18,7 @@ from trecqr.formats.run import write_run
 from trecqr.formats.writer import atomic_write_text
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
+from trecqr.cli.types import OutputFile
 
 
 @click.command("ikat", context_settings=CONTEXT)
@@ -26,16 +27,16 @@ from trecqr.cli.options import CONTEXT
 @click.option("--query-field", type=click.Choice(ikat.QUERY_FIELDS), default=None,
               help="raw (utterance), resolved (resolved_utterance) or context (earlier "
                    "utterances and responses, then the utterance, joined by ' [SEP] ').")
-@click.option("--topics-out", default=None, metavar="OUT",
+@click.option("--topics-out", type=OutputFile(), default=None, metavar="OUT",
               help="Topics to write: TSV for .tsv, JSONL for .jsonl, else TREC <top> format.")
-@click.option("--meta-out", default=None, metavar="FILE",
+@click.option("--meta-out", type=OutputFile(), default=None, metavar="FILE",
               help="Per-turn metadata as JSONL: topic, turn, title, the topic's PTKB, the PTKB "
                    "statements marked relevant, the response provenance.")
 @click.option("--run", "run_path", default=None, metavar="FILE",
               help="An official iKAT JSON run (run_name, run_type, turns).")
-@click.option("--run-out", default=None, metavar="OUT",
+@click.option("--run-out", type=OutputFile(), default=None, metavar="OUT",
               help="The run's passage provenance as a TREC run (best score per passage).")
-@click.option("--ptkb-run-out", default=None, metavar="OUT",
+@click.option("--ptkb-run-out", type=OutputFile(), default=None, metavar="OUT",
               help="PTKB provenance as a statement ranking (of --run, or else the topics' "
                    "relevant statements), for the PTKB qrels.")
 def ikat_command(topics_path, query_field, topics_out, meta_out, run_path, run_out, ptkb_run_out):

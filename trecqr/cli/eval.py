@@ -17,7 +17,7 @@ from trecqr.rankings.options import Options
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
 from trecqr.cli.measures import measures_help
 from trecqr.cli.options import CONTEXT
-from trecqr.cli.types import CInteger
+from trecqr.cli.types import CInteger, OutputFile
 
 
 @click.command("eval", context_settings=CONTEXT)
@@ -50,7 +50,8 @@ from trecqr.cli.types import CInteger
               default="trec", show_default=True, help="Output format.")
 @click.option("--places", type=click.IntRange(0, 17), default=None,
               help="Decimal places of float values (trec: 4; other formats: full precision).")
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write here (atomically).")
+@click.option("-o", "--output", type=OutputFile(), default="-", metavar="FILE",
+              help="Write here (atomically).")
 @click.option("--quiet", is_flag=True,
               help="No coverage line or notes (id space, measure names) on stderr.")
 @click.option("-j", "--jobs", type=int, default=None, metavar="N",

@@ -15,6 +15,7 @@ from trecqr.fusion.entry import check_params, fuse, resolve
 from trecqr.fusion.optimize import ONLY_TRAINED, grid_search, trials
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
+from trecqr.cli.types import OutputFile
 
 
 def _value(text: str):
@@ -75,7 +76,7 @@ def chosen_line(name, value, measure, score) -> str:
 
 @click.command("fuse", context_settings=CONTEXT)
 @click.argument("runs", nargs=-1, required=True, metavar="RUN RUN...")
-@click.option("-o", "--output", required=True, metavar="OUT",
+@click.option("-o", "--output", type=OutputFile(), required=True, metavar="OUT",
               help="Fused run to write (TREC format, trec_eval's order, atomically; '-' for "
                    "stdout).")
 @click.option("--method", default="rrf", show_default=True, metavar="NAME",

@@ -15,7 +15,7 @@ from trecqr.generative import gen, suggest
 from trecqr.generative.options import rm3_params, write_per_instance
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT, ranking_overlap_options, text_options
-from trecqr.cli.types import FiniteFloat
+from trecqr.cli.types import FiniteFloat, OutputFile
 
 
 @click.command("gen", context_settings=CONTEXT)
@@ -25,7 +25,7 @@ from trecqr.cli.types import FiniteFloat
               help="metric to compute (repeatable; default: all)")
 @click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
               show_default=True, help="result as an aligned table or as JSON")
-@click.option("--per-instance", "per_instance", default=None,
+@click.option("--per-instance", "per_instance", type=OutputFile(), default=None,
               help="write per-pair values here (JSONL if it ends in .jsonl/.json, else TSV)")
 @click.option("--pred-field", default=None, help="PRED JSONL text field (default: auto)")
 @click.option("--ref-field", default=None,
@@ -102,7 +102,7 @@ def gen_command(pred_path, ref_path, metrics, out_format, per_instance, pred_fie
               help="generative metric (repeatable; default: all)")
 @click.option("--format", "out_format", type=click.Choice(("table", "json")), default="table",
               show_default=True, help="result as an aligned table or as JSON")
-@click.option("--per-instance", "per_instance", default=None,
+@click.option("--per-instance", "per_instance", type=OutputFile(), default=None,
               help="write per-instance values here (JSONL if .jsonl/.json, else TSV)")
 @click.option("--split", type=click.Choice(["time", "mission", "block"]), default="time",
               show_default=True, help="webis: session split.")

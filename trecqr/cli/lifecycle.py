@@ -1,6 +1,7 @@
 """The process lifecycle of a command: the console script's entry (signal handlers, FIFOs read
 once, endless devices refused, flush, exit status) and :func:`run_guarded`, the one error path
-of every command's work (see :mod:`trecqr.cli.failures` for the lines and exit statuses).
+of every command's work (see :mod:`trecqr.cli.failures` for the lines and exit statuses), which
+starts by checking the command's outputs (:func:`trecqr.cli.types.check_output_options`).
 
 While the work runs, warnings are collected and stderr is held (when it is not a terminal): they
 are printed after a success and dropped after a failure, so a failure is always exactly one line.
@@ -29,6 +30,7 @@ from trecqr.runtime.tempfiles import remove_all_temps
 from trecqr.runtime.transactions import output_transaction
 from trecqr.cli.failures import debug, echo_line, failure_line
 from trecqr.cli.std_streams import HeldStream, fix_std_streams, isatty
+from trecqr.cli.types import check_output_options
 
 
 @contextlib.contextmanager
@@ -86,6 +88,9 @@ def run_guarded(fn):
         with warnings.catch_warnings(record=True) as caught, signals_handled():
             warnings.simplefilter("always")
             with output_transaction():
+                ctx = click.get_current_context(silent=True)
+                if ctx is not None:
+                    check_output_options(ctx)
                 result = fn()
                 raise_if_interrupted()
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from trecqr.cli.types import CInteger, FiniteFloat
+from trecqr.cli.types import CInteger, FiniteFloat, OutputFile
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}  # every command answers -h
 
@@ -91,7 +91,7 @@ def say_written(output, what: str = "report") -> None:
 def table_output_options(formats):
     """--format (one of formats, default text), --places and -o/--output (atomic)."""
     def apply(f):
-        f = click.option("-o", "--output", default="-", metavar="FILE",
+        f = click.option("-o", "--output", type=OutputFile(), default="-", metavar="FILE",
                          help="Write here (atomically).")(f)
         f = click.option("--places", type=click.IntRange(0, 17), default=4, show_default=True,
                          help="Decimal places in the text table.")(f)

@@ -16,6 +16,7 @@ from trecqr.report.labels import parse_pairs
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
 from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, label_option,
                       qrels_runs_measures, say_written, table_output_options, topic_options)
+from trecqr.cli.types import OutputFile
 
 
 @click.command("compare", context_settings=CONTEXT)
@@ -129,7 +130,8 @@ def breakdown_command(qrels, runs, measures, quiet, by, labels, max_depth, basel
               help="Leave this measure out (e.g. runid); repeatable.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Report format.")
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write the report here.")
+@click.option("-o", "--output", type=OutputFile(), default="-", metavar="FILE",
+              help="Write the report here.")
 @click.option("--qrels", default=None, metavar="QRELS",
               help="With --run: B is trecqr's evaluation of RUN against QRELS (no B file).")
 @click.option("--run", "run", default=None, metavar="RUN", help="The run to evaluate (with --qrels).")
@@ -168,7 +170,7 @@ def diff_command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
 
 
 def _plot_options(f):
-    f = click.option("-o", "--output", required=True, metavar="FILE",
+    f = click.option("-o", "--output", type=OutputFile(), required=True, metavar="FILE",
                      help="Plot file: .png, .svg or .pdf.")(f)
     f = click.option("--title", default=None, help="Plot title (default: a descriptive one).")(f)
     f = topic_options(f)

@@ -16,11 +16,12 @@ from trecqr.report.html import report_page
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
 from trecqr.cli.options import (CONTEXT, comparison_options, label_option, qrels_runs_measures,
                                say_written)
+from trecqr.cli.types import OutputFile
 
 
 @click.command("report", context_settings=CONTEXT)
 @qrels_runs_measures
-@click.option("-o", "--output", required=True, metavar="PAGE.html",
+@click.option("-o", "--output", type=OutputFile(), required=True, metavar="PAGE.html",
               help="The page to write (atomically).")
 @comparison_options
 @click.option("--rewrites", multiple=True, metavar="FILE",

@@ -30,7 +30,7 @@ from trecqr.retrieval.collections import COLLECTION_FORMATS, check_collection
 from trecqr.retrieval.indexdir import BACKENDS
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
-from trecqr.cli.types import FiniteFloat
+from trecqr.cli.types import FiniteFloat, OutputFile, OutputFolder
 
 
 # what a protocol that cqr cannot apply scores, for its refusal (trecqr/protocols/presets.py)
@@ -123,7 +123,7 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.command("search", context_settings=CONTEXT)
 @click.argument("index_dir")
 @click.argument("topics", required=False)
-@click.option("-o", "--output", "out_path", required=True, type=click.Path(allow_dash=True),
+@click.option("-o", "--output", "out_path", required=True, type=OutputFile(),
               help="TREC run to write (- for stdout).")
 @click.option("-k", "k", type=int, default=100, show_default=True, help="Passages per topic.")
 @click.option("--topics-format", type=click.Choice(("trec", "tsv", "jsonl")), default=None,
@@ -263,14 +263,15 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
               help="Leave out turns with fewer than N results (RetPO) [default: the preset's].")
 @click.option("--preset", default=None, help="Protocol preset (k1/b, depth, threshold).")
 @click.option("-k", "k", type=int, default=None, help="Depth (default: preset's, else 100).")
-@click.option("--runs-dir", type=click.Path(file_okay=False), default=None,
+@click.option("--runs-dir", type=OutputFolder(), default=None,
               help="Keep each row's run here as <name>.run (default: a temporary folder, "
                    "removed at exit).")
 @click.option("--name", "names", multiple=True,
               help="Row names, in input order (topics first, then rewrites); default file stems.")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True, help="Report as an aligned table or as JSON.")
-@click.option("-o", "--output", default=None, help="Also write the report here (atomically).")
+@click.option("-o", "--output", type=OutputFile(), default=None,
+              help="Also write the report here (atomically).")
 @click.option("--threads", type=click.IntRange(-1, 1024), default=1, show_default=True,
               help="Search threads.")
 @click.option("--quiet", is_flag=True, help="No progress bars or notes on stderr.")
@@ -280,7 +281,7 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 @click.option("--groups", default=None, metavar="FILE.json",
               help="Also break MRR and NDCG@3 down by overlapping groups {group: [turn ids]} "
                    "(e.g. QReCC's test_question_types.json), with an 'all' row.")
-@click.option("--html", "html_page", default=None, metavar="FILE",
+@click.option("--html", "html_page", type=OutputFile(), default=None, metavar="FILE",
               help="Also write the rows' HTML report (as trecqr report) here (atomically); "
                    "--groups filters its turns.")
 @click.option("--manual", default=None, metavar="FILE",

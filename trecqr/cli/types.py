@@ -1,5 +1,9 @@
 """Click parameter types shared by the commands.
 
+:class:`OutputFile` and :class:`OutputFolder` mark the options a command writes to; before the
+command's work, :func:`check_output_options` (called by :func:`trecqr.cli.lifecycle.run_guarded`)
+refuses those that cannot be written, in the writer's words, so no work is lost to them.
+
 :class:`FiniteFloat` is click's FloatRange that also refuses ``nan`` and ``inf`` (FloatRange
 lets NaN through every bound, since NaN compares false with everything), so a numeric option
 is checked, with click's one usage line, before any work.
@@ -11,6 +15,8 @@ import math
 import re
 
 import click
+
+from trecqr.runtime.output_paths import check_outputs
 
 
 class _Described:
@@ -53,3 +59,27 @@ def _python_int(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+class OutputFile(click.ParamType):
+    """A file the command writes (``-``: stdout); the value stays the string given."""
+
+    name = "file"
+
+
+class OutputFolder(click.ParamType):
+    """A folder the command makes (with its parents) and writes into."""
+
+    name = "folder"
+
+
+def check_output_options(ctx) -> None:
+    """Refuse the context's outputs that cannot be written, before the command's work."""
+    files, folders = [], []
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value is None or not isinstance(param.type, (OutputFile, OutputFolder)):
+            continue
+        values = value if isinstance(value, (list, tuple)) else [value]
+        (folders if isinstance(param.type, OutputFolder) else files).extend(values)
+    check_outputs(files, folders)

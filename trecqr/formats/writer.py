@@ -22,7 +22,8 @@ from trecqr.errors import InputError
 from trecqr.formats.arrays import string_array
 from trecqr.runtime.interrupts import signals_blocked
 from trecqr.runtime.tempfiles import register_temp, remove_temp
-from trecqr.runtime.transactions import check_output_name, current_transaction
+from trecqr.runtime.output_paths import output_file
+from trecqr.runtime.transactions import current_transaction
 
 
 def _new_file_mode(path: str) -> int:
@@ -42,13 +43,10 @@ def atomic_write_bytes(path, parts) -> None:
     if str(path) == "-":
         _write_stdout(parts)
         return
-    check_output_name(path)
-    path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target, not the link
-    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+    path = output_file(path)  # through symlinks: replace the target, not the link
+    if os.path.exists(path) and not os.path.isfile(path):
         _write_special(path, parts)  # /dev/null, a FIFO: renaming onto it would replace it
         return
-    if os.path.isdir(path):
-        raise InputError(path, None, "cannot write: is a folder")
     folder = os.path.dirname(path)
     try:
         with signals_blocked():  # a signal never falls between creation and registration

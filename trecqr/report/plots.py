@@ -23,7 +23,7 @@ import numpy as np
 
 from trecqr.errors import UsageError
 from trecqr.runtime.memory import scipy_stats
-from trecqr.runtime.transactions import check_output_name
+from trecqr.runtime.output_paths import check_output_name
 from trecqr.formats.writer import atomic_write_bytes
 from trecqr.report.breakdown import DEFAULT_MAX_DEPTH, label_key, depth_groups, score_table
 

@@ -32,7 +32,8 @@ from trecqr.errors import InputError, UsageError
 from trecqr.formats.run import Run
 from trecqr.runtime.interrupts import signals_blocked
 from trecqr.runtime.tempfiles import register_temp, unregister_temp
-from trecqr.runtime.transactions import check_output_name, new_output_dir
+from trecqr.runtime.output_paths import check_output_name
+from trecqr.runtime.transactions import new_output_dir
 from trecqr.runtime.workers import usable_cpus
 
 MANIFEST = "trecqr-index.json"

@@ -108,13 +108,6 @@ def output_transaction():
         _state.transaction = None
 
 
-def check_output_name(path, what: str = "file") -> None:
-    """Refuse an empty output name before any work: os.path reads "" as the working folder, so
-    a file would be written over it, or an index built into it."""
-    if path is not None and os.fspath(path) == "":
-        raise InputError("", None, f"cannot write: an empty {what} name; give the {what}'s path")
-
-
 def new_output_dir(path) -> str:
     """Make folder path (and missing parents) for a command's outputs; the folders made are
     removed again if the command fails. An existing folder is used as it is."""

@@ -48,7 +48,8 @@ from trecqr.api.evaluation import evaluate, load_qrels, load_run
 from trecqr.errors import UsageError, hinted
 from trecqr.formats.run import write_run
 from trecqr.report.labels import measure_label
-from trecqr.runtime.transactions import check_output_name, new_output_dir
+from trecqr.runtime.output_paths import check_output_name
+from trecqr.runtime.transactions import new_output_dir
 from trecqr.retrieval.backends import build_index, load_index
 from trecqr.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
 from trecqr.retrieval.candidate_vectors import search_candidates
