@@ -8,6 +8,7 @@ index and large collection that several suites read (module-scoped where they ar
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +57,19 @@ def nothing_left(folder: Path, keep=()) -> None:
 # it (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from its bounding set)
 AS_USER = [] if os.geteuid() != 0 else \
     ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """An empty folder no one may write into (as root: through AS_USER); skipped as root
+    without setpriv."""
+    if AS_USER and shutil.which("setpriv") is None:
+        pytest.skip("running as root, and no setpriv to drop root's override")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    yield ro
+    ro.chmod(0o755)
 
 
 @pytest.fixture(scope="module")

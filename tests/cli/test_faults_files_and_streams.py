@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,24 +21,17 @@ import pytest
 from conftest import DATA, ROOT, TE, run_cli
 from fault_cases import (FX, Q, R, CMD, trecqr, one_line, nothing_left, AS_USER, RUN_LINES,
                         bad_file, edited, eval_error, CAST)
-from fault_cases import built_index, qrels, run  # noqa: F401 (fixtures)
+from fault_cases import built_index, qrels, read_only_folder, run  # noqa: F401 (fixtures)
 
 
-@pytest.mark.skipif(AS_USER != [] and shutil.which("setpriv") is None,
-                    reason="running as root, and no setpriv to drop root's override")
-def test_index_into_a_folder_without_write_permission(tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    try:
-        res = subprocess.run(AS_USER + CMD + ["index", str(FX / "cast2021-demo/collection.jsonl"),
-                                              "-o", str(ro / "idx"), "--quiet"],
-                             capture_output=True, timeout=300)
-        line = one_line(res)
-        assert line == f"{ro}: cannot write into this folder (Permission denied)", line
-        assert os.listdir(ro) == []
-    finally:
-        ro.chmod(0o755)
+def test_index_into_a_folder_without_write_permission(read_only_folder):
+    ro = read_only_folder
+    res = subprocess.run(AS_USER + CMD + ["index", str(FX / "cast2021-demo/collection.jsonl"),
+                                          "-o", str(ro / "idx"), "--quiet"],
+                         capture_output=True, timeout=300)
+    line = one_line(res)
+    assert line == f"{ro}: cannot write into this folder (Permission denied)", line
+    assert os.listdir(ro) == []
 
 
 def test_non_utf8_file_names_work_as_trec_evals_do(tmp_path):

@@ -472,3 +472,18 @@ def test_ance_needs_an_ance_checkpoint(tmp_path):
     res = run_cli(["index", DEMO / "collection.jsonl", "-o", tmp_path / "x", "--backend", "dense",
                    "--encoder", "ance", "--quiet"])
     assert res.exit_code == 2 and "needs a local ANCE checkpoint folder" in res.stderr
+
+
+@needs_dense
+def test_a_bad_model_is_refused_before_torch_is_imported(tmp_path):
+    """The options are checked first: torch's import alone takes seconds."""
+    code = ("import sys\nfrom trecqr.retrieval import dense\nfrom trecqr.errors import UsageError\n"
+            "try:\n    dense.build_index(sys.argv[1], sys.argv[2], model=sys.argv[3])\n"
+            "except UsageError as exc:\n    print(exc)\nprint('torch' in sys.modules)\n")
+    res = subprocess.run([sys.executable, "-c", code, str(DEMO / "collection.jsonl"),
+                          str(tmp_path / "idx"), str(tmp_path / "no-model")],
+                         capture_output=True, text=True, timeout=120)
+    assert res.stdout.splitlines() == [
+        f"{tmp_path / 'no-model'}: not a local model folder (trecqr never downloads models; "
+        "save or copy the model to a folder and give its path)", "False"], res.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -197,3 +197,11 @@ def test_missing_rewrites_dropped(index, folder, partial_rewrites):
                             "qrels_without_result": 0, "topics_without_gold": 0,
                             "without_rewrite": 7}
     assert row.rewrites["dropped"] == 7
+
+
+def test_runs_folder_refused_before_the_index_is_built(tmp_path):
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(trecqr.InputError, match="cannot create folder: Not a directory"):
+        cqr(QRELS, [DEMO / "topics-raw.tsv"], collection=DEMO / "collection.jsonl",
+            index=tmp_path / "index", runs_dir=tmp_path / "afile" / "runs")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no index was built

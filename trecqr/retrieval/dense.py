@@ -32,6 +32,7 @@ from trecqr.retrieval.dense_encoders import (
     _encode,
     _require,
     AnceModel,
+    check_installed,
     DEFAULT_MODEL,
     load_model,
     resolve_model,
@@ -87,7 +88,7 @@ def build_index(collection, out_dir, *, format: str | None = None, show_progress
                 query_max_length: int | None = None) -> dict:
     """Encode a collection (TSV/JSONL file or ``irds:<dataset>``) into a faiss flat
     inner-product index in out_dir (replaced atomically); returns the manifest."""
-    faiss, st, torch = _require()
+    check_installed()  # the options below are checked before torch is imported (seconds)
     if batch_size < 1:
         raise UsageError("batch_size must be at least 1")
     if encoder not in ENCODERS:
@@ -100,6 +101,7 @@ def build_index(collection, out_dir, *, format: str | None = None, show_progress
         raise UsageError("query_max_length is an ance option")
     normalize = True if normalize is None else normalize
     label, path = resolve_model(model)
+    faiss, st, torch = _require()
     chunk_size = chunk_size or batch_size * CHUNK_BATCHES
     with thread_limit(threads), atomic_index_dir(out_dir) as tmp:
         kind = encoder
@@ -146,30 +148,31 @@ def load_index(index_dir, *, model=None, mmap: bool = True):
     The encoder is the manifest's (the packaged MiniLM is found wherever it is installed); give
     ``model`` when a local model folder has moved since the build.
     """
-    faiss, _, _ = _require()
+    check_installed()
     index_dir = os.fspath(index_dir)
     manifest = read_manifest(index_dir)
     if manifest["backend"] != BACKEND:
         raise UsageError(f"{index_dir}: a {manifest['backend']} index, not a dense one")
-    path = os.path.join(index_dir, FAISS_FILE)
-    try:
-        try:
-            index = faiss.read_index(path, faiss.IO_FLAG_MMAP if mmap else 0)
-        except RuntimeError:
-            if not mmap or not os.path.exists(path):
-                raise
-            index = faiss.read_index(path)  # a faiss build that cannot map this index type
-    except RuntimeError as exc:
-        raise InputError(path, None, f"cannot read the faiss index: {exc}") from None
-    docids = read_docids(index_dir)
-    if not (len(docids) == index.ntotal == manifest["documents"]):
-        raise InputError(index_dir, None, f"{len(docids)} docids and {index.ntotal} vectors "
-                                          f"but the manifest says {manifest['documents']}")
     want = model if model is not None else manifest["model"]
     if model is None and want != DEFAULT_MODEL and not os.path.isdir(want):
         raise UsageError(f"{index_dir}: its encoder {want} is gone; give the folder it moved "
                          "to (model=)")
-    _, path = resolve_model(want)
+    _, path = resolve_model(want)  # refused before torch is imported (seconds)
+    faiss, _, _ = _require()
+    faiss_path = os.path.join(index_dir, FAISS_FILE)
+    try:
+        try:
+            index = faiss.read_index(faiss_path, faiss.IO_FLAG_MMAP if mmap else 0)
+        except RuntimeError:
+            if not mmap or not os.path.exists(faiss_path):
+                raise
+            index = faiss.read_index(faiss_path)  # a faiss build that cannot map this index type
+    except RuntimeError as exc:
+        raise InputError(faiss_path, None, f"cannot read the faiss index: {exc}") from None
+    docids = read_docids(index_dir)
+    if not (len(docids) == index.ntotal == manifest["documents"]):
+        raise InputError(index_dir, None, f"{len(docids)} docids and {index.ntotal} vectors "
+                                          f"but the manifest says {manifest['documents']}")
     if manifest.get("encoder", "sentence-transformers") == "ance":
         encoder = AnceModel(path, manifest.get("max_seq_length"), manifest.get("query_max_length"))
     else:

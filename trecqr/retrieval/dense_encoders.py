@@ -26,6 +26,7 @@ and ``query_max_length``), raw inner product (no normalisation).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import sys
 import tempfile
@@ -141,8 +142,18 @@ def _no_compile_cache_left():
         remove_temp(folder)
 
 
+def check_installed() -> None:
+    """The dense extra's UsageError if a part is missing, without importing it (torch takes
+    seconds): so options are checked, and refused, before :func:`_require` loads it."""
+    for name in ("faiss", "sentence_transformers", "torch"):
+        if importlib.util.find_spec(name) is None:
+            raise UsageError(f"dense retrieval needs sentence-transformers, torch and faiss-cpu "
+                             f"({name} is missing): {EXTRA}")
+
+
 def _require():
     """Import the dense extra (offline), or a UsageError naming it."""
+    check_installed()
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:

@@ -48,7 +48,7 @@ from trecqr.api.evaluation import evaluate, load_qrels, load_run
 from trecqr.errors import UsageError, hinted
 from trecqr.formats.run import write_run
 from trecqr.report.labels import measure_label
-from trecqr.runtime.output_paths import check_output_name
+from trecqr.runtime.output_paths import check_output_folder
 from trecqr.runtime.transactions import new_output_dir
 from trecqr.retrieval.backends import build_index, load_index
 from trecqr.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
@@ -155,7 +155,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                                 "input, and there is none"), "give rewrites=", "give --rewrites")
     if with_response and not any(c.name in ("mean", "sc") for c in policies):
         raise UsageError("--with-response goes with --candidates mean or sc")
-    check_output_name(runs_dir, "folder")
+    if runs_dir is not None:  # refused now, not after the index is built and searched
+        check_output_folder(runs_dir)
     p = get_preset(preset) if preset is not None else None
     missing = missing or (p.missing if p else "raw")  # the preset's turn policy
     min_results = min_results if min_results is not None else (p.min_results if p else None)
