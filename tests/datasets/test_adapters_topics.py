@@ -110,10 +110,12 @@ def test_tsv_errors_and_header(tmp_path):
 
 
 def test_format_choice(tmp_path):
-    with pytest.raises(UsageError, match="cannot tell the topics format"):
-        read_topics(tmp_path / "t.csv")
     path = tmp_path / "t.csv"
+    with pytest.raises(InputError, match="^.*t.csv: no such file$"):  # a mistyped name first
+        read_topics(path)
     write_topics(TRICKY.subset(["31_1", "31_3"]), path, "jsonl")
+    with pytest.raises(UsageError, match="cannot tell the topics format"):
+        read_topics(path)
     assert read_topics(path, "jsonl").queries == [TRICKY.queries[0], TRICKY.queries[2]]
 
 

@@ -14,6 +14,7 @@ import json
 
 from trecqr.datasets.fields import field_list, id_field_parts, name_it
 from trecqr.errors import InputError, UsageError
+from trecqr.formats.textio import unreadable
 
 QID_FIELDS = ("qid", "query_id", "sample_id", "id", "topic_id", "number")
 TURN_FIELD_PAIRS = (("Conversation_no", "Turn_no"), ("conv_id", "turn_id"),
@@ -79,7 +80,7 @@ def load_json(name: str):
         with open(name, encoding="utf-8") as fh:
             return json.load(fh)
     except OSError as exc:
-        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+        raise unreadable(name, exc) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         raise InputError(name, line, f"not a JSON file: {getattr(exc, 'msg', exc)}") from None

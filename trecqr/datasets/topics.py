@@ -319,7 +319,13 @@ def read_topics(path, format: str | None = None, *, qid_field=None, query_field=
     A field named (qid_field, query_field) that no record has is a UsageError listing the
     file's fields. options: {keyword: (Python name, CLI option)} for the hints, when the
     caller's own arguments name these fields otherwise (``trecqr gen``'s ref_field)."""
-    fmt = format_of(path, format)
+    try:
+        fmt = format_of(path, format)
+    except UsageError:  # of a name that is no file: "no such file" (a typo), not the format
+        if isinstance(path, (str, os.PathLike)) and str(path) != "-" and \
+                not os.path.exists(path):
+            read_text_file(path)
+        raise
     name, text = read_text_file(path)
     if fmt == "trec":
         return _parse_trec(name, text)

@@ -174,6 +174,16 @@ def small_file(path, raw: bytes | None = None, limit: int = SAMPLE) -> bytes | N
     return data
 
 
+def unreadable(name, exc: OSError) -> InputError:
+    """The one line for an input file that cannot be opened or read, in the same words at
+    every reader: ``no such file``, ``permission denied``, else ``cannot read: <why>``."""
+    if isinstance(exc, FileNotFoundError):
+        return InputError(name, None, "no such file")
+    if isinstance(exc, PermissionError):
+        return InputError(name, None, "permission denied")
+    return InputError(name, None, f"cannot read: {exc.strerror or exc}")
+
+
 def read_source(path, *, trec: bool = False) -> Source:
     """Read a path (``str``/``PathLike``), ``-`` (stdin) or a binary file object.
 
@@ -199,12 +209,8 @@ def read_source(path, *, trec: bool = False) -> Source:
                 raw = read_bounded(fh, name)
         except InputError:
             raise
-        except FileNotFoundError:
-            raise InputError(name, None, "no such file") from None
-        except PermissionError:
-            raise InputError(name, None, "permission denied") from None
         except OSError as exc:
-            raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+            raise unreadable(name, exc) from None
         except ValueError:  # a NUL byte in the name
             raise InputError(repr(name), None, "invalid file name") from None
     if raw[:2] == b"\x1f\x8b":

@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from trecqr.errors import InputError
+from trecqr.formats.textio import unreadable
 
 OOV_POLICY = "skip"
 
@@ -110,7 +111,7 @@ def load_embeddings(path) -> Embeddings:
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise InputError(path, None, f"corrupt gzip data ({exc})") from None
     except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+        raise unreadable(path, exc) from None
 
 
 def _load_text_vectors(path) -> Embeddings:

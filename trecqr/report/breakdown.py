@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from trecqr.datasets.topiocqa import read_turn_types
 from trecqr.datasets.turn_ids import split_id
 from trecqr.errors import InputError, UsageError
+from trecqr.formats.textio import unreadable
 from trecqr.report.groups import group_order, memberships, read_groups
 from trecqr.report.populations import ScoreTable, score_table  # noqa: F401 (plots and html import them here)
 from trecqr.report.stats.corrections import adjust
@@ -79,7 +80,7 @@ def read_labels(path) -> dict:
     try:
         fh = open(path, encoding="utf-8")  # noqa: SIM115 (closed by the with below)
     except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+        raise unreadable(path, exc) from None
     with fh:
         try:
             lines = list(enumerate(fh, 1))

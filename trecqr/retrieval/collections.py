@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from trecqr.datasets import irds
 from trecqr.datasets.records import json_records
 from trecqr.errors import InputError, UsageError
+from trecqr.formats.textio import unreadable
 
 COLLECTION_FORMATS = ("tsv", "jsonl")
 _EXT = {".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl"}
@@ -98,7 +99,7 @@ def _open(path):
     try:
         raw = gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")
     except OSError as exc:
-        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+        raise unreadable(name, exc) from None
     return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="\n")
 
 
