@@ -177,3 +177,13 @@ def test_the_check_comes_before_the_work(tmp_path):
     assert (res.exit_code, worked) == (2, [])
     res = click.testing.CliRunner().invoke(command, ["-o", str(tmp_path / "x")])
     assert (res.exit_code, worked) == (0, [str(tmp_path / "x")])
+
+
+def test_access_saying_no_is_checked_by_making_a_file(tmp_path, monkeypatch):
+    """access(2) can say no where a file can be made (NFS, some ACLs): a folder is refused only
+    when making a file in it fails, and the probe leaves nothing."""
+    from trecqr.runtime import output_paths
+
+    monkeypatch.setattr(output_paths.os, "access", lambda *args, **kwargs: False)
+    output_paths.check_outputs([tmp_path / "x.txt"], [tmp_path / "runs"])
+    assert list(tmp_path.iterdir()) == []

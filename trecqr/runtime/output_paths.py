@@ -7,7 +7,7 @@ The writer (:mod:`trecqr.formats.writer`) resolves its target through :func:`out
 :func:`trecqr.runtime.transactions.new_output_dir` makes folders as :func:`check_output_folder`
 expects; the write stays the last word, since the file system may change in between.
 
-Layer 0: imports only :mod:`trecqr.errors`.
+Layer 0: imports only :mod:`trecqr.errors` and :mod:`trecqr.runtime.interrupts`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 
 from trecqr.errors import InputError
+from trecqr.runtime.interrupts import signals_blocked
 
 
 def check_output_name(path, what: str = "file") -> None:
@@ -38,14 +40,19 @@ def output_file(path) -> str:
 
 
 def _not_writable(folder: str) -> str | None:
-    """Why no file can be made in folder (the error creating one would give), or None."""
+    """Why no file can be made in folder (the error making one gives), or None. access(2) is
+    asked first; when it says no (it can be wrong: NFS, some ACLs), a file is made and removed
+    to be sure, so nothing writable is ever refused."""
     if os.access(folder, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
         return None  # the effective ids: the ones creating the file
     try:
-        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
-        read_only = False
-    return os.strerror(errno.EROFS if read_only else errno.EACCES)
+        with signals_blocked():  # the probe never outlives a signal
+            fd, probe = tempfile.mkstemp(prefix=".trecqr-", suffix=".tmp", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def check_output_file(path) -> None:
