@@ -80,6 +80,5 @@ def check_output_options(ctx) -> None:
         value = ctx.params.get(param.name)
         if value is None or not isinstance(param.type, (OutputFile, OutputFolder)):
             continue
-        values = value if isinstance(value, (list, tuple)) else [value]
-        (folders if isinstance(param.type, OutputFolder) else files).extend(values)
+        (folders if isinstance(param.type, OutputFolder) else files).append(value)
     check_outputs(files, folders)

@@ -176,9 +176,12 @@ def small_file(path, raw: bytes | None = None, limit: int = SAMPLE) -> bytes | N
 
 def unreadable(name, exc: OSError) -> InputError:
     """The one line for an input file that cannot be opened or read, in the same words at
-    every reader: ``no such file``, ``permission denied``, else ``cannot read: <why>``."""
+    every reader: ``no such file``, ``permission denied``, ``is a directory, not a file``,
+    else ``cannot read: <why>``."""
     if isinstance(exc, FileNotFoundError):
         return InputError(name, None, "no such file")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(name, None, "is a directory, not a file")
     if isinstance(exc, PermissionError):
         return InputError(name, None, "permission denied")
     return InputError(name, None, f"cannot read: {exc.strerror or exc}")

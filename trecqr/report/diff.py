@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trecqr.errors import InputError, UsageError
+from trecqr.formats.textio import unreadable
 from trecqr.runtime.special_files import read_bounded
 
 
@@ -123,14 +124,10 @@ def read_trec_output(path: str) -> TrecOutput:
     try:
         with open(path, encoding="utf-8", errors="strict") as fh:
             text = fh.read()
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory") from None
     except UnicodeDecodeError as exc:
         raise InputError(path, None, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
-        raise InputError(path, None, exc.strerror or str(exc)) from None
+        raise unreadable(path, exc) from None
     return parse_trec_output(text, path)
 
 
