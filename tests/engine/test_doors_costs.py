@@ -245,19 +245,30 @@ def test_small_qrels_dict_counts_when_read_as_numpy_counts(monkeypatch):
         lazy.no_such_attribute
 
 
-def test_small_qrels_file_is_opened_once(monkeypatch, tmp_path):
-    """A small qrels file is read from the bytes its format sniffer read: one open."""
-    from trecqr.formats import colfiles, textio
+def test_small_files_are_opened_once(monkeypatch, tmp_path):
+    """A small qrels file is read from the bytes its format sniffer read, and a small run's
+    byte-order-mark check reads them too: Python opens each file once (the C scanner then
+    reads the run). A run the C pass over dicts takes is not matched against the qrels'
+    docnos while it is scanned (the columns ranker's work)."""
+    import builtins
 
-    path = tmp_path / "qrels"
-    path.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
-    opened = []
-    real = textio.raw_head
-    monkeypatch.setattr(textio, "raw_head", lambda name: opened.append(name) or real(name))
-    monkeypatch.setattr(colfiles, "raw_head", textio.raw_head)
-    q = trecqr.load_qrels(str(path))
-    assert opened == [str(path)]
+    from trecqr.engine import rankings
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+    run.write_text("q1 Q0 d2 1 2.5 r\nq1 Q0 d1 2 1.5 r\nq2 Q0 d3 1 1 r\n")
+    opened, real_open = [], builtins.open  # the files of this test (not the process's own)
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: (
+        str(f).startswith(str(tmp_path)) and opened.append(str(f))) or real_open(f, *a, **k))
+    matched = []
+    monkeypatch.setattr(rankings, "distinct", lambda docnos: matched.append(docnos) or docnos)
+    q = trecqr.load_qrels(str(qrels))
+    assert opened == [str(qrels)]
     assert q.qid.to_pylist() == ["q1", "q1", "q2"] and q.grade.tolist() == [1, 0, 2]
+    opened.clear()
+    got = trecqr.evaluate(str(qrels), str(run), ["recip_rank"]).aggregate()
+    assert sorted(opened) == [str(qrels), str(run)] and matched == []
+    assert got == {"recip_rank": 0.75}
 
 
 def test_results_not_yet_built_do_not_hold_the_run():

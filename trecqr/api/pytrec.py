@@ -63,14 +63,14 @@ class RelevanceEvaluator:
     def evaluate(self, scores) -> dict:
         """{qid: {measure: value}} for run topics that have judgments, in the run's order."""
         given = inputs.decide(scores)
+        if given.kind == "dict":
+            return execute(self._plan, self._qrels, given) if scores else {}
         if given.kind in TABLE_KINDS:  # DataFrames, Arrow tables, rows, ranx Runs: columns
             run = run_columns(given)
             return execute(self._plan, self._qrels, Input("columns", run)) if len(run) else {}
         if not scores:
             return {}
-        if given.kind != "dict":
-            raise TypeError("Argument object scores should be of type dictionary.")
-        return execute(self._plan, self._qrels, given)
+        raise TypeError("Argument object scores should be of type dictionary.")
 
 
 # --------------------------------------------------------------------------- helpers

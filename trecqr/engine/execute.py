@@ -59,12 +59,14 @@ def execute(plan, qrels, run, *, div=None, zscores=None, check: bool = True,
     """
     options = plan.options
     if not plan.irm and not plan.keyed and run.kind == "trec" \
-            and wants_stream(run.obj, options):  # a large or compressed run file: piece by piece
+            and wants_stream(run, options):  # a large or compressed run file: piece by piece
         try:
             return Outcome(score_stream(qrels, run.obj, list(plan.trec), options, zscores))
         except Fallback:  # the whole-file readers report its errors
             pass
     ranked = rank(plan, qrels, run)
+    if plan.keyed and ranked.c_values is not None:  # the C pass gave pytrec_eval's result
+        return ranked.c_values
     ev, defaults = _evaluation(plan, ranked, qrels, div, empty_topics, check, zscores,
                                rel_info)
     return ev if plan.keyed else Outcome(ev, {} if plan.diversity else defaults)
@@ -74,8 +76,6 @@ def _evaluation(plan, ranked: Ranked, qrels, div, empty_topics, check=False, zsc
                 rel_info=None):
     """(the Evaluation, or a keyed plan's pytrec_eval result; the ir_measures defaults)."""
     options = plan.options
-    if plan.keyed and ranked.c_values is not None:  # the C pass gave pytrec_eval's result
-        return ranked.c_values, {}
     rk = ranked.rankings
     if check and not plan.keyed:
         rk.check_coverage(ranked.source, qrels.source)

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from trecqr.formats import Run, read_run, run_from_dict
 from trecqr.formats.arrays import distinct, grouped_dicts
+from trecqr.formats.textio import SAMPLE
 from trecqr.engine.idspace import id_space_problem, surely_one_space, warn_id_space
 from trecqr.rankings.build import Rankings, build_rankings
 from trecqr.rankings.ragged import IDX, padded_ranges
@@ -31,7 +32,7 @@ from trecqr.rankings._dicts import dict_values, rank_run
 C_PASS_ROWS = 1536
 
 
-@dataclass
+@dataclass(slots=True)  # made once per call, the drop-in's small calls included
 class Ranked:
     """The rankings of one call, and the inputs behind them (columns made on demand)."""
 
@@ -105,8 +106,12 @@ def rank(plan, qrels, run) -> Ranked:
     elif given is not None:
         r = given
     else:
-        r = read_run(run.obj, comments=options.v10, judged=distinct(q.docno),
-                     float32=options.float32_scores)
+        # the scanner matches lines against the qrels' docnos for the columns ranker; a file
+        # the C pass over dicts takes (fewer lines than C_PASS_ROWS, in the sniffed head) is
+        # read without that work
+        judged = None if _c_pass_takes_lines(plan, run.raw) else distinct(q.docno)
+        r = read_run(run.obj, comments=options.v10, judged=judged,
+                     float32=options.float32_scores, raw=run.raw)
     small = _small_columns(plan, qrels, q, r, given)
     if small is not None:
         return small
@@ -135,8 +140,7 @@ def _small_columns(plan, qrels, q, run: Run, given) -> Ranked | None:
     for bit (tests/measures/test_one_kernel.py). None: rank the columns (too many rows, a
     repeated docno, which the columns' reader names, or values the dicts cannot hold).
     qrels: as given (Qrels, or a qrels dict's DictQrels); q: its columns."""
-    if plan.c_specs is None or plan.keyed or (plan.options.complete and plan.options.v10) \
-            or len(run) > C_PASS_ROWS:
+    if not _c_pass_plan(plan) or len(run) > C_PASS_ROWS:
         return None
     if isinstance(qrels, DictQrels):  # a qrels dict: its dicts as given
         dq = qrels
@@ -157,6 +161,21 @@ def _small_columns(plan, qrels, q, run: Run, given) -> Ranked | None:
     warn_id_space(id_space_problem(q, run))
     ranked.source, ranked.run, ranked.given_run = run.source, run, given
     return ranked
+
+
+def _c_pass_plan(plan) -> bool:
+    """Whether the C pass over dicts computes every value of ``plan`` from small columns."""
+    return plan.c_specs is not None and not plan.keyed \
+        and not (plan.options.complete and plan.options.v10)
+
+
+def _c_pass_takes_lines(plan, raw: bytes | None) -> bool:
+    """Whether a TREC file whose sniffed head is ``raw`` (None: not sniffed) surely has few
+    enough lines for the C pass (:func:`_small_columns`) under ``plan``: the head is the
+    whole file, and its line breaks, one per line but maybe the last, are fewer than
+    C_PASS_ROWS."""
+    return raw is not None and len(raw) < SAMPLE and raw.count(b"\n") < C_PASS_ROWS \
+        and _c_pass_plan(plan)
 
 
 def _run_topics(given, run: Run, rk: Rankings) -> list:

@@ -25,6 +25,7 @@ from trecqr.formats import run as run_format, runstream
 from trecqr.formats.run import Run
 from trecqr.formats.arrays import arrow_indices, as_numpy
 from trecqr.formats.order import qid_codes
+from trecqr.formats.textio import SAMPLE
 from trecqr.engine.evaluator import EvalContext, compute_values, finish_evaluation
 from trecqr.rankings.options import Options
 from trecqr.rankings.build import Rankings, build_rankings, judgment_keys
@@ -41,18 +42,23 @@ class Fallback(Exception):
 
 def wants_stream(run, options: Options) -> bool:
     """Stream a TREC text run (an Input of kind ``trec``): when it is large, or compressed
-    with a codec the whole-file readers lack (bzip2, xz, zstd)."""
-    if run_format.scanner() is None or not isinstance(run, (str, os.PathLike)) \
-            or os.fspath(run) == "-":
+    with a codec the whole-file readers lack (bzip2, xz, zstd). A file whose sniffed head is
+    all of it (``run.raw``) is told from those bytes, without opening it again."""
+    path, raw = run.obj, run.raw
+    if run_format.scanner() is None or not isinstance(path, (str, os.PathLike)) \
+            or os.fspath(path) == "-":
         return False
-    name = os.fspath(run)
-    try:
-        if not os.path.isfile(name):
+    name = os.fspath(path)
+    if raw is not None and len(raw) < SAMPLE:
+        size, kind = len(raw), runstream.compression_of(raw)
+    else:
+        try:
+            if not os.path.isfile(name):
+                return False
+            size = os.path.getsize(name)
+            kind = runstream.compression(name)
+        except OSError:
             return False
-        size = os.path.getsize(name)
-        kind = runstream.compression(name)
-    except OSError:
-        return False
     if kind is None:
         stream, _ = stream_plan(size, runstream.PIECE_BYTES)  # under a memory cap: if it must
         return size >= STREAM_BYTES if stream is None else stream

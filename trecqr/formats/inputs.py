@@ -11,7 +11,7 @@ columns) is chosen here, once, and the same object cannot go two ways in one cal
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trecqr.formats.colfiles import sniff
 from trecqr.formats.qrels import Qrels
@@ -24,9 +24,10 @@ IRDS = "irds:"  # a dataset of ir_datasets, read from local files only
 TABLE_KINDS = frozenset({"frame", "arrow", "ranx", "rows"})
 
 
-@dataclass(frozen=True)
-class Input:
-    """A run or qrels input and its kind.
+class Input(NamedTuple):
+    """A run or qrels input and its kind (a named tuple, not a dataclass: the pytrec_eval
+    drop-in makes one per ``evaluate`` call, where a frozen dataclass's __init__ alone is a
+    sixth of the call's time on a small run).
 
     kind: ``"trec"`` (a TREC text path, ``-`` or a file object: the TREC readers),
     ``"file"`` (a Parquet, Feather, JSONL or 3-column path; ``fmt`` says which), ``"irds"``,
@@ -43,10 +44,10 @@ class Input:
 
 def decide(obj, *, comments: bool = True) -> Input:
     """The :class:`Input` of ``obj`` (comments: the file sniffer's, trec_eval 10.0's rule)."""
+    if isinstance(obj, dict):  # first: the pytrec_eval drop-in's input, once per call
+        return Input("dict", obj)
     if isinstance(obj, (Run, Qrels)):
         return Input("columns", obj)
-    if isinstance(obj, dict):
-        return Input("dict", obj)
     if isinstance(obj, str) and obj.startswith(IRDS):
         return Input("irds", obj)
     if isinstance(obj, (str, os.PathLike)):

@@ -67,7 +67,7 @@ def run_columns(inp: Input, *, judged=None, float32: bool | None = None,
     if kind in ("rows", "iterable"):
         first, rest = _first_and_rest(obj, "<run rows>")
         return run_from_table(rows_table(first, rest, "<run rows>"), "<run rows>")
-    return read_run(obj, comments=comments, judged=judged, float32=float32)
+    return read_run(obj, comments=comments, judged=judged, float32=float32, raw=inp.raw)
 
 
 def qrels_columns(inp: Input, *, comments: bool = True) -> Qrels:

@@ -167,7 +167,7 @@ def _listed_qrels(data: bytes, name: str, comments: bool) -> ListedQrels | None:
 def read_qrels(path, *, comments: bool = True, raw: bytes | None = None) -> Qrels:
     """Read a qrels file (path, ``-``, ``.gz``, or binary file object). raw: the first 64 KiB
     of the file, already read (:func:`~.colfiles.sniff`): a smaller file is read from it."""
-    refuse_bom(path)
+    refuse_bom(path, raw)
     # a small file (the size under which a run is scanned with its docnos) is read into the
     # lists the C pass's dicts are made from, without Arrow
     data = small_file(path, raw, SMALL_FILE)

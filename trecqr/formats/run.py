@@ -241,13 +241,15 @@ def _python_run(src: Source, comments: bool) -> Run:
                np.asarray(scores, dtype=np.float64), runid or "trecqr", src.name, src, comments)
 
 
-def read_run(path, *, comments: bool = True, judged=None, float32: bool | None = None) -> Run:
+def read_run(path, *, comments: bool = True, judged=None, float32: bool | None = None,
+             raw: bytes | None = None) -> Run:
     """Read a TREC run file (path, ``-`` for stdin, ``.gz``, or a binary file object).
 
     ``comments`` skips lines starting with ``#`` (trec_eval 10.0); trec_eval 9.0.8 has no
-    comments, so under that compatibility a ``#`` line is read as data.
+    comments, so under that compatibility a ``#`` line is read as data. raw: the file's first
+    bytes as the format sniffer read them (:func:`~.colfiles.sniff`).
     """
-    refuse_bom(path)
+    refuse_bom(path, raw)
     scanned = scan_file(path, comments, judged, float32)
     if scanned is not None:
         return scanned

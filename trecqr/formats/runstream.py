@@ -52,7 +52,11 @@ class NeedsWholeFile(Exception):
 def compression(path) -> str | None:
     """gzip, bz2, xz or zstd from the file's first bytes; None for a plain file."""
     with open(path, "rb") as fh:
-        head = fh.read(6)
+        return compression_of(fh.read(6))
+
+
+def compression_of(head: bytes) -> str | None:
+    """:func:`compression` of a file whose first bytes are ``head``."""
     for magic, kind in _MAGIC.items():
         if head.startswith(magic):
             return kind

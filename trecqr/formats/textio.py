@@ -107,15 +107,20 @@ def bom_error(name: str) -> InputError:
                       "(sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)")
 
 
-def refuse_bom(path) -> None:
-    """bom_error if the regular file at path (gzip or not) starts with a byte-order mark."""
+def refuse_bom(path, raw: bytes | None = None) -> None:
+    """bom_error if the regular file at path (gzip or not) starts with a byte-order mark.
+    raw: its :func:`raw_head`, already read by the format sniffer (the file is not opened
+    again: most of a small file's reading time is its opening)."""
     if hasattr(path, "read") or str(path) == "-":
         return  # a stream: read_source(trec=True) checks it
-    try:
-        with open(os.fspath(path), "rb") as fh:
-            head = fh.read(64)
-    except (OSError, ValueError, TypeError):
-        return  # the reader reports it
+    if raw is not None:
+        head = raw[:64]
+    else:
+        try:
+            with open(os.fspath(path), "rb") as fh:
+                head = fh.read(64)
+        except (OSError, ValueError, TypeError):
+            return  # the reader reports it
     if head[:2] == b"\x1f\x8b":
         try:
             head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 3)
