@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
+import trecqr
 from trecqr.api.evaluation import load_qrels, load_run
+from trecqr.errors import InputError
 from trecqr.rankings.options import Options
 from trecqr.rankings.build import NONPOOL, UNJUDGED, build_rankings
 
@@ -23,6 +26,41 @@ def test_ties_broken_by_docno_descending_bytewise():
     run = {"q": {"A": 1.0, "a": 1.0, "B": 1.0, "z": 2.0}}
     # score desc, then docno desc by strcmp: z (2.0), then a > B > A ('a'=0x61 > 'B'=0x42 > 'A')
     assert ranked(rankings(qrels, run)) == [NONPOOL, 2, 1, 3]
+
+
+@pytest.mark.parametrize("judgments", [2, 8])  # fewer than the documents, or more: both C lookups
+@pytest.mark.parametrize("first", ["a\0c", "a\0b"])
+def test_docnos_that_differ_after_a_nul_rank_alike_on_every_route(first, judgments):
+    """Tied docnos equal up to a NUL: the C pass over dicts orders them by their whole UTF-8
+    bytes, as the columns ranker does (strcmp, cut at the NUL, left them in the dict's
+    order), so pytrec_eval's drop-in, evaluate on dicts, on small columns and on the columns
+    ranker (infAP is not in the C pass) give one value, whatever the dict's order."""
+    other = "a\0b" if first == "a\0c" else "a\0c"
+    qrels = {"q": {"a\0b": 1, **{f"j{i}": 0 for i in range(judgments - 1)}}}
+    run = {"q": {first: 1.0, other: 1.0, "z": 2.0, "y": 2.0, "w": 0.5}}
+    # z, y (2.0), then a\0c before a\0b (docno descending, byte-wise): the relevant one 4th
+    assert ranked(rankings(qrels, run)) == [NONPOOL, NONPOOL, NONPOOL, 1, NONPOOL]
+    assert trecqr.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run) == \
+        {"q": {"recip_rank": 0.25}}
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    table = pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows],
+                      "score": [r[2] for r in rows]})
+    for given in (run, table):
+        assert trecqr.evaluate(qrels, given, ["recip_rank"]).aggregate() == {"recip_rank": 0.25}
+        assert trecqr.evaluate(qrels, given, ["recip_rank", "infAP"]).aggregate() == \
+            {"recip_rank": 0.25, "infAP": 0.25}
+
+
+def test_a_docno_without_a_utf8_form_is_refused():
+    """A lone surrogate in a run dict's docno, tied with another (so the C pass compares
+    their bytes): pytrec_eval 0.5 crashes the interpreter; the drop-in raises ValueError,
+    as it does for a NaN score, and evaluate names the id (no Arrow string can hold it)."""
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a\udc80": 1.0, "a\udc81": 1.0, "a": 0.5}}
+    with pytest.raises(ValueError, match=r"doc 'a\\udc80': the docno is not valid Unicode"):
+        trecqr.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    with pytest.raises(InputError, match=r"<run dict>: id 'a\\udc80' is not valid Unicode"):
+        trecqr.evaluate(qrels, run, ["recip_rank"])
 
 
 def test_rank_column_is_ignored(tmp_path):

@@ -17,6 +17,8 @@ from itertools import groupby
 import numpy as np
 import pyarrow as pa
 
+from trecqr.errors import InputError
+
 IDX = np.int32  # row indices and codes: runs of up to 2**31 lines
 
 _NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
@@ -62,6 +64,25 @@ def string_array(values: list) -> pa.Array:
     if lengths.sum() >= 2 ** 31:
         return pa.array(values, pa.string())
     return utf8_array(b"".join(encoded), lengths)
+
+
+def id_array(values: list, source: str) -> pa.Array:
+    """:func:`string_array` of the ids of a caller's object (a dict's keys): an id with no
+    UTF-8 form (a lone surrogate, which no Arrow string holds) is an InputError quoting it."""
+    try:
+        return string_array(values)
+    except UnicodeEncodeError:
+        bad = next(v for v in values if not _encodes(v))
+        raise InputError(source, None, f"id {bad!r} is not valid Unicode text (a lone "
+                                       f"surrogate); give ids that encode as UTF-8") from None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def utf8_array(data: bytes, lengths: np.ndarray) -> pa.Array:

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import Listed, as_numpy
+from trecqr.formats.arrays import Listed, as_numpy, id_array
 from trecqr.formats.run import SMALL_FILE, parse_score
 from trecqr.formats.textio import (CONTROL_BYTES, LineLocator, Source, arrow_fields, json_document,
                                    may_have_comments, python_lines, read_source, refuse_bom,
@@ -216,7 +216,7 @@ def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
         grade_array = np.asarray(grades, dtype=np.int64)
     except OverflowError:
         raise InputError(source, None, "a grade is out of the 64-bit integer range") from None
-    return Qrels(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), grade_array, source)
+    return Qrels(id_array(qids, source), id_array(docnos, source), grade_array, source)
 
 
 def write_qrels(qrels: Qrels, path) -> None:

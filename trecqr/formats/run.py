@@ -17,7 +17,8 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import Listed, arrow_indices, arrow_numbers, as_numpy, string_array
+from trecqr.formats.arrays import (Listed, arrow_indices, arrow_numbers, as_numpy, id_array,
+                                   string_array)
 from trecqr.formats.order import trec_order
 from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
@@ -294,7 +295,7 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InputError(source, None,
                          f"query {qids[bad]!r} doc {docnos[bad]!r}: score is NaN or infinite")
-    return Run(pa.array(qids, pa.string()), pa.array(docnos, pa.string()), arr, runid, source,
+    return Run(id_array(qids, source), id_array(docnos, source), arr, runid, source,
                empty_topics=tuple(empty))
 
 

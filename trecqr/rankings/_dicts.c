@@ -11,13 +11,15 @@
  *            negative grade
  *
  * The order is trec_eval's: score descending (rounded to a C float when float32, as
- * trec_eval 9.0.8 stores it), ties broken by docno descending (strcmp); the first max_docs
+ * trec_eval 9.0.8 stores it), ties broken by docno descending (strcmp's order of the UTF-8
+ * bytes, compared whole, as _columns.c compares them); the first max_docs
  * documents are kept (-M), then unjudged ones are dropped when judged_only (-J).
  *
  * Every topic of the run is validated as pytrec_eval validates it, judged or not: keys must be
  * str, values dicts of str to numbers; anything else raises TypeError("Unable to extract
  * query/object scores."). A NaN score raises ValueError (its rank would be undefined); so
- * does an infinite one when finite is true (trecqr.evaluate's rule for runs).
+ * does an infinite one when finite is true (trecqr.evaluate's rule for runs), and so does a
+ * docno that has no UTF-8 form (a lone surrogate; pytrec_eval 0.5 crashes on it).
  *
  * Grades are found from the smaller side: a topic with fewer judgments than retrieved
  * documents looks each judged docno up in the run's dict and binary-searches its rank; a topic
@@ -39,18 +41,23 @@ typedef struct {
     PyObject *doc;     /* borrowed: the run dict holds it */
 } Entry;
 
-static const char *doc_utf8(PyObject *doc) {
-    return PyUnicode_AsUTF8(doc);  /* cached in the str object; ASCII: its data */
+/* strcmp's order of two docnos' UTF-8 bytes (cached in the str objects; ASCII: their data),
+   compared whole, as _columns.c compares them: a docno with a NUL is not cut there, so the
+   dicts and the columns rank it alike */
+static int doc_cmp(PyObject *a, PyObject *b) {
+    Py_ssize_t la, lb;
+    const char *pa = PyUnicode_AsUTF8AndSize(a, &la), *pb = PyUnicode_AsUTF8AndSize(b, &lb);
+    int c = memcmp(pa, pb, (size_t)(la < lb ? la : lb));
+    return c ? c : (la > lb) - (la < lb);
 }
 
 static inline int entry_cmp(const Entry *a, const Entry *b) {
     if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    /* docno descending */
-    return -strcmp(doc_utf8(a->doc), doc_utf8(b->doc));
+    return -doc_cmp(a->doc, b->doc);  /* docno descending */
 }
 
 /* a before b among equal keys: docno descending */
-#define DOC_BEFORE(ctx, a, b) (strcmp(doc_utf8((a)->doc), doc_utf8((b)->doc)) > 0)
+#define DOC_BEFORE(ctx, a, b) (doc_cmp((a)->doc, (b)->doc) > 0)
 TREC_ORDER_SORT(sort_entries, Entry, DOC_BEFORE)
 
 static int score_of(PyObject *value, double *out) {
@@ -99,6 +106,12 @@ static int read_topic(PyObject *qid, PyObject *docs, Entry *entries, int float32
     double s;
     while (PyDict_Next(docs, &ipos, &doc, &value)) {
         if (!PyUnicode_Check(doc) || score_of(value, &s) < 0) { bad_run(); return -1; }
+        if (PyUnicode_AsUTF8AndSize(doc, NULL) == NULL) {  /* doc_cmp reads the UTF-8 */
+            PyErr_Format(PyExc_ValueError,
+                         "query %R doc %R: the docno is not valid Unicode text (a lone "
+                         "surrogate); give docnos that encode as UTF-8", qid, doc);
+            return -1;
+        }
         if (isnan(s)) {
             PyErr_Format(PyExc_ValueError,
                          "query %R doc %R: score is NaN (pytrec_eval's ranking of NaN "
@@ -136,6 +149,46 @@ static int grade_at(PyObject *grade, int64_t *out) {
     return 0;
 }
 
+/* grades[0..keep) of a judged topic whose n retrieved documents are sorted in entries: each
+   document's grade (grade_at), NONPOOL where the topic's qrels do not judge it. Found from
+   the smaller side: with fewer judgments than kept documents, each judged docno is looked up
+   in the run's dict and its rank binary-searched; else each kept document is looked up in
+   the qrels' dict. Shared by rank_run and dict_values. */
+static int grade_ranking(PyObject *docs, PyObject *judged, const Entry *entries, Py_ssize_t n,
+                         Py_ssize_t keep, int float32, int64_t *grades) {
+    for (Py_ssize_t r = 0; r < keep; r++) grades[r] = NONPOOL;
+    PyObject *doc, *grade;
+    if (PyDict_GET_SIZE(judged) < keep) {
+        Py_ssize_t jpos = 0;
+        while (PyDict_Next(judged, &jpos, &doc, &grade)) {
+            PyObject *v = PyDict_GetItemWithError(docs, doc);
+            if (v == NULL) {
+                if (PyErr_Occurred()) return -1;
+                continue;
+            }
+            double s;
+            score_of(v, &s);  /* read_topic checked it */
+            Entry probe = {order_key(rounded(s, float32)), doc};
+            Py_ssize_t lo = 0, hi = n;  /* the entry equal to probe */
+            while (lo < hi) {
+                Py_ssize_t m = (lo + hi) / 2;
+                if (entry_cmp(&entries[m], &probe) < 0) lo = m + 1; else hi = m;
+            }
+            if (lo < keep && grade_at(grade, &grades[lo]) < 0) return -1;
+        }
+        return 0;
+    }
+    for (Py_ssize_t r = 0; r < keep; r++) {
+        grade = PyDict_GetItemWithError(judged, entries[r].doc);
+        if (grade == NULL) {
+            if (PyErr_Occurred()) return -1;
+            continue;
+        }
+        if (grade_at(grade, &grades[r]) < 0) return -1;
+    }
+    return 0;
+}
+
 static PyObject *rank_run(PyObject *self, PyObject *args) {
     PyObject *run, *qrels;
     int float32, judged_only, wide, finite = 0;
@@ -170,37 +223,7 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         if (PyList_Append(topics, qid) < 0) goto fail;
         sort_entries(entries, tmp, n, NULL);
         Py_ssize_t keep = n < max_docs ? n : (Py_ssize_t)max_docs;
-        for (Py_ssize_t r = 0; r < keep; r++) grades[r] = NONPOOL;
-        if (PyDict_GET_SIZE(judged) < keep) {
-            /* few judgments: find each judged docno's rank by binary search */
-            Py_ssize_t jpos = 0;
-            PyObject *jdoc, *grade;
-            while (PyDict_Next(judged, &jpos, &jdoc, &grade)) {
-                PyObject *v = PyDict_GetItemWithError(docs, jdoc);
-                if (v == NULL) {
-                    if (PyErr_Occurred()) goto fail;
-                    continue;
-                }
-                double s;
-                score_of(v, &s);
-                Entry probe = {order_key(rounded(s, float32)), jdoc};
-                Py_ssize_t lo = 0, hi = n;  /* the entry equal to probe */
-                while (lo < hi) {
-                    Py_ssize_t m = (lo + hi) / 2;
-                    if (entry_cmp(&entries[m], &probe) < 0) lo = m + 1; else hi = m;
-                }
-                if (lo < keep && grade_at(grade, &grades[lo]) < 0) goto fail;
-            }
-        } else {
-            for (Py_ssize_t r = 0; r < keep; r++) {
-                PyObject *grade = PyDict_GetItemWithError(judged, entries[r].doc);
-                if (grade == NULL) {
-                    if (PyErr_Occurred()) goto fail;
-                    continue;
-                }
-                if (grade_at(grade, &grades[r]) < 0) goto fail;
-            }
-        }
+        if (grade_ranking(docs, judged, entries, n, keep, float32, grades) < 0) goto fail;
         if (buf_reserve(&rel, keep * item) < 0 || buf_reserve(&off, sizeof(int64_t)) < 0)
             goto nomem;
         for (Py_ssize_t r = 0; r < keep; r++) {
@@ -331,15 +354,7 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
             goto fail;
         if (judged == NULL) continue;
         sort_entries(entries, tmp, n, NULL);
-        for (Py_ssize_t r = 0; r < n; r++) {
-            grades[r] = NONPOOL;
-            PyObject *grade = PyDict_GetItemWithError(judged, entries[r].doc);
-            if (grade == NULL) {
-                if (PyErr_Occurred()) goto fail;
-                continue;
-            }
-            if (grade_at(grade, &grades[r]) < 0) goto fail;
-        }
+        if (grade_ranking(docs, judged, entries, n, n, float32, grades) < 0) goto fail;
         /* the topic's judgments: grades, and the positive ones (the ideal ranking) */
         Py_ssize_t nj = PyDict_GET_SIZE(judged), npos = 0, jn = 0;
         if (nj > icap) {
