@@ -88,10 +88,14 @@ def references(case: Case, te908=None, te10=None, paths=None) -> dict:
 
 def _duplicate_read(case: Case) -> bool:
     """trec_eval stops at a duplicated judgment ("form_res_rels: duplicate docs") of a topic it
-    evaluates: one in a run (a door stops at its first refusal, so any run counts)."""
+    evaluates: one in a run (a door stops at its first refusal, so any run counts) or, under
+    10.0 with -c, any qrels topic (10.0 reads the judgments of the topics -c adds; 9.0.8
+    scores them without reading them)."""
     seen, dup = set(), set()
     for q, d, _ in case.qrels:
         (dup if (q, d) in seen else seen).add((q, d))
+    if dup and case.options.get("compat") == "10.0" and case.options.get("complete"):
+        return True
     return bool({q for q, _ in dup} & {q for rows in case.runs.values() for q, _, _ in rows})
 
 
