@@ -51,16 +51,24 @@ def test_docnos_that_differ_after_a_nul_rank_alike_on_every_route(first, judgmen
             {"recip_rank": 0.25, "infAP": 0.25}
 
 
-def test_a_docno_without_a_utf8_form_is_refused():
-    """A lone surrogate in a run dict's docno, tied with another (so the C pass compares
-    their bytes): pytrec_eval 0.5 crashes the interpreter; the drop-in raises ValueError,
-    as it does for a NaN score, and evaluate names the id (no Arrow string can hold it)."""
+def test_ids_without_a_utf8_form_are_refused_on_every_route():
+    """A lone surrogate in a run dict's docno (tied with another, so the C pass compares
+    their bytes) or query id: pytrec_eval 0.5 crashes the interpreter on both. The drop-in
+    raises ValueError, as it does for a NaN score; evaluate names the id, whichever route its
+    measures take (no Arrow string can hold it, so no route gives it a value)."""
     qrels = {"q": {"a": 1}}
     run = {"q": {"a\udc80": 1.0, "a\udc81": 1.0, "a": 0.5}}
     with pytest.raises(ValueError, match=r"doc 'a\\udc80': the docno is not valid Unicode"):
         trecqr.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
-    with pytest.raises(InputError, match=r"<run dict>: id 'a\\udc80' is not valid Unicode"):
-        trecqr.evaluate(qrels, run, ["recip_rank"])
+    for measures in (["recip_rank"], ["recip_rank", "infAP"], ["RR@3"]):
+        with pytest.raises(InputError, match=r"<run dict>: id 'a\\udc80' is not valid"):
+            trecqr.evaluate(qrels, run, measures)
+    qrels, run = {"q\udc80": {"a": 1}}, {"q\udc80": {"a": 1.0, "b": 2.0}}
+    with pytest.raises(ValueError, match=r"query 'q\\udc80': the query id is not valid"):
+        trecqr.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    for measures in (["recip_rank"], ["recip_rank", "infAP"], ["RR@3"]):
+        with pytest.raises(InputError, match=r"<qrels dict>: id 'q\\udc80' is not valid"):
+            trecqr.evaluate(qrels, run, measures)
 
 
 def test_rank_column_is_ignored(tmp_path):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import collections
 import re
-from itertools import chain
+from itertools import chain, repeat
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trecqr.formats import Qrels
-from trecqr.formats.arrays import as_numpy, grouped_dicts
+from trecqr.formats.arrays import as_numpy, grouped_dicts, id_array
 from trecqr.rankings.build import judgment_keys, levels_fit
 from trecqr.engine.selection import select
 from trecqr.measures.table import NICKNAMES
@@ -286,12 +286,11 @@ class DictQrels:
     def columns(self) -> Qrels:
         """The same judgments as trecqr columns (for the columnar path)."""
         if self._columns is None:
-            qid = pa.array(np.repeat(np.array(self.topics, dtype=object),
-                                     np.array(self._sizes, dtype=np.int64))
-                           if len(self.topics) else [], pa.string())
+            qids = list(chain.from_iterable(repeat(q, n) for q, n in zip(self.topics,
+                                                                        self._sizes)))
             docnos = list(chain.from_iterable(self._dicts.values()))
-            self._columns = Qrels(qid, pa.array(docnos, pa.string()), self.grade,
-                                  "<qrels dict>")
+            self._columns = Qrels(id_array(qids, "<qrels dict>"),
+                                  id_array(docnos, "<qrels dict>"), self.grade, "<qrels dict>")
         return self._columns
 
 

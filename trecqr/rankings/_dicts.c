@@ -19,7 +19,8 @@
  * str, values dicts of str to numbers; anything else raises TypeError("Unable to extract
  * query/object scores."). A NaN score raises ValueError (its rank would be undefined); so
  * does an infinite one when finite is true (trecqr.evaluate's rule for runs), and so does a
- * docno that has no UTF-8 form (a lone surrogate; pytrec_eval 0.5 crashes on it).
+ * qid or docno that has no UTF-8 form (a lone surrogate; pytrec_eval 0.5 crashes on it):
+ * the columns cannot hold it, so no route gives it a value.
  *
  * Grades are found from the smaller side: a topic with fewer judgments than retrieved
  * documents looks each judged docno up in the run's dict and binary-searches its rank; a topic
@@ -104,6 +105,12 @@ static int read_topic(PyObject *qid, PyObject *docs, Entry *entries, int float32
     Py_ssize_t ipos = 0, i = 0;
     PyObject *doc, *value;
     double s;
+    if (PyUnicode_AsUTF8AndSize(qid, NULL) == NULL) {  /* as a docno below */
+        PyErr_Format(PyExc_ValueError,
+                     "query %R: the query id is not valid Unicode text (a lone surrogate); "
+                     "give query ids that encode as UTF-8", qid);
+        return -1;
+    }
     while (PyDict_Next(docs, &ipos, &doc, &value)) {
         if (!PyUnicode_Check(doc) || score_of(value, &s) < 0) { bad_run(); return -1; }
         if (PyUnicode_AsUTF8AndSize(doc, NULL) == NULL) {  /* doc_cmp reads the UTF-8 */
