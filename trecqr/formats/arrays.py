@@ -72,9 +72,14 @@ def id_array(values: list, source: str) -> pa.Array:
     try:
         return string_array(values)
     except UnicodeEncodeError:
-        bad = next(v for v in values if not _encodes(v))
-        raise InputError(source, None, f"id {bad!r} is not valid Unicode text (a lone "
-                                       f"surrogate); give ids that encode as UTF-8") from None
+        raise not_utf8_id(source, next(v for v in values if not _encodes(v))) from None
+
+
+def not_utf8_id(source: str, text: str | None = None) -> InputError:
+    """The error for an id with no UTF-8 form (quoted when known), for every reader of ids."""
+    what = "an id" if text is None else f"id {text!r}"
+    return InputError(source, None, f"{what} is not valid Unicode text (a lone surrogate); "
+                                    "give ids that encode as UTF-8")
 
 
 def _encodes(text: str) -> bool:

@@ -16,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from trecqr.errors import InputError
-from trecqr.formats.arrays import arrow_indices, arrow_numbers, utf8_array
+from trecqr.formats.arrays import arrow_indices, arrow_numbers, not_utf8_id, utf8_array
 
 
 @njit(cache=True)
@@ -61,8 +60,7 @@ def _strings(joined: str, lengths: np.ndarray, source: str) -> pa.Array:
     try:
         data = joined.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: no UTF-8 text (Arrow strings are UTF-8)
-        raise InputError(source, None, "an id is not valid Unicode text (a lone surrogate); "
-                                       "give ids that encode as UTF-8") from None
+        raise not_utf8_id(source) from None
     return utf8_array(data, lengths)
 
 
