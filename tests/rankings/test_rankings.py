@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -69,6 +71,53 @@ def test_ids_without_a_utf8_form_are_refused_on_every_route():
     for measures in (["recip_rank"], ["recip_rank", "infAP"], ["RR@3"]):
         with pytest.raises(InputError, match=r"<qrels dict>: id 'q\\udc80' is not valid"):
             trecqr.evaluate(qrels, run, measures)
+
+
+BEYOND_INT64 = (2 ** 70, -2 ** 70, 2 ** 63)
+
+
+@pytest.mark.parametrize("grade", BEYOND_INT64, ids=["2**70", "-2**70", "2**63"])
+def test_grades_beyond_64_bits_are_named_on_every_route(grade):
+    """A grade no 64-bit integer holds (pytrec_eval 0.5 fails with a SystemError; trecqr's C
+    pass raised a bare OverflowError, and the columns' routes numpy's or pyarrow's): the
+    drop-in raises ValueError naming the judgment, evaluate an InputError naming it, for a
+    few judgments (counted by Python), many (counted by numpy) and a DataFrame's object
+    column. A grade just inside the range is scored as trec_eval's long holds it."""
+    run = {"q": {"a": 1.0, "b": 2.0}}
+    few = {"q": {"a": grade, "b": 0}}
+    many = {f"q{i}": {f"d{j}": 1 for j in range(30)} for i in range(20)} | few
+    where = f"query 'q' doc 'a': grade {grade} is out of the 64-bit integer range"
+    for qrels in (few, many):
+        for measures in ({"recip_rank"}, {"recip_rank", "infAP"}):
+            with pytest.raises(ValueError, match=re.escape(where)):
+                trecqr.RelevanceEvaluator(qrels, measures).evaluate(run)
+        for measures in (["recip_rank"], ["recip_rank", "infAP"], ["RR@3"]):
+            with pytest.raises(InputError, match=re.escape(f"<qrels dict>: {where}")):
+                trecqr.evaluate(qrels, run, measures)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "a"],
+                          "relevance": pd.Series([0, grade], dtype=object)})
+    for measures in (["recip_rank"], ["infAP"]):
+        with pytest.raises(InputError, match=re.escape(
+                f"<qrels DataFrame>: row 1: grade '{grade}' is out of range")):
+            trecqr.evaluate(frame, run, measures)
+    inside = {"q": {"a": 2 ** 63 - 1, "b": -2 ** 63}}
+    assert trecqr.RelevanceEvaluator(inside, {"recip_rank"}).evaluate(run) \
+        == {"q": {"recip_rank": 0.5}}
+    assert trecqr.evaluate(inside, run, ["recip_rank"]).aggregate() == {"recip_rank": 0.5}
+
+
+@pytest.mark.parametrize("score, shown", [(None, "None"), (float("nan"), "nan"),
+                                          (10 ** 400, "10000000000000000000... (401 characters)")],
+                         ids=["None", "nan", "int past a double"])
+def test_run_dict_scores_that_are_not_finite_numbers_are_named(score, shown):
+    """None (which numpy reads as NaN: it was called NaN) and an int past the largest double
+    (a bare OverflowError before) are named with the value as given."""
+    run = {"q": {"a": score, "b": 2.0}}
+    for measures in (["recip_rank"], ["recip_rank", "infAP"], ["RR@3"]):
+        with pytest.raises(InputError, match=re.escape(
+                f"<run dict>: query 'q' doc 'a': score {shown} is not a finite number")):
+            trecqr.evaluate({"q": {"a": 1}}, run, measures)
 
 
 def test_rank_column_is_ignored(tmp_path):

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trecqr.formats import Qrels
+from trecqr.formats.qrels import grade_column
 from trecqr.formats.arrays import as_numpy, grouped_dicts, id_array
 from trecqr.rankings.build import judgment_keys, levels_fit
 from trecqr.engine.selection import select
@@ -176,8 +177,8 @@ class DictQrels:
                 raise TypeError("Expected relevance to be integer.")
         # the C ranker reads plain dicts (a dict subclass, e.g. defaultdict, is copied)
         self._dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
-        self._sizes = self._count_topics(self._dicts)
         self.source = "<qrels dict>"
+        self._sizes = self._count_topics(self._dicts)
         self._columns = None
 
     @classmethod
@@ -186,9 +187,9 @@ class DictQrels:
         (:func:`~trecqr.formats.arrays.grouped_dicts` of ``qrels``): their types are the
         columns', so nothing is checked again."""
         self = cls.__new__(cls)
+        self.source = qrels.source
         self._sizes = self._count_topics(grouped)
         self._dicts = grouped
-        self.source = qrels.source
         self._columns = qrels
         return self
 
@@ -234,28 +235,26 @@ class DictQrels:
             self._pending = (qids, dicts, sizes)
         else:
             self._count(qids, np.repeat(np.arange(len(qids)), sizes),
-                        np.fromiter(chain.from_iterable(d.values() for d in dicts.values()),
-                                    dtype=np.int64, count=total))
+                        grade_column(chain.from_iterable(d.values() for d in dicts.values()),
+                                     total, dicts, self.source))
         return sizes
 
     def __getattr__(self, name):
         """The counts of a few judgments (:meth:`_count_topics`), made on first read."""
-        pending = self.__dict__.pop("_pending", None)
+        pending = self.__dict__.get("_pending")
         if pending is None or name not in _COUNTED:
-            if pending is not None:
-                self._pending = pending
             raise AttributeError(name)
-        qids, dicts, sizes = pending
-        self._count_small(qids, list(chain.from_iterable(d.values() for d in dicts.values())),
-                          sizes)
+        self._count_small(*pending)  # a grade out of range raises here, and again if asked
+        del self._pending
         return getattr(self, name)
 
-    def _count_small(self, qids: list, grades: list, sizes: list) -> None:
+    def _count_small(self, qids: list, dicts: dict, sizes: list) -> None:
         """:meth:`_count` of a few judgments, by Python's ints: numpy's per-call costs would
         be most of a small call's time. The same arrays."""
+        grades = list(chain.from_iterable(d.values() for d in dicts.values()))
         self.topics = qids
         self.index = {q: i for i, q in enumerate(qids)}
-        self.grade = np.array(grades, dtype=np.int64)
+        self.grade = grade_column(grades, len(grades), dicts, self.source)
         levels = sorted({g for g in grades if g >= 0})
         column = {g: j for j, g in enumerate(levels)}
         counts = [0] * (len(qids) * len(levels))

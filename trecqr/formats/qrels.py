@@ -212,11 +212,22 @@ def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
     if first_truncated:
         where, text, value = first_truncated
         warn_truncated(f"{source}: {where}", None, text, value, count)
-    try:
-        grade_array = np.asarray(grades, dtype=np.int64)
-    except OverflowError:
-        raise InputError(source, None, "a grade is out of the 64-bit integer range") from None
+    grade_array = grade_column(grades, len(grades), qrels, source)
     return Qrels(id_array(qids, source), id_array(docnos, source), grade_array, source)
+
+
+def grade_column(grades, count: int, qrels: dict, source: str) -> np.ndarray:
+    """``count`` grades of the qrels dict ``qrels`` (an iterable of ints) as int64, the type
+    every route reads them as; one out of that range is named, as a file's line is."""
+    try:
+        return np.fromiter(grades, dtype=np.int64, count=count)
+    except OverflowError:
+        for qid, docs in qrels.items():
+            for doc, grade in docs.items():
+                if not -2 ** 63 <= int(grade) < 2 ** 63:
+                    raise InputError(source, None, f"query {qid!r} doc {doc!r}: grade "
+                                     f"{grade!r} is out of the 64-bit integer range") from None
+        raise
 
 
 def write_qrels(qrels: Qrels, path) -> None:

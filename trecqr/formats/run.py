@@ -291,12 +291,32 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
         arr = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(source, None, "scores must be numbers") from None
-    if not np.isfinite(arr).all():
+    except OverflowError:  # an int past the largest double
+        arr = np.array([_double(s, source) for s in scores])
+    if not np.isfinite(arr).all():  # NaN, infinite, None (numpy's NaN), or past a double
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise InputError(source, None,
-                         f"query {qids[bad]!r} doc {docnos[bad]!r}: score is NaN or infinite")
+        raise InputError(source, None, f"query {qids[bad]!r} doc {docnos[bad]!r}: score "
+                                       f"{_shown(scores[bad])} is not a finite number")
     return Run(id_array(qids, source), id_array(docnos, source), arr, runid, source,
                empty_topics=tuple(empty))
+
+
+def _shown(value) -> str:
+    """repr(value), cut where it is long (an int of hundreds of digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+
+
+def _double(score, source: str) -> float:
+    """A score as numpy reads it into a double (None as NaN), inf where it is too large."""
+    if score is None:
+        return math.nan
+    try:
+        return float(score)
+    except OverflowError:
+        return math.inf
+    except (TypeError, ValueError):
+        raise InputError(source, None, "scores must be numbers") from None
 
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:

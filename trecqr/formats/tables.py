@@ -73,7 +73,8 @@ def _from_pandas(frame, name) -> pa.Array:
     """One column as Arrow, as ``pyarrow.Array.from_pandas`` reads it (NaN and None: null)."""
     try:
         return pa.array(_frame_values(frame, name), from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python objects in one column
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # mixed Python objects, or
+        # an int past 64 bits: as text, which the column readers check
         return pa.Array.from_pandas(frame[name].map(_text_or_none))
 
 
@@ -148,7 +149,8 @@ def score_column(arr, source: str) -> np.ndarray:
     finite = np.isfinite(score)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise InputError(source, None, f"row {i}: score is NaN or infinite")
+        raise InputError(source, None,
+                         f"row {i}: score {float(score[i])!r} is not a finite number")
     return score
 
 
@@ -168,7 +170,10 @@ def grade_column(arr, source: str) -> np.ndarray:
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         grades, first, count = [], None, 0
         for i, text in enumerate(arr.to_pylist()):
-            value, truncated = parse_grade(text.strip(), source, None)
+            try:
+                value, truncated = parse_grade(text.strip(), source, None)
+            except InputError as e:  # named by its row, as the other columns' errors are
+                raise InputError(source, None, f"row {i}: {e.message}") from None
             if truncated:
                 count += 1
                 first = first or (i, text, value)

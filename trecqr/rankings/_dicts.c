@@ -149,10 +149,25 @@ static int buf_reserve(Buf *b, size_t more) {
     return 0;
 }
 
-static int grade_at(PyObject *grade, int64_t *out) {
-    long g = PyLong_AsLong(grade);
-    if (g == -1 && PyErr_Occurred()) return -1;
-    *out = g < 0 ? UNJUDGED : g;
+/* A judgment's grade as a 64-bit integer, as every other route reads it (a C long would be
+   32 bits on Windows); one out of that range is named (pytrec_eval fails with a SystemError). */
+static int read_grade(PyObject *qid, PyObject *doc, PyObject *grade, int64_t *out) {
+    long long g = PyLong_AsLongLong(grade);
+    if (g == -1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "query %R doc %R: grade %R is out of the 64-bit "
+                         "integer range", qid, doc, grade);
+        }
+        return -1;
+    }
+    *out = g;
+    return 0;
+}
+
+static int grade_at(PyObject *qid, PyObject *doc, PyObject *grade, int64_t *out) {
+    if (read_grade(qid, doc, grade, out) < 0) return -1;
+    if (*out < 0) *out = UNJUDGED;
     return 0;
 }
 
@@ -161,8 +176,8 @@ static int grade_at(PyObject *grade, int64_t *out) {
    the smaller side: with fewer judgments than kept documents, each judged docno is looked up
    in the run's dict and its rank binary-searched; else each kept document is looked up in
    the qrels' dict. Shared by rank_run and dict_values. */
-static int grade_ranking(PyObject *docs, PyObject *judged, const Entry *entries, Py_ssize_t n,
-                         Py_ssize_t keep, int float32, int64_t *grades) {
+static int grade_ranking(PyObject *qid, PyObject *docs, PyObject *judged, const Entry *entries,
+                         Py_ssize_t n, Py_ssize_t keep, int float32, int64_t *grades) {
     for (Py_ssize_t r = 0; r < keep; r++) grades[r] = NONPOOL;
     PyObject *doc, *grade;
     if (PyDict_GET_SIZE(judged) < keep) {
@@ -181,7 +196,7 @@ static int grade_ranking(PyObject *docs, PyObject *judged, const Entry *entries,
                 Py_ssize_t m = (lo + hi) / 2;
                 if (entry_cmp(&entries[m], &probe) < 0) lo = m + 1; else hi = m;
             }
-            if (lo < keep && grade_at(grade, &grades[lo]) < 0) return -1;
+            if (lo < keep && grade_at(qid, doc, grade, &grades[lo]) < 0) return -1;
         }
         return 0;
     }
@@ -191,7 +206,7 @@ static int grade_ranking(PyObject *docs, PyObject *judged, const Entry *entries,
             if (PyErr_Occurred()) return -1;
             continue;
         }
-        if (grade_at(grade, &grades[r]) < 0) return -1;
+        if (grade_at(qid, entries[r].doc, grade, &grades[r]) < 0) return -1;
     }
     return 0;
 }
@@ -230,7 +245,7 @@ static PyObject *rank_run(PyObject *self, PyObject *args) {
         if (PyList_Append(topics, qid) < 0) goto fail;
         sort_entries(entries, tmp, n, NULL);
         Py_ssize_t keep = n < max_docs ? n : (Py_ssize_t)max_docs;
-        if (grade_ranking(docs, judged, entries, n, keep, float32, grades) < 0) goto fail;
+        if (grade_ranking(qid, docs, judged, entries, n, keep, float32, grades) < 0) goto fail;
         if (buf_reserve(&rel, keep * item) < 0 || buf_reserve(&off, sizeof(int64_t)) < 0)
             goto nomem;
         for (Py_ssize_t r = 0; r < keep; r++) {
@@ -361,7 +376,7 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
             goto fail;
         if (judged == NULL) continue;
         sort_entries(entries, tmp, n, NULL);
-        if (grade_ranking(docs, judged, entries, n, n, float32, grades) < 0) goto fail;
+        if (grade_ranking(qid, docs, judged, entries, n, n, float32, grades) < 0) goto fail;
         /* the topic's judgments: grades, and the positive ones (the ideal ranking) */
         Py_ssize_t nj = PyDict_GET_SIZE(judged), npos = 0, jn = 0;
         if (nj > icap) {
@@ -374,8 +389,8 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         Py_ssize_t jpos = 0;
         PyObject *jdoc, *jgrade;
         while (PyDict_Next(judged, &jpos, &jdoc, &jgrade)) {
-            long long g = PyLong_AsLongLong(jgrade);
-            if (g == -1 && PyErr_Occurred()) goto fail;
+            int64_t g;
+            if (read_grade(qid, jdoc, jgrade, &g) < 0) goto fail;
             jgrades[jn++] = g;
             if (g > 0) ideal[npos++] = g;
         }
