@@ -131,6 +131,19 @@ def test_topics_without_judgments_count_as_ir_measures_counts_them():
     assert res.per_query() == {"a": {"P@5": 0.2}, "b": {"P@5": 0.0}}
 
 
+def test_a_topic_without_judgments_counts_whatever_rr_is_asked_beside():
+    """Finding (ir_measures 0.4.3): its msmarco provider, which computes RR@k, reads a qrels
+    dict's topics from its rows, so a topic without judgments ({"b": {}}) is not among them
+    when RR@3 is asked alone (1.0 here); asked beside a pytrec_eval measure, the pipeline's
+    topics are the dict's keys and it counts 0 (0.5). trecqr counts it in both, the rule it
+    states for every ir_measures name, so a value does not depend on its neighbours."""
+    q, r = {"a": {"d1": 2}, "b": {}}, {"a": {"d1": 0.76}}
+    assert irm_oracle(["RR@3"], q, r)[0] == {"RR@3": 1.0}
+    assert irm_oracle(["RR@3", "AP"], q, r)[0] == {"RR@3": 0.5, "AP": 0.5}
+    assert trecqr.evaluate(q, r, ["RR@3"]).aggregate() == {"RR@3": 0.5}
+    assert trecqr.evaluate(q, r, ["RR@3", "AP"]).aggregate() == {"RR@3": 0.5, "AP": 0.5}
+
+
 def test_no_topic_in_common_gives_defaults_and_warns_once():
     """ir_measures' defaults, one warning (when the means are read, not again when the
     per-topic Evaluation is built); trec_eval names keep trec_eval's refusal."""
