@@ -66,11 +66,61 @@ def test_ids_without_a_utf8_form_are_refused_on_every_route():
         with pytest.raises(InputError, match=r"<run dict>: id 'a\\udc80' is not valid"):
             trecqr.evaluate(qrels, run, measures)
     qrels, run = {"q\udc80": {"a": 1}}, {"q\udc80": {"a": 1.0, "b": 2.0}}
-    with pytest.raises(ValueError, match=r"query 'q\\udc80': the query id is not valid"):
-        trecqr.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    with pytest.raises(ValueError, match=r"<qrels dict>: id 'q\\udc80' is not valid"):
+        trecqr.RelevanceEvaluator(qrels, {"recip_rank"})  # the qrels are read first
     for measures in (["recip_rank"], ["recip_rank", "infAP"], ["RR@3"]):
         with pytest.raises(InputError, match=r"<qrels dict>: id 'q\\udc80' is not valid"):
             trecqr.evaluate(qrels, run, measures)
+    qrels = {"q": {"a": 1}}  # only in the run
+    with pytest.raises(ValueError, match=r"query 'q\\udc80': the query id is not valid"):
+        trecqr.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    for measures in (["recip_rank"], ["recip_rank", "infAP"], ["RR@3"]):
+        with pytest.raises(InputError, match=r"<run dict>: id 'q\\udc80' is not valid"):
+            trecqr.evaluate(qrels, run, measures)
+
+
+@pytest.mark.parametrize("qrels, bad", [({"q": {"b0": 1, "x\udc80": 1}}, "x\\udc80"),
+                                        ({"q\udc80": {"b0": 1}, "q": {"b0": 1}}, "q\\udc80")],
+                         ids=["judged docno never retrieved", "topic not in the run"])
+def test_qrels_ids_without_a_utf8_form_are_refused_where_no_ranking_reads_them(qrels, bad):
+    """A qrels id the run never meets: the C pass reads only the run's topics and documents,
+    so it gave map 0.25 where the columns' routes (RR@3, a DataFrame) refused the id; and
+    pytrec_eval 0.5 crashes on such qrels. Every route now refuses it, as a dict, and as a
+    DataFrame's object columns (pandas' default string columns cannot hold it at all)."""
+    pd = pytest.importorskip("pandas")
+    run = {"q": {"b0": 1.0, "b1": 2.0}}
+    where = f"id '{bad}' is not valid Unicode text"
+    with pytest.raises(ValueError, match=re.escape(f"<qrels dict>: {where}")):
+        trecqr.RelevanceEvaluator(qrels, {"map"})
+    rows = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    frame = pd.DataFrame({"query_id": pd.Series([r[0] for r in rows], dtype=object),
+                          "doc_id": pd.Series([r[1] for r in rows], dtype=object),
+                          "relevance": [r[2] for r in rows]})
+    for given, source in ((qrels, "<qrels dict>"), (frame, "<qrels DataFrame>")):
+        for measures in (["map"], ["map", "infAP"], ["RR@3"]):
+            with pytest.raises(InputError, match=re.escape(f"{source}: {where}")):
+                trecqr.evaluate(given, run, measures)
+
+
+def test_frame_ids_and_scores_arrow_cannot_hold_are_named():
+    """An object column with a lone surrogate (pyarrow's UnicodeEncodeError before) or a
+    complex score (ArrowNotImplementedError), in a small frame (read into lists) and a large
+    one (read by Arrow)."""
+    pd = pytest.importorskip("pandas")
+    qrels = {"q": {"b1": 1}}
+    for n in (2, 10_000):
+        docnos = ["a\udc80"] + [f"b{i}" for i in range(1, n)]
+        run = pd.DataFrame({"query_id": ["q"] * n, "doc_id": pd.Series(docnos, dtype=object),
+                            "score": np.arange(n, dtype=float)})
+        for measures in (["map"], ["infAP"], ["RR@3"]):
+            with pytest.raises(InputError, match=re.escape(
+                    "<run DataFrame>: id 'a\\udc80' is not valid Unicode text")):
+                trecqr.evaluate(qrels, run, measures)
+        run = run.assign(doc_id=[f"b{i}" for i in range(n)],
+                         score=pd.Series([1 + 0j] + [1.0] * (n - 1), dtype=object))
+        with pytest.raises(InputError, match=re.escape(
+                "<run DataFrame>: row 0: score '(1+0j)' is not a number")):
+            trecqr.evaluate(qrels, run, ["map"])
 
 
 BEYOND_INT64 = (2 ** 70, -2 ** 70, 2 ** 63)

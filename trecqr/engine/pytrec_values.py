@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from trecqr.formats import Qrels
 from trecqr.formats.qrels import grade_column
-from trecqr.formats.arrays import as_numpy, grouped_dicts, id_array
+from trecqr.formats.arrays import as_numpy, grouped_dicts, id_array, require_utf8
 from trecqr.rankings.build import judgment_keys, levels_fit
 from trecqr.engine.selection import select
 from trecqr.measures.table import NICKNAMES
@@ -175,9 +175,10 @@ class DictQrels:
                                 "matching score.")
             if not _all_of(int, docs.values(), strict):
                 raise TypeError("Expected relevance to be integer.")
+        self.source = "<qrels dict>"
+        require_utf8(query_relevance, self.source)
         # the C ranker reads plain dicts (a dict subclass, e.g. defaultdict, is copied)
         self._dicts = {q: d if type(d) is dict else dict(d) for q, d in query_relevance.items()}
-        self.source = "<qrels dict>"
         self._sizes = self._count_topics(self._dicts)
         self._columns = None
 
@@ -188,6 +189,7 @@ class DictQrels:
         columns', so nothing is checked again."""
         self = cls.__new__(cls)
         self.source = qrels.source
+        require_utf8(grouped, self.source)  # the C pass reads only the run's topics
         self._sizes = self._count_topics(grouped)
         self._dicts = grouped
         self._columns = qrels

@@ -67,12 +67,30 @@ def string_array(values: list) -> pa.Array:
 
 
 def id_array(values: list, source: str) -> pa.Array:
-    """:func:`string_array` of the ids of a caller's object (a dict's keys): an id with no
-    UTF-8 form (a lone surrogate, which no Arrow string holds) is an InputError quoting it."""
+    """:func:`string_array` of the ids of a caller's object (a dict's keys, a small frame's
+    column): an id with no UTF-8 form (a lone surrogate, which no Arrow string holds) is an
+    InputError quoting it."""
     try:
         return string_array(values)
     except UnicodeEncodeError:
-        raise not_utf8_id(source, next(v for v in values if not _encodes(v))) from None
+        raise not_utf8_among(values, source) from None
+
+
+def require_utf8(qrels: dict, source: str) -> None:
+    """Refuse a ``{qid: {docno: ...}}`` dict holding an id with no UTF-8 form (a lone
+    surrogate), quoting it: the routes that read Arrow columns cannot hold it, so no route
+    may give it a value (pytrec_eval crashes on one). ASCII ids cost one C call a topic."""
+    for qid, docs in qrels.items():
+        if not (qid.isascii() and all(map(str.isascii, docs))):
+            ids = [qid, *docs]
+            if not all(map(_encodes, ids)):
+                raise not_utf8_among(ids, source)
+
+
+def not_utf8_among(values, source: str) -> InputError:
+    """:func:`not_utf8_id` quoting the first str of ``values`` with no UTF-8 form."""
+    return not_utf8_id(source, next((v for v in values if isinstance(v, str)
+                                     and not _encodes(v)), None))
 
 
 def not_utf8_id(source: str, text: str | None = None) -> InputError:
@@ -188,7 +206,7 @@ def _listed_column(name: str) -> property:
 
     def get(self):
         if getattr(self, arrow) is None:
-            setattr(self, arrow, string_array(getattr(self, values)))
+            setattr(self, arrow, id_array(getattr(self, values), self.source))
         return getattr(self, arrow)
 
     def put(self, value):
@@ -204,7 +222,7 @@ class Listed:
     DataFrame's or a small qrels file's. The ranking step takes the smallest inputs through
     the C pass over dicts made from these lists (:func:`trecqr.engine.rankings.rank`); their
     Arrow columns are made only when something reads them (the same values, by
-    :func:`string_array`)."""
+    :func:`id_array`)."""
 
     qid = _listed_column("qid")
     docno = _listed_column("docno")

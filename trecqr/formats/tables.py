@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import SMALL_ROWS, as_numpy, one_chunk
+from trecqr.formats.arrays import SMALL_ROWS, as_numpy, not_utf8_among, one_chunk
 from trecqr.formats.qrels import ListedQrels, Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import ListedRun, Run, parse_score
 
@@ -73,8 +73,9 @@ def _from_pandas(frame, name) -> pa.Array:
     """One column as Arrow, as ``pyarrow.Array.from_pandas`` reads it (NaN and None: null)."""
     try:
         return pa.array(_frame_values(frame, name), from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # mixed Python objects, or
-        # an int past 64 bits: as text, which the column readers check
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError,
+            OverflowError):  # mixed Python objects, complex numbers, or an int past 64 bits:
+        # as text, which the column readers check
         return pa.Array.from_pandas(frame[name].map(_text_or_none))
 
 
@@ -204,7 +205,12 @@ def _columns(obj, wanted: list, source: str):
     names = obj.columns if is_frame(obj) else obj.schema.names  # a pandas Index: hashed look-ups
     picked = {role: _pick(names, cands, what, source) for role, cands, what in wanted}
     if is_frame(obj):
-        arrays = {name: _from_pandas(obj, name) for name in set(picked.values())}
+        arrays = {}
+        for name in set(picked.values()):
+            try:
+                arrays[name] = _from_pandas(obj, name)
+            except UnicodeEncodeError:  # a lone surrogate, which no Arrow string holds
+                raise not_utf8_among(obj[name], source) from None
         return {role: arrays[name] for role, name in picked.items()}
     return {role: obj.column(name) for role, name in picked.items()}
 
