@@ -131,6 +131,17 @@ def test_topics_without_judgments_count_as_ir_measures_counts_them():
     assert res.per_query() == {"a": {"P@5": 0.2}, "b": {"P@5": 0.0}}
 
 
+def test_topics_without_judgments_under_keys_that_are_not_text():
+    """A qrels dict keyed by ints (None too) goes through the general reader, which names
+    every topic by str(key); its topics without judgments were kept as the raw keys, and
+    sorting them beside the others' text raised a bare TypeError for ir_measures names."""
+    q, r = {1: {"d1": 1}, 2: {}, None: {}}, {1: {"d1": 1.0}}
+    res = trecqr.evaluate(q, r, ["RR@3", "map"])
+    assert res.aggregate() == {"RR@3": 1 / 3, "map": 1.0}
+    assert res.per_query() == {"1": {"RR@3": 1.0, "map": 1.0}, "2": {"RR@3": 0.0},
+                               "None": {"RR@3": 0.0}}
+
+
 def test_a_topic_without_judgments_counts_whatever_rr_is_asked_beside():
     """Finding (ir_measures 0.4.3): its msmarco provider, which computes RR@k, reads a qrels
     dict's topics from its rows, so a topic without judgments ({"b": {}}) is not among them

@@ -49,7 +49,8 @@ def qrels_input(qrels: Input, options: Options):
         strict = strict_dict_qrels(qrels.obj)
         if strict is not None:
             return strict
-        return qrels_from_dict(qrels.obj), [t for t, d in qrels.obj.items() if not d]
+        # a topic without judgments, named as the reader names the others (str of the key)
+        return qrels_from_dict(qrels.obj), [str(t) for t, d in qrels.obj.items() if not d]
     return qrels_columns(qrels, comments=options.v10), []
 
 
