@@ -6,6 +6,7 @@ names. The matrix of doors and inputs is tests/api/test_oracle_matrix.py."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import ir_measures
@@ -18,7 +19,7 @@ from compat_cases import make_case
 from oracle_cases import cast2021, irm_oracle, own_pipeline
 from oracle_sets import ACCURACY, AD_HOC, INTENT_AWARE, cut_case
 from trecqr.engine.names import split_measures
-from trecqr.errors import UsageError
+from trecqr.errors import InputError, UsageError
 
 
 def test_every_registry_name_is_listed():
@@ -131,15 +132,42 @@ def test_topics_without_judgments_count_as_ir_measures_counts_them():
     assert res.per_query() == {"a": {"P@5": 0.2}, "b": {"P@5": 0.0}}
 
 
-def test_topics_without_judgments_under_keys_that_are_not_text():
-    """A qrels dict keyed by ints (None too) goes through the general reader, which names
-    every topic by str(key); its topics without judgments were kept as the raw keys, and
-    sorting them beside the others' text raised a bare TypeError for ir_measures names."""
-    q, r = {1: {"d1": 1}, 2: {}, None: {}}, {1: {"d1": 1.0}}
+def test_topics_without_judgments_under_keys_that_are_not_text(provider):
+    """A qrels dict keyed by ints goes through the general reader, which names every topic
+    as a DataFrame's id column does (1 and 1.0: "1"); its topics without judgments were kept
+    as the raw keys, and sorting them beside the others' text raised a bare TypeError for
+    ir_measures names, in evaluate and in the provider. A key that is no id (None, a bool,
+    1.5) is refused, as in a DataFrame, where it was read as the text "None"."""
+    q, r = {1: {"d1": 1}, 2: {}, 3.0: {}}, {1: {"d1": 1.0}}
     res = trecqr.evaluate(q, r, ["RR@3", "map"])
     assert res.aggregate() == {"RR@3": 1 / 3, "map": 1.0}
     assert res.per_query() == {"1": {"RR@3": 1.0, "map": 1.0}, "2": {"RR@3": 0.0},
-                               "None": {"RR@3": 0.0}}
+                               "3": {"RR@3": 0.0}}
+    rr3 = ir_measures.parse_measure("RR@3")
+    assert ir_measures.calc_aggregate([rr3], q, r) == {rr3: 1 / 3}
+    assert sorted((m.query_id, m.value) for m in ir_measures.iter_calc([rr3], q, r)) \
+        == [("1", 1.0), ("2", 0.0), ("3", 0.0)]
+    for key in (None, False, 1.5):
+        with pytest.raises(InputError, match=re.escape(
+                f"<qrels dict>: query id {key!r} is not an id (text or an integer)")):
+            trecqr.evaluate({**q, key: {}}, r, ["RR@3"])
+    with pytest.raises(InputError, match=re.escape(
+            "<run dict>: query '1': docno b'\\xff' is not UTF-8 text")):
+        trecqr.evaluate(q, {1: {b"\xff": 1.0}}, ["RR@3"])
+    bytes_ids = trecqr.evaluate({"q": {b"d1": 1, "d2": 0}}, {b"q": {"d1": 1.0}}, ["bpref"])
+    assert bytes_ids.aggregate() == {"bpref": 1.0}  # bytes read as UTF-8, as in a DataFrame
+
+
+@pytest.mark.filterwarnings("error")  # no "no topic in common" either
+def test_int_keys_of_a_run_dict_are_its_topics_text_on_every_route(provider):
+    """A run dict keyed by ints is read with str(key) as its topic ids, so topic 1 is the
+    qrels' "1": map said so, but the ir_measures names (evaluate and the provider) looked up
+    the raw key, found no topic in common, and gave 0."""
+    q, r = {"1": {"d1": 1}}, {1: {"d1": 1.0}}
+    for names in (["map"], ["RR@3"], ["nDCG@3", "Judged@5"], ["map", "RR@3"]):
+        assert set(trecqr.evaluate(q, r, names).aggregate().values()) == {1.0}, names
+    rr3 = ir_measures.parse_measure("RR@3")
+    assert list(ir_measures.iter_calc([rr3], q, r)) == [ir_measures.Metric("1", rr3, 1.0)]
 
 
 def test_a_topic_without_judgments_counts_whatever_rr_is_asked_beside():

@@ -30,6 +30,7 @@ from ir_measures.util import Metric
 from trecqr.api.evaluation import evaluate
 from trecqr.errors import InputError, TrecqrError
 from trecqr.formats import inputs
+from trecqr.formats.arrays import key_ids
 from trecqr.formats.inputs import Input
 from trecqr.formats.objects import qrels_columns, run_columns
 from trecqr.measures.irm_native import native
@@ -127,8 +128,11 @@ class TrecqrEvaluator(Evaluator):
     """The qrels read once (through the input layer); each run scored by trecqr.evaluate."""
 
     def __init__(self, measures, qrels, blocks=None):
-        empty = [q for q, docs in qrels.items() if not docs] if isinstance(qrels, dict) else []
-        judged = {q: d for q, d in qrels.items() if d} if empty else qrels
+        # topics without judgments ({"b": {}}), named as the reader names the others
+        empty = [q for q, docs in qrels.items() if isinstance(docs, dict) and not docs] \
+            if isinstance(qrels, dict) else []
+        judged = {q: d for q, d in qrels.items() if q not in empty} if empty else qrels
+        empty = key_ids(empty, "<qrels dict>", "query id")
         self._qrels = _loaded(qrels_columns, judged)
         topics = set(pc.unique(self._qrels.qid).to_pylist()) if self._qrels is not None \
             else set()
@@ -201,7 +205,8 @@ class TrecqrEvaluator(Evaluator):
                 if exc.message.startswith("duplicate judgment"):
                     raise InputError(exc.source, exc.line, exc.message + DUPLICATES) from None
                 raise
-        topics = list(run) if isinstance(run, dict) else pc.unique(r.qid).to_pylist()
+        topics = key_ids(run, r.source, "query id") if isinstance(run, dict) \
+            else pc.unique(r.qid).to_pylist()  # a dict's keys as its reader names them
         for qid in topics:
             for name, value in per_query.get(qid, {}).items():
                 yield Metric(query_id=qid, measure=self._by_name[name], value=value)

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from trecqr.formats import Run, read_run, run_from_dict
-from trecqr.formats.arrays import distinct, grouped_dicts
+from trecqr.formats.arrays import distinct, grouped_dicts, key_ids
 from trecqr.formats.textio import SAMPLE
 from trecqr.engine.idspace import id_space_problem, surely_one_space, warn_id_space
 from trecqr.rankings.build import Rankings, build_rankings
@@ -180,9 +180,9 @@ def _c_pass_takes_lines(plan, raw: bytes | None) -> bool:
 
 def _run_topics(given, run: Run, rk: Rankings) -> list:
     """The run's topics in its order (build_rankings' first-seen order), empty rankings of a
-    dict (``{"q2": {}}``) included."""
+    dict (``{"q2": {}}``) included; a dict's keys named as its reader names them."""
     if given.kind == "dict":
-        return list(given.obj)
+        return key_ids(given.obj, run.source, "query id")
     topics = list(rk.run_topics)
     if run.empty_topics:
         listed = set(topics)

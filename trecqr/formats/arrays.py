@@ -76,6 +76,33 @@ def id_array(values: list, source: str) -> pa.Array:
         raise not_utf8_among(values, source) from None
 
 
+def key_id(key, source: str, what: str = "id") -> str:
+    """A caller's key (a dict's, a record's) as the id it names, by the rule a DataFrame's id
+    column follows (formats.tables.id_column), so that one topic is one topic through every
+    door: text as it is, an integer (numpy's too) or an integral float as decimal text, bytes
+    as UTF-8 text; anything else (None, a bool, 1.5, a tuple) is refused."""
+    if isinstance(key, str):
+        return key if type(key) is str else str.__str__(key)
+    if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        return str(int(key))
+    if isinstance(key, (float, np.floating)) and float(key).is_integer():
+        return str(int(key))
+    if isinstance(key, bytes):
+        try:
+            return key.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(source, None, f"{what} {key!r} is not UTF-8 text") from None
+    raise InputError(source, None, f"{what} {key!r} is not an id (text or an integer)")
+
+
+def key_ids(keys, source: str, what: str = "id") -> list:
+    """:func:`key_id` of each key; keys that are all text are taken as they are."""
+    keys = list(keys)
+    if all(type(k) is str for k in keys):
+        return keys
+    return [key_id(k, source, what) for k in keys]
+
+
 def require_utf8(qrels: dict, source: str) -> None:
     """Refuse a ``{qid: {docno: ...}}`` dict holding an id with no UTF-8 form (a lone
     surrogate), quoting it: the routes that read Arrow columns cannot hold it, so no route

@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
+from trecqr.formats.arrays import key_id
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run
 from trecqr.formats.textio import arrow_fields, python_lines, read_source
@@ -177,9 +178,9 @@ def diversity_from_records(records, source: str = "<diversity qrels>") -> Divers
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
             raise InputError(source, None, f"topic {t!r} docno {d!r}: grade {g!r} is not an "
                                            "integer")
-        qids.append(str(t))
-        subs.append(str(s))
-        docs.append(str(d))
+        qids.append(key_id(t, source, "topic"))
+        subs.append(key_id(s, source, "subtopic"))
+        docs.append(key_id(d, source, "docno"))
         grades.append(int(g))
     q = DiversityQrels(pa.array(qids, pa.string()), pa.array(subs, pa.string()),
                        pa.array(docs, pa.string()), np.asarray(grades, np.int64), source)

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import Listed, as_numpy, id_array
+from trecqr.formats.arrays import Listed, as_numpy, id_array, key_id, key_ids
 from trecqr.formats.run import SMALL_FILE, parse_score
 from trecqr.formats.textio import (CONTROL_BYTES, LineLocator, Source, arrow_fields, json_document,
                                    may_have_comments, python_lines, read_source, refuse_bom,
@@ -196,7 +196,8 @@ def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
     for qid, docs in qrels.items():
         if not isinstance(docs, dict):
             raise InputError(source, None, f"query {qid!r}: expected a dict of docno -> grade")
-        for doc, grade in docs.items():
+        qid = key_id(qid, source, "query id")
+        for doc, grade in zip(key_ids(docs, source, f"query {qid!r}: docno"), docs.values()):
             if isinstance(grade, (float, np.floating)) and math.isfinite(grade):
                 if grade != int(grade):
                     count += 1
@@ -206,8 +207,8 @@ def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
             elif isinstance(grade, bool) or not isinstance(grade, (int, np.integer)):
                 raise InputError(source, None,
                                  f"query {qid!r} doc {doc!r}: grade {grade!r} is not an integer")
-            qids.append(str(qid))
-            docnos.append(str(doc))
+            qids.append(qid)
+            docnos.append(doc)
             grades.append(int(grade))
     if first_truncated:
         where, text, value = first_truncated

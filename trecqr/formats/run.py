@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from trecqr.errors import InputError
 from trecqr.formats.arrays import (Listed, arrow_indices, arrow_numbers, as_numpy, id_array,
-                                   string_array)
+                                   key_id, key_ids, string_array)
 from trecqr.formats.order import trec_order
 from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
@@ -282,10 +282,11 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
     for qid, docs in run.items():
         if not isinstance(docs, dict):
             raise InputError(source, None, f"query {qid!r}: expected a dict of docno -> score")
+        qid = key_id(qid, source, "query id")
         if not docs:
-            empty.append(str(qid))
-        qids.extend([str(qid)] * len(docs))
-        docnos.extend(str(d) for d in docs)
+            empty.append(qid)
+        qids.extend([qid] * len(docs))
+        docnos.extend(key_ids(docs, source, f"query {qid!r}: docno"))
         scores.extend(docs.values())
     try:
         arr = np.asarray(scores, dtype=np.float64)
