@@ -1,0 +1,200 @@
+"""Fuzz campaign of the Python doors: odd values in pytrec_eval dicts and DataFrames.
+
+Usage (from the project root):
+
+    nice python3 benchmarks/fuzz_api.py --cases 5000 --seed 1
+
+Each case makes a qrels and a run of up to six topics, as a pipeline might hand them over:
+most values plain, some odd (numpy scalars, None, bools, huge integers, NaN and infinities,
+complex numbers, text numbers, bytes; int, None, bytes and tuple keys, empty, blank, control
+and non-ASCII ids, lone surrogates; a topic mapped to something that is not a dict), and calls
+one door: ``trecqr.evaluate`` (with its options, reading every view of the Results), on dicts
+and on DataFrames of object columns, ``evaluate_many``, ``RelevanceEvaluator`` (with its
+options) and ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provider.
+
+For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames (when no
+topic is empty: a frame cannot hold one) must give the same values where they give any (a value does not depend on its neighbours or its door).
+A case is *clean* when the door returns, or raises trecqr's own error (``TrecqrError``: an
+``InputError`` names the object and the value); ``RelevanceEvaluator``, a drop-in for
+pytrec_eval, may also raise pytrec_eval's ``TypeError`` and ``ValueError``. Anything else (a
+bare ``OverflowError``, ``TypeError``, pyarrow's errors, ``KeyError``...) is printed with its
+case and counted; a crash of the interpreter is one too (faulthandler prints where). Exit
+status 1 when any case was unclean. The command line's own campaign is benchmarks/fuzz.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import random
+import sys
+import traceback
+import warnings
+
+import numpy as np
+
+SCORES = [1.0, 0.5, -1.0, 0, 1, 2 ** 70, -2 ** 70, 10 ** 400, float("nan"), float("inf"), None,
+          "1.0", "x", True, np.float32(0.3), np.float64(0.7), np.int64(3), np.int8(1),
+          np.float16(0.2), 1e308, -1e308, 5e-324, np.longdouble(1.5), b"1", [1.0], 1 + 0j]
+GRADES = [0, 1, 2, 3, -1, -2, 2 ** 31, 2 ** 63 - 1, -2 ** 63, 2 ** 63, 2 ** 70, 1.5, 1.0,
+          float("nan"), None, "1", True, np.int64(2), np.int32(1), np.uint64(2 ** 63),
+          np.float64(2.0), b"1", 10 ** 400, float("inf")]
+IDS = ["a", "b", "c", "d", "", " ", "a b", "é", "\x00", "a\udc80", 1, 2, 1.5, None, True, b"a",
+       ("t",), "x" * 300, "\t", "\n", "0", "00"]
+MEASURES = [["map"], ["recip_rank"], ["ndcg_cut.3"], ["P.5", "recall.10"], ["infAP"], ["bpref"],
+            ["RR@3"], ["nDCG@3"], ["R@10"], ["map", "RR@3"], ["Rprec"], ["all_trec"], ["ERR@5"],
+            ["Judged@5"], ["iprec_at_recall"], ["set_F"], ["P(rel=2)@5"], ["ndcg"],
+            ["success.1"], ["recip_rank", "infAP"]]
+PYTREC = [{"map"}, {"recip_rank"}, {"ndcg_cut.3"}, {"P.5", "recall.10"}, {"bpref"}, {"ndcg"},
+          {"map", "infAP"}, {"ndcg_cut"}, {"set_F"}, {"Rprec"}]
+IRM = [["RR@3"], ["nDCG@3", "AP"], ["R@10", "P@5"], ["Judged@5"], ["ERR@5"], ["AP(rel=2)"]]
+
+
+def _pick(rng, plain: list, odd: list, p: float):
+    return rng.choice(odd) if rng.random() < p else rng.choice(plain)
+
+
+def make_case(rng):
+    """(qrels, run) dicts: topics q0.., some values and keys odd with probability p."""
+    p = rng.choice([0.0, 0.02, 0.1, 0.3])
+    qrels, run = {}, {}
+    for q in (f"q{i}" for i in range(rng.randint(0, 6))):
+        key = _pick(rng, [q], IDS, p)
+        if rng.random() < 0.8:
+            qrels[key] = {_pick(rng, [f"d{j}"], IDS, p): _pick(rng, [0, 1, 2], GRADES, p)
+                          for j in rng.sample(range(20), rng.randint(0, 6))}
+        if rng.random() < 0.8:
+            run_key = key if rng.random() < 0.8 else _pick(rng, [q], IDS, p)
+            run[run_key] = {_pick(rng, [f"d{j}"], IDS, p):
+                            _pick(rng, [round(rng.random(), 2), rng.random()], SCORES, p)
+                            for j in rng.sample(range(30), rng.randint(0, 12))}
+    for given in (run, qrels):
+        if rng.random() < 0.05:  # a topic mapped to something that is not a dict
+            given[_pick(rng, ["q0"], IDS, 1)] = rng.choice([None, [], 1, "x"])
+    return qrels, run
+
+
+def _frames(qrels, run):
+    import pandas as pd  # object columns: pandas' default text columns refuse a surrogate
+
+    def rows(d):
+        return [(q, doc, v) for q, docs in d.items() if isinstance(docs, dict)
+                for doc, v in docs.items()]
+    return (pd.DataFrame(rows(qrels), columns=["query_id", "doc_id", "relevance"], dtype=object),
+            pd.DataFrame(rows(run), columns=["query_id", "doc_id", "score"], dtype=object))
+
+
+class Disagreement(Exception):
+    """Two doors (or one measure alone and in a batch) gave different values."""
+
+
+def _same_through_every_door(qrels, run, measures):
+    """evaluate's means on the dicts; where each measure alone, and the same data as
+    DataFrames, also give values, they must be the same (NaN equal to NaN)."""
+    import trecqr
+    from trecqr.errors import TrecqrError
+
+    got = trecqr.evaluate(qrels, run, measures).aggregate()
+    others = {"alone": lambda: {k: v for m in measures
+                                for k, v in trecqr.evaluate(qrels, run, [m]).aggregate().items()},
+              "DataFrame": lambda: trecqr.evaluate(*_frames(qrels, run), measures).aggregate()}
+    if any(d == {} for d in (*qrels.values(), *run.values())):
+        del others["DataFrame"]  # a frame has no rows for an empty topic: a different input
+    for door, call in others.items():
+        try:
+            other = call()
+        except TrecqrError:
+            continue  # the frames' readers are stricter on some values; refusing is clean
+        if other.keys() != got.keys() or any(
+                not (a == b or (a != a and b != b)) for a, b in
+                ((got[k], other[k]) for k in got)):
+            raise Disagreement(f"dicts {got} but {door} {other}")
+    return got
+
+
+def make_call(rng, qrels, run):
+    """(door, call) for one case."""
+    import trecqr
+
+    door = rng.choice(["evaluate", "evaluate options", "DataFrame", "evaluate_many",
+                       "RelevanceEvaluator", "RelevanceEvaluator options", "provider"])
+    measures = rng.choice(MEASURES)
+    if door == "evaluate":
+        return door, lambda: _same_through_every_door(qrels, run, measures)
+    if door == "evaluate options":
+        kw = dict(complete=rng.random() < 0.5, relevance_level=rng.choice([0, 1, 2, -1, 2 ** 40]),
+                  judged_only=rng.random() < 0.3, max_docs=rng.choice([None, 0, 1, 3, 2 ** 62]),
+                  compat=rng.choice(["9.0.8", "10.0"]))
+
+        def views():
+            res = trecqr.evaluate(qrels, run, measures, **kw)
+            res.aggregate(), res.per_query(), res.populations(), res.to_dataframe(), repr(res)
+        return door, views
+    if door == "DataFrame":
+        return door, lambda: trecqr.evaluate(*_frames(qrels, run), measures).aggregate()
+    if door == "evaluate_many":
+        return door, lambda: [r.aggregate() for r in trecqr.evaluate_many(qrels, [run, run],
+                                                                          measures)]
+    if door.startswith("RelevanceEvaluator"):
+        names = rng.choice(PYTREC)
+        kw = {} if door == "RelevanceEvaluator" else dict(
+            relevance_level=rng.choice([0, 1, 2, -1]), judged_docs_only_flag=rng.random() < 0.3)
+        return door, lambda: trecqr.RelevanceEvaluator(qrels, names, **kw).evaluate(run)
+    import ir_measures
+
+    trecqr.register_ir_measures()
+    names = [ir_measures.parse_measure(n) for n in rng.choice(IRM)]
+
+    def both():
+        ir_measures.calc_aggregate(names, qrels, run)
+        list(ir_measures.iter_calc(names, qrels, run))
+    return door, both
+
+
+def clean(door: str, exc: BaseException) -> bool:
+    from trecqr.errors import TrecqrError
+
+    if isinstance(exc, TrecqrError):
+        return True
+    return door.startswith("RelevanceEvaluator") and isinstance(exc, (TypeError, ValueError))
+
+
+def run_cases(cases: int, seed: int) -> int:
+    """Run the cases; print each unclean one; return how many were unclean."""
+    unclean = 0
+    for i in range(cases):
+        rng = random.Random(f"{seed}/{i}")  # a case replays alone from its seed and index
+        qrels, run = make_case(rng)
+        door, call = make_call(rng, qrels, run)
+        try:
+            call()
+        except Exception as exc:  # noqa: BLE001 - classifying every exception is the point
+            if not clean(door, exc):
+                unclean += 1
+                print(f"case {seed}/{i} {door}: {type(exc).__name__}: {str(exc)[:300]}")
+                print(f"  qrels {qrels!r:.400}\n  run {run!r:.400}")
+                print("  " + traceback.format_exc().splitlines()[-3].strip())
+    return unclean
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    import ir_measures
+
+    registered = list(ir_measures.DefaultPipeline.providers)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            unclean = run_cases(args.cases, args.seed)
+        finally:  # the provider door registers trecqr's provider: leave the pipeline as found
+            ir_measures.DefaultPipeline.providers[:] = registered
+    print(f"{args.cases} cases (seed {args.seed}); {unclean} unclean")
+    return 1 if unclean else 0
+
+
+if __name__ == "__main__":
+    faulthandler.enable()  # a crash of the interpreter prints where it happened
+    sys.exit(main())
