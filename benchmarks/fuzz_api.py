@@ -4,7 +4,8 @@ Usage (from the project root):
 
     nice python3 benchmarks/fuzz_api.py --cases 5000 --seed 1
 
-Each case makes a qrels and a run of up to six topics, as a pipeline might hand them over:
+Each case makes a qrels and a run of up to six topics (one in five: up to 360, enough rows for
+the columns' routes), as a pipeline might hand them over:
 most values plain, some odd (numpy scalars, None, bools, huge integers, NaN and infinities,
 complex numbers, text numbers, bytes; int, None, bytes and tuple keys, empty, blank, control
 and non-ASCII ids, lone surrogates; a topic mapped to something that is not a dict), and calls
@@ -12,8 +13,9 @@ one door: ``trecqr.evaluate`` (with its options, reading every view of the Resul
 and on DataFrames of object columns, ``evaluate_many``, ``RelevanceEvaluator`` (with its
 options) and ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provider.
 
-For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames (when no
-topic is empty: a frame cannot hold one) must give the same values where they give any (a value does not depend on its neighbours or its door).
+For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames and as
+ir_measures' rows (when no topic is empty: rows cannot hold one) must give the same values
+where they give any (a value does not depend on its neighbours or its door).
 A case is *clean* when the door returns, or raises trecqr's own error (``TrecqrError``: an
 ``InputError`` names the object and the value); ``RelevanceEvaluator``, a drop-in for
 pytrec_eval, may also raise pytrec_eval's ``TypeError`` and ``ValueError``. Anything else (a
@@ -57,8 +59,12 @@ def _pick(rng, plain: list, odd: list, p: float):
 def make_case(rng):
     """(qrels, run) dicts: topics q0.., some values and keys odd with probability p."""
     p = rng.choice([0.0, 0.02, 0.1, 0.3])
+    # now and then enough rows for the columns' routes (the C pass over dicts takes up to
+    # 1,536 rows, a frame up to 8,192 is read into lists), with fewer odd values
+    scale = rng.choice([1, 1, 1, 1, 60])
+    p /= scale
     qrels, run = {}, {}
-    for q in (f"q{i}" for i in range(rng.randint(0, 6))):
+    for q in (f"q{i}" for i in range(rng.randint(0, 6) * scale)):
         key = _pick(rng, [q], IDS, p)
         if rng.random() < 0.8:
             qrels[key] = {_pick(rng, [f"d{j}"], IDS, p): _pick(rng, [0, 1, 2], GRADES, p)
@@ -97,9 +103,10 @@ def _same_through_every_door(qrels, run, measures):
     got = trecqr.evaluate(qrels, run, measures).aggregate()
     others = {"alone": lambda: {k: v for m in measures
                                 for k, v in trecqr.evaluate(qrels, run, [m]).aggregate().items()},
-              "DataFrame": lambda: trecqr.evaluate(*_frames(qrels, run), measures).aggregate()}
+              "DataFrame": lambda: trecqr.evaluate(*_frames(qrels, run), measures).aggregate(),
+              "rows": lambda: trecqr.evaluate(*_rows(qrels, run), measures).aggregate()}
     if any(d == {} for d in (*qrels.values(), *run.values())):
-        del others["DataFrame"]  # a frame has no rows for an empty topic: a different input
+        del others["DataFrame"], others["rows"]  # no rows for an empty topic: another input
     for door, call in others.items():
         try:
             other = call()
@@ -110,6 +117,41 @@ def _same_through_every_door(qrels, run, measures):
                 ((got[k], other[k]) for k in got)):
             raise Disagreement(f"dicts {got} but {door} {other}")
     return got
+
+
+def _drop_in_as_evaluate(qrels, run, names, kw):
+    """RelevanceEvaluator's values; where evaluate on the same dicts gives values too, its
+    per-topic values must be the same (pytrec_eval's topics: the run's judged ones)."""
+    import trecqr
+    from trecqr.errors import TrecqrError
+
+    from trecqr.engine.pytrec_values import c_int
+
+    got = trecqr.RelevanceEvaluator(qrels, names, **kw).evaluate(run)
+    # pytrec_eval reads the level into 32 bits: -1 is 2**32 - 1 (trecqr/api/pytrec.py)
+    options = {"relevance_level": c_int(kw.get("relevance_level", 1)),
+               "judged_only": kw.get("judged_docs_only_flag", False)}
+    try:
+        other = trecqr.evaluate(qrels, run, sorted(names), **options).per_query()
+    except TrecqrError:
+        return got
+    for qid, values in got.items():
+        for key, value in values.items():
+            theirs = other.get(qid, {}).get(key)
+            if not (theirs == value or (theirs != theirs and value != value)):
+                raise Disagreement(f"RelevanceEvaluator {qid} {key} {value} but evaluate "
+                                   f"{theirs}")
+    return got
+
+
+def _rows(qrels, run):
+    """ir_measures' Qrel and ScoredDoc rows of the dicts (what ir_datasets' iterators give)."""
+    from ir_measures import Qrel, ScoredDoc
+
+    return ([Qrel(q, d, g) for q, docs in qrels.items() if isinstance(docs, dict)
+             for d, g in docs.items()],
+            [ScoredDoc(q, d, v) for q, docs in run.items() if isinstance(docs, dict)
+             for d, v in docs.items()])
 
 
 def make_call(rng, qrels, run):
@@ -139,7 +181,7 @@ def make_call(rng, qrels, run):
         names = rng.choice(PYTREC)
         kw = {} if door == "RelevanceEvaluator" else dict(
             relevance_level=rng.choice([0, 1, 2, -1]), judged_docs_only_flag=rng.random() < 0.3)
-        return door, lambda: trecqr.RelevanceEvaluator(qrels, names, **kw).evaluate(run)
+        return door, lambda: _drop_in_as_evaluate(qrels, run, names, kw)
     import ir_measures
 
     trecqr.register_ir_measures()
