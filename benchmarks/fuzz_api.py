@@ -11,7 +11,8 @@ complex numbers, text numbers, bytes; int, None, bytes and tuple keys, empty, bl
 and non-ASCII ids, lone surrogates; a topic mapped to something that is not a dict), and calls
 one door: ``trecqr.evaluate`` (with its options, reading every view of the Results), on dicts
 and on DataFrames of object columns, ``evaluate_many``, ``RelevanceEvaluator`` (with its
-options) and ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provider.
+options), ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provider,
+``trecqr.compare`` of the run and a second one, and ``trecqr.fuse`` of the two, scored.
 
 For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames and as
 ir_measures' rows (when no topic is empty: rows cannot hold one) must give the same values
@@ -159,8 +160,20 @@ def make_call(rng, qrels, run):
     import trecqr
 
     door = rng.choice(["evaluate", "evaluate options", "DataFrame", "evaluate_many",
-                       "RelevanceEvaluator", "RelevanceEvaluator options", "provider"])
+                       "RelevanceEvaluator", "RelevanceEvaluator options", "provider",
+                       "compare", "fuse"])
     measures = rng.choice(MEASURES)
+    other = {q: {d: rng.random() for d in docs} if isinstance(docs, dict) and rng.random() < 0.9
+             else docs for q, docs in run.items()}  # a second run: the same documents
+    if door == "compare":
+        kw = dict(test=rng.choice(["t", "wilcoxon", "randomization"]), permutations=200,
+                  bootstrap=200, complete=rng.random() < 0.3, all_pairs=rng.random() < 0.3)
+        return door, lambda: trecqr.compare(qrels, [run, other], measures, **kw).to_dict()
+    if door == "fuse":
+        method = rng.choice(["rrf", "combsum", "combmnz", "wsum", "isr", "log_isr", "bordafuse"])
+        norm = rng.choice(["min-max", "max", "sum", "zmuv", "rank", None])
+        return door, lambda: trecqr.evaluate(qrels, trecqr.fuse([run, other], method=method,
+                                                                norm=norm), measures)
     if door == "evaluate":
         return door, lambda: _same_through_every_door(qrels, run, measures)
     if door == "evaluate options":
