@@ -14,8 +14,9 @@ and on DataFrames of object columns, ``evaluate_many``, ``RelevanceEvaluator`` (
 options), ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provider,
 ``trecqr.compare`` of the run and a second one, and ``trecqr.fuse`` of the two, scored.
 
-For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames and as
-ir_measures' rows (when no topic is empty: rows cannot hold one) must give the same values
+For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames, as
+ir_measures' rows and as Arrow tables (where pyarrow can make them; when no topic is empty:
+rows cannot hold one) must give the same values
 where they give any (a value does not depend on its neighbours or its door).
 A case is *clean* when the door returns, or raises trecqr's own error (``TrecqrError``: an
 ``InputError`` names the object and the value); ``RelevanceEvaluator``, a drop-in for
@@ -106,8 +107,11 @@ def _same_through_every_door(qrels, run, measures):
                                 for k, v in trecqr.evaluate(qrels, run, [m]).aggregate().items()},
               "DataFrame": lambda: trecqr.evaluate(*_frames(qrels, run), measures).aggregate(),
               "rows": lambda: trecqr.evaluate(*_rows(qrels, run), measures).aggregate()}
-    if any(d == {} for d in (*qrels.values(), *run.values())):
-        del others["DataFrame"], others["rows"]  # no rows for an empty topic: another input
+    tables = _tables(qrels, run)
+    if tables is not None:
+        others["Arrow tables"] = lambda: trecqr.evaluate(*tables, measures).aggregate()
+    if any(d == {} for d in (*qrels.values(), *run.values())):  # no rows for an empty topic
+        others = {k: v for k, v in others.items() if k == "alone"}
     for door, call in others.items():
         try:
             other = call()
@@ -143,6 +147,21 @@ def _drop_in_as_evaluate(qrels, run, names, kw):
                 raise Disagreement(f"RelevanceEvaluator {qid} {key} {value} but evaluate "
                                    f"{theirs}")
     return got
+
+
+def _tables(qrels, run):
+    """The dicts as Arrow tables, or None where pyarrow cannot make them (mixed types: the
+    caller's side, before trecqr)."""
+    import pyarrow as pa
+
+    rows = {n: [(q, d, v) for q, docs in given.items() if isinstance(docs, dict)
+                for d, v in docs.items()] for n, given in (("relevance", qrels), ("score", run))}
+    try:
+        return tuple(pa.table({"query_id": [r[0] for r in rows[n]],
+                               "doc_id": [r[1] for r in rows[n]],
+                               n: [r[2] for r in rows[n]]}) for n in ("relevance", "score"))
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
 
 
 def _rows(qrels, run):
