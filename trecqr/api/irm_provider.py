@@ -131,7 +131,8 @@ class TrecqrEvaluator(Evaluator):
         # topics without judgments ({"b": {}}), named as the reader names the others
         empty = [q for q, docs in qrels.items() if isinstance(docs, dict) and not docs] \
             if isinstance(qrels, dict) else []
-        judged = {q: d for q, d in qrels.items() if q not in empty} if empty else qrels
+        without = set(empty)
+        judged = {q: d for q, d in qrels.items() if q not in without} if empty else qrels
         empty = key_ids(empty, "<qrels dict>", "query id")
         self._qrels = _loaded(qrels_columns, judged)
         topics = set(pc.unique(self._qrels.qid).to_pylist()) if self._qrels is not None \

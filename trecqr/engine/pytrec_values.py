@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from trecqr.formats import Qrels
-from trecqr.formats.qrels import grade_column
 from trecqr.formats.arrays import as_numpy, grouped_dicts, id_array, require_utf8
+from trecqr.formats.qrels import dict_grades
 from trecqr.rankings.build import judgment_keys, levels_fit
 from trecqr.engine.selection import select
 from trecqr.measures.table import NICKNAMES
@@ -237,7 +237,7 @@ class DictQrels:
             self._pending = (qids, dicts, sizes)
         else:
             self._count(qids, np.repeat(np.arange(len(qids)), sizes),
-                        grade_column(chain.from_iterable(d.values() for d in dicts.values()),
+                        dict_grades(chain.from_iterable(d.values() for d in dicts.values()),
                                      total, dicts, self.source))
         return sizes
 
@@ -256,7 +256,7 @@ class DictQrels:
         grades = list(chain.from_iterable(d.values() for d in dicts.values()))
         self.topics = qids
         self.index = {q: i for i, q in enumerate(qids)}
-        self.grade = grade_column(grades, len(grades), dicts, self.source)
+        self.grade = dict_grades(grades, len(grades), dicts, self.source)
         levels = sorted({g for g in grades if g >= 0})
         column = {g: j for j, g in enumerate(levels)}
         counts = [0] * (len(qids) * len(levels))

@@ -213,11 +213,11 @@ def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
     if first_truncated:
         where, text, value = first_truncated
         warn_truncated(f"{source}: {where}", None, text, value, count)
-    grade_array = grade_column(grades, len(grades), qrels, source)
+    grade_array = dict_grades(grades, len(grades), qrels, source)
     return Qrels(id_array(qids, source), id_array(docnos, source), grade_array, source)
 
 
-def grade_column(grades, count: int, qrels: dict, source: str) -> np.ndarray:
+def dict_grades(grades, count: int, qrels: dict, source: str) -> np.ndarray:
     """``count`` grades of the qrels dict ``qrels`` (an iterable of ints) as int64, the type
     every route reads them as; one out of that range is named, as a file's line is."""
     try:
