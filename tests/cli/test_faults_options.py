@@ -164,3 +164,19 @@ def test_integers_past_64_bits_in_options_and_cutoffs():
     assert "map                   \tall\t0.1785\n" in res.stdout
     got = trecqr.evaluate(str(qrels), str(run), ["P.10", "map"], relevance_level=2 ** 70)
     assert got.aggregate() == {"P_10": 0.0, "map": 0.0}
+
+
+def test_runids_a_trec_line_cannot_hold_are_refused_before_any_work(tmp_path):
+    """`fuse --runid "my run"` wrote lines of seven fields (exit 0), which read back with the
+    runid cut to "my"; every option that names a run's runid now refuses white space, NUL and
+    an empty value with click's usage line, before the runs are read."""
+    demo_run = DATA / "cast2021" / "docrun_org_convdr.run"
+    commands = [["fuse", demo_run, demo_run, "-o", tmp_path / "out.run", "--runid"],
+                ["collapse", demo_run, "-o", tmp_path / "out.run", "--runid"],
+                ["search", tmp_path / "index", tmp_path / "topics.tsv", "--run-id"]]
+    for args in commands:
+        for bad in ("my run", "a\tb", ""):
+            res = run_cli([*args, bad])
+            assert res.exit_code == 2, (args, bad, res.stderr)
+            assert "cannot be one field of a TREC line" in res.stderr, res.stderr
+    nothing_left(tmp_path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import sys
 import warnings
 
@@ -408,6 +409,28 @@ def test_write_run_of_large_string_columns(tmp_path):
     write_run(run, tmp_path / "string.run")
     write_run(large, tmp_path / "large.run")
     assert (tmp_path / "large.run").read_bytes() == (tmp_path / "string.run").read_bytes()
+
+
+@pytest.mark.parametrize("run, what, bad", [
+    ({"q 1": {"a": 1.0}}, "query id", "'q 1'"), ({"q1": {"a\tb": 1.0}}, "docno", "'a\\tb'"),
+    ({"q1": {"": 1.0}}, "docno", "''"), ({"q1": {"a\x00": 1.0}}, "docno", "'a\\x00'")],
+    ids=["space in a qid", "tab in a docno", "empty docno", "NUL in a docno"])
+def test_writers_refuse_ids_a_trec_line_cannot_hold(tmp_path, run, what, bad):
+    """An id from a dict or a frame (where it evaluates) that a TREC line would split or cut:
+    the file was written and read back as other fields (or, for a runid, cut at the space);
+    now nothing is written. Other bytes (é, a control character) are written as they are."""
+    with pytest.raises(InputError, match=re.escape(
+            f"<run dict>: {what} {bad} cannot be one field of a TREC line")):
+        write_run(run_from_dict(run), tmp_path / "out.run")
+    with pytest.raises(InputError, match=re.escape(f"<qrels dict>: {what} {bad} cannot be")):
+        write_qrels(qrels_from_dict({q: {d: 1 for d in docs} for q, docs in run.items()}),
+                    tmp_path / "out.qrels")
+    with pytest.raises(InputError, match=r"runid 'my run' cannot be one field"):
+        write_run(run_from_dict({"q1": {"a": 1.0}}), tmp_path / "out.run", runid="my run")
+    assert list(tmp_path.iterdir()) == []
+    write_run(run_from_dict({"q1": {"é": 1.0, "a\x01": 2.0}}), tmp_path / "out.run")
+    assert (tmp_path / "out.run").read_bytes() == \
+        "q1 Q0 a\x01 1 2.0 trecqr\nq1 Q0 é 2 1.0 trecqr\n".encode()
 
 
 def test_write_qrels_round_trips(tmp_path, baseline_qrels):

@@ -205,3 +205,17 @@ def test_runs_folder_refused_before_the_index_is_built(tmp_path):
         cqr(QRELS, [DEMO / "topics-raw.tsv"], collection=DEMO / "collection.jsonl",
             index=tmp_path / "index", runs_dir=tmp_path / "afile" / "runs")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no index was built
+
+
+def test_a_row_named_with_spaces_keeps_six_fields_a_line(index, tmp_path):
+    """A topics file named with a space (or --name "raw question") names its row, and the
+    row's runid was "cqr-raw question": seven fields a line, read back with the runid cut.
+    The runid now has "_" for the space; the row and its run file keep the name."""
+    topics = tmp_path / "raw question.tsv"
+    topics.write_bytes((DEMO / "topics-raw.tsv").read_bytes())
+    report = cqr(QRELS, [topics], index=index, preset="qrecc-test", runs_dir=tmp_path / "runs")
+    assert [row.name for row in report.rows] == ["raw question"]
+    lines = (tmp_path / "runs" / "raw question.run").read_text().splitlines()
+    assert {len(line.split()) for line in lines} == {6}
+    assert {line.split()[5] for line in lines} == {"cqr-raw_question"}
+    assert round(report.rows[0].scores["MRR"], 4) == EXPECTED["raw"]["MRR"]

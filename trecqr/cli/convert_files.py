@@ -16,14 +16,15 @@ from trecqr.datasets.topics import read_topics, write_topics
 from trecqr.errors import UsageError
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
-from trecqr.cli.types import OutputFile
+from trecqr.cli.types import OutputFile, RunTag
 
 
 @click.command("collapse", context_settings=CONTEXT)
 @click.argument("run", type=str)
 @click.option("-o", "--output", type=OutputFile(), required=True, metavar="OUT",
               help="Document run to write (atomically; '-' for stdout).")
-@click.option("--runid", default=None, help="Runid of the output (default: the input's).")
+@click.option("--runid", default=None, type=RunTag(),
+              help="Runid of the output (default: the input's).")
 def collapse_command(run, output, runid):
     """Collapse a passage run (DOC-N ids) to a document run: each document's best passage,
     ranks renumbered, scores and runid kept (TREC CAsT 2021/2022 document judgments)."""
@@ -60,7 +61,8 @@ def collapse_command(run, output, runid):
               show_default=True, help="Target missing from the candidates: zero (trec_eval) or "
                                       "last (HRED-qs: 1/len).")
 @click.option("--sep", default=CONTEXT_SEP, show_default=True, help="Context separator in topics.")
-@click.option("--runid", default="trecqr", show_default=True, help="Run id written in the --run file.")
+@click.option("--runid", default="trecqr", show_default=True, type=RunTag(),
+              help="Run id written in the --run file.")
 @click.option("--results-out", type=OutputFile(), default=None,
               help="trec-session: write the shown results (title + snippet per ClueWeb id) as a "
                    "JSONL collection, to index for sim_ret.")

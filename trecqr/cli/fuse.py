@@ -15,7 +15,7 @@ from trecqr.fusion.entry import check_params, fuse, resolve
 from trecqr.fusion.optimize import ONLY_TRAINED, grid_search, trials
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
-from trecqr.cli.types import OutputFile
+from trecqr.cli.types import OutputFile, RunTag
 
 
 def _value(text: str):
@@ -102,7 +102,7 @@ def chosen_line(name, value, measure, score) -> str:
 @click.option("--optimize", default=None, metavar="MEASURE",
               help="Choose the weights or parameter by ranx's grid search for the best MEASURE "
                    "(ndcg, map, nDCG@10...) on --train-qrels, and print the choice.")
-@click.option("--runid", default=None,
+@click.option("--runid", default=None, type=RunTag(),
               help="Runid of the output (default: method, norm and the inputs' runids).")
 def command(runs, output, method, norm, params, weights, train_qrels, train_runs, optimize,
             runid):

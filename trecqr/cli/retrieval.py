@@ -30,7 +30,7 @@ from trecqr.retrieval.collections import COLLECTION_FORMATS, check_collection
 from trecqr.retrieval.indexdir import BACKENDS
 from trecqr.cli.lifecycle import run_guarded
 from trecqr.cli.options import CONTEXT
-from trecqr.cli.types import FiniteFloat, OutputFile, OutputFolder
+from trecqr.cli.types import FiniteFloat, OutputFile, OutputFolder, RunTag
 
 
 # what a protocol that cqr cannot apply scores, for its refusal (trecqr/protocols/presets.py)
@@ -156,7 +156,8 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--pyserini-scores", is_flag=True,
               help="lucene: Pyserini's own scores and cut (rounded to 4 decimals, ties by docid "
                    "ascending) instead of Lucene's float32 scores in trec_eval order.")
-@click.option("--run-id", default=None, help="Run tag [default: trecqr-<backend>].")
+@click.option("--run-id", default=None, type=RunTag(),
+              help="Run tag [default: trecqr-<backend>].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def search_command(index_dir, topics, out_path, k, topics_format, dataset, dataset_file, query_field, rewrites,
                    missing, min_results, k1, b, preset, threads, pyserini_scores, run_id, quiet):

@@ -4,7 +4,8 @@
 command's work, :func:`check_output_options` (called by :func:`trecqr.cli.lifecycle.run_guarded`)
 refuses those that cannot be written, in the writer's words, so no work is lost to them.
 
-:class:`FiniteFloat` is click's FloatRange that also refuses ``nan`` and ``inf`` (FloatRange
+:class:`RunTag` is a runid: one field of a TREC line. :class:`FiniteFloat` is click's
+FloatRange that also refuses ``nan`` and ``inf`` (FloatRange
 lets NaN through every bound, since NaN compares false with everything), so a numeric option
 is checked, with click's one usage line, before any work.
 """
@@ -59,6 +60,19 @@ def _python_int(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+class RunTag(click.ParamType):
+    """A runid option: one field of a TREC line, refused (click's usage line, before any
+    work) when empty or holding white space or NUL, which would split or cut it when read."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        if not value or any(c in value for c in " \t\n\v\f\r\0"):
+            self.fail(f"{value!r} cannot be one field of a TREC line (it is empty, or holds "
+                      "white space or NUL).", param, ctx)
+        return value
 
 
 class OutputFile(click.ParamType):

@@ -23,7 +23,7 @@ from trecqr.formats.run import SMALL_FILE, parse_score
 from trecqr.formats.textio import (CONTROL_BYTES, LineLocator, Source, arrow_fields, json_document,
                                    may_have_comments, python_lines, read_source, refuse_bom,
                                    small_file)
-from trecqr.formats.writer import atomic_write_fields
+from trecqr.formats.writer import atomic_write_fields, refuse_split_fields
 
 QRELS_FIELDS = "qid iter docno grade"
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -233,6 +233,8 @@ def dict_grades(grades, count: int, qrels: dict, source: str) -> np.ndarray:
 
 def write_qrels(qrels: Qrels, path) -> None:
     """Write qrels as ``qid 0 docno grade`` lines, atomically."""
+    for values, what in ((qrels.qid, "query id"), (qrels.docno, "docno")):
+        refuse_split_fields(values, what, qrels.source)
     n = len(qrels)
     cols = [qrels.qid, pa.array(np.full(n, "0")), qrels.docno,
             pa.array(qrels.grade).cast(pa.string())]

@@ -22,7 +22,7 @@ from trecqr.formats.arrays import (Listed, arrow_indices, arrow_numbers, as_nump
 from trecqr.formats.order import trec_order
 from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
                      refuse_bom)
-from trecqr.formats.writer import atomic_write_fields
+from trecqr.formats.writer import atomic_write_fields, refuse_split_fields
 
 from trecqr.formats import _scan as _scanner
 
@@ -322,10 +322,12 @@ def _double(score, source: str) -> float:
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:
     """Write a run in TREC format, ranks 1.. per query in trec_eval order, atomically."""
-    order, rank, _ = trec_order(run, float32=False)
     runid = runid or run.runid
     if not runid.isascii():  # a runid made from a file name that is not UTF-8: Arrow needs UTF-8
         runid = runid.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    for values, what in ((run.qid, "query id"), (run.docno, "docno"), (runid, "runid")):
+        refuse_split_fields(values, what, run.source)
+    order, rank, _ = trec_order(run, float32=False)
     # shortest text that reads back as the same double (Arrow's cast prints 17 digits)
     score = string_array([repr(x) for x in run.score[order].tolist()])
     # no pa.array or pa.repeat of Python or numpy values: pyarrow imports pandas for them

@@ -131,6 +131,30 @@ def _text_buffers(strings):
         yield memoryview(chunk.buffers()[2])[int(offsets[0]):int(offsets[-1])]
 
 
+_SPLITS = np.zeros(256, dtype=bool)
+_SPLITS[[0, 9, 10, 11, 12, 13, 32]] = True  # NUL and C's isspace: where a reader cuts a field
+
+
+def refuse_split_fields(values, what: str, source: str) -> None:
+    """Refuse ids a TREC line cannot hold as one field: empty, or holding white space or a
+    NUL byte (trec_eval, and trecqr's readers, would read them as other fields or cut them),
+    so that no file is written that reads back as something else. ``values``: an Arrow
+    string column (its bytes checked in one numpy pass) or a str."""
+    if isinstance(values, str):
+        values = string_array([values])
+    for chunk in values.chunks if isinstance(values, pa.ChunkedArray) else [values]:
+        if len(chunk) == 0:
+            continue
+        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(chunk.buffers()[1], width, len(chunk) + 1, chunk.offset)
+        data = np.frombuffer(chunk.buffers()[2] or b"", np.uint8)[offsets[0]:offsets[-1]]
+        if (data <= 32).any() and _SPLITS[data].any() or (np.diff(offsets) == 0).any():
+            bad = next(v for v in chunk.to_pylist()
+                       if not v or any(_SPLITS[b] for b in v.encode("utf-8")))
+            raise InputError(source, None, f"{what} {bad!r} cannot be one field of a TREC "
+                                           "line (it is empty, or holds white space or NUL)")
+
+
 def atomic_write_fields(path, columns: list) -> None:
     """Write Arrow string columns as lines of space-separated fields, atomically. The newline
     goes on the last field first (a runid, a grade: short), so the long fields are joined once

@@ -53,7 +53,8 @@ from trecqr.runtime.transactions import new_output_dir
 from trecqr.retrieval.backends import build_index, load_index
 from trecqr.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
 from trecqr.retrieval.candidate_vectors import search_candidates
-from trecqr.workflows.cqr_candidates import candidate_rows, check_policies, dense_lists
+from trecqr.workflows.cqr_candidates import (candidate_rows, check_policies, cqr_runid,
+                                              dense_lists)
 from trecqr.retrieval.indexdir import read_manifest
 from trecqr.workflows.cqr_report import COLUMNS, TREC_MEASURES, CqrReport, CqrRow
 
@@ -227,7 +228,7 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
             n_cut = None
             if p and manifest["backend"] in ("bm25s", "lucene"):  # the preset's query cut
                 t, n_cut = cut_query_words(t, p.bm25_query_tokens)
-            run = loaded.search(t, k, n_threads=n_threads, runid=f"cqr-{name}",
+            run = loaded.search(t, k, n_threads=n_threads, runid=cqr_runid(name),
                                 show_progress=show_progress, **search_kw)
             return t, run, n_cut
 

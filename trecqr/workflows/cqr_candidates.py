@@ -23,6 +23,7 @@ NAME.cI; the combined rows leave such stand-ins out, so they count each real can
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -132,6 +133,12 @@ def oracle_choice(per_query: list, qids) -> dict:
     return choice
 
 
+def cqr_runid(name: str) -> str:
+    """The runid of a row's run: ``cqr-`` and the row's name, its white space (a file name's,
+    ``--name "raw question"``) as ``_``, so that the run file keeps six fields a line."""
+    return "cqr-" + re.sub(r"[\s\0]+", "_", name)
+
+
 def chosen_run(runs: list, choice: dict, runid: str) -> Run:
     """Each turn's ranking from its chosen candidate's run."""
     parts = []
@@ -199,27 +206,27 @@ def candidate_rows(name: str, cands, policies: list, search, score, per_query, m
             if n > 1:
                 notes.append(policy_note(p, n, index, measures, None))
             report = sets[index].report
-            rows.append(score(row, t, replace(run, runid=f"cqr-{row}"), n_cut, report,
+            rows.append(score(row, t, replace(run, runid=cqr_runid(row)), n_cut, report,
                               len(report.missing), notes, info))
             continue
         chosen = None
         if p.name == "fuse":
             run = fuse([own_turns(run_of(i)[1], sets[i]) for i in range(n)], method=p.method,
-                       runid=f"cqr-{row}")
+                       runid=cqr_runid(row))
             t, n_cut = merged_topics(sets), run_of(0)[2]
         elif p.name == "oracle":
             qids = list(dict.fromkeys(q for i in range(n) for q in run_of(i)[0].qids))
             scored = [per_query(own_turns(run_of(i)[1], sets[i])) for i in range(n)]
             choice = oracle_choice(scored, qids)
             t = merged_topics(sets, choice)
-            run = chosen_run([run_of(i)[1] for i in range(n)], choice, f"cqr-{row}")
+            run = chosen_run([run_of(i)[1] for i in range(n)], choice, cqr_runid(row))
             judged = set().union(*scored)  # the turns it chose among: evaluated ones
             chosen = chosen_counts({q: c for q, c in choice.items() if q in judged}, n)
             n_cut = run_of(0)[2]
         else:
             if dense is None:
                 raise UsageError(f"--candidates {p.name} needs a dense index")
-            run, choice = dense(p.name, f"cqr-{row}", cands)
+            run, choice = dense(p.name, cqr_runid(row), cands)
             t, n_cut = merged_topics(sets, choice), None
             chosen = chosen_counts(choice, n) if choice else None
         info["chosen"] = chosen
