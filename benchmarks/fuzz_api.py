@@ -12,7 +12,9 @@ and non-ASCII ids, lone surrogates; a topic mapped to something that is not a di
 one door: ``trecqr.evaluate`` (with its options, reading every view of the Results), on dicts
 and on DataFrames of object columns, ``evaluate_many``, ``RelevanceEvaluator`` (with its
 options), ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provider,
-``trecqr.compare`` of the run and a second one, and ``trecqr.fuse`` of the two, scored.
+``trecqr.compare`` of the run and a second one, ``trecqr.fuse`` of the two, scored,
+``agree_labels`` / ``agree_rankings`` / ``agree_repro`` with relabelled qrels and the second
+run, and ``bounds``.
 
 For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames, as
 ir_measures' rows and as Arrow tables (where pyarrow can make them; when no topic is empty:
@@ -164,6 +166,39 @@ def _tables(qrels, run):
         return None
 
 
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(a[k] == b[k] or (a[k] != a[k] and b[k] != b[k])
+                                        for k in a)
+
+
+def _compare_means_are_evaluate(qrels, runs, measures, kw):
+    """compare's means are evaluate's, with the same topics rule (-c)."""
+    import trecqr
+
+    table = trecqr.compare(qrels, runs, measures, **kw).to_dict()
+    for name, run in zip(("run1", "run2"), runs):
+        got = trecqr.evaluate(qrels, run, measures, complete=kw["complete"]).aggregate()
+        means = {k: float("nan") if v is None else v  # to_dict's JSON: NaN as None
+                 for k, v in table["means"][name].items()}
+        if not _same({k: got[k] for k in means}, means):
+            raise Disagreement(f"compare {name} {table['means'][name]} but evaluate {got}")
+    return table
+
+
+def _bounds_lower_is_evaluate(qrels, run, measures):
+    """bounds' lower values are evaluate's means (its docstring's promise)."""
+    import trecqr
+
+    b = trecqr.bounds(qrels, run, measures)
+    got = trecqr.evaluate(qrels, run, measures).aggregate()
+    lower = {m: v["lower"] for m, v in b.summary.items()}
+    if lower.keys() != got.keys() or any(not (lower[k] == got[k] or (lower[k] != lower[k] and
+                                                                     got[k] != got[k]))
+                                         for k in got):
+        raise Disagreement(f"bounds' lower {lower} but evaluate {got}")
+    return b
+
+
 def _rows(qrels, run):
     """ir_measures' Qrel and ScoredDoc rows of the dicts (what ir_datasets' iterators give)."""
     from ir_measures import Qrel, ScoredDoc
@@ -180,14 +215,28 @@ def make_call(rng, qrels, run):
 
     door = rng.choice(["evaluate", "evaluate options", "DataFrame", "evaluate_many",
                        "RelevanceEvaluator", "RelevanceEvaluator options", "provider",
-                       "compare", "fuse"])
+                       "compare", "fuse", "agree", "bounds"])
     measures = rng.choice(MEASURES)
     other = {q: {d: rng.random() for d in docs} if isinstance(docs, dict) and rng.random() < 0.9
              else docs for q, docs in run.items()}  # a second run: the same documents
     if door == "compare":
         kw = dict(test=rng.choice(["t", "wilcoxon", "randomization"]), permutations=200,
                   bootstrap=200, complete=rng.random() < 0.3, all_pairs=rng.random() < 0.3)
-        return door, lambda: trecqr.compare(qrels, [run, other], measures, **kw).to_dict()
+        return door, lambda: _compare_means_are_evaluate(qrels, [run, other], measures, kw)
+    if door == "agree":
+        relabelled = {q: {d: (g + 1 if isinstance(g, int) and not isinstance(g, bool) and
+                              rng.random() < 0.3 else g) for d, g in docs.items()}
+                      if isinstance(docs, dict) else docs for q, docs in qrels.items()}
+        which = rng.choice(["labels", "rankings", "repro"])
+        if which == "labels":
+            return door, lambda: trecqr.agree_labels(qrels, relabelled).to_dict()
+        if which == "rankings":
+            return door, lambda: trecqr.agree_rankings(qrels, relabelled, [run, other, run],
+                                                       measures).to_dict()
+        return door, lambda: trecqr.agree_repro(run, other, qrels=qrels,
+                                                measures=measures).to_dict()
+    if door == "bounds":
+        return door, lambda: _bounds_lower_is_evaluate(qrels, run, measures)
     if door == "fuse":
         method = rng.choice(["rrf", "combsum", "combmnz", "wsum", "isr", "log_isr", "bordafuse"])
         norm = rng.choice(["min-max", "max", "sum", "zmuv", "rank", None])

@@ -141,6 +141,37 @@ def test_compare_refuses_two_populations_in_one_table(short):
     assert "every run has each of them" in ok["topics_note"]
 
 
+def test_a_qrels_dict_s_topic_without_judgments_through_every_table():
+    """{"b": {}} in a qrels dict is a qrels topic for ir_measures names (evaluate: RR@3 over
+    a, b, c), not for trec_eval's, which never sees it. compare, agree_rankings and bounds
+    read the qrels as columns, which have no row for it: they averaged RR@3 over a and c
+    (0.5 where evaluate says 1/3). Now each gives evaluate's value and states its three
+    topics; ir_measures names with -c's trec_eval names, whose topics now differ, are
+    refused, and the refusal without -c no longer suggests -c."""
+    q = {"a": {"d1": 1}, "b": {}, "c": {"d9": 1}}
+    r1, r2 = {"a": {"d1": 1.0, "d2": 0.5}}, {"a": {"d1": 0.1, "d2": 0.5}}
+    rr3 = [trecqr.evaluate(q, r, ["RR@3"]).aggregate()["RR@3"] for r in (r1, r2)]
+    assert rr3 == [1 / 3, 1 / 6]
+    cmp = compare(q, [r1, r2], ["RR@3"], permutations=50, bootstrap=50).to_dict()
+    assert [cmp["means"][n]["RR@3"] for n in ("run1", "run2")] == rr3
+    assert cmp["population"]["qrels_topics"] == 3
+    assert cmp["population"]["topics"] == {"run1": 3, "run2": 3}
+    agree = trecqr.agree_rankings(q, q, [r1, r2, r1], ["RR@3"])
+    assert agree.scores_a == {"RR@3": [rr3[0], rr3[1], rr3[0]]}
+    assert "all 3 qrels topics" in agree.topics_a
+    assert trecqr.bounds(q, r1, ["RR@3"]).summary["RR@3"]["lower"] == rr3[0]
+    assert compare(q, [r1, r2], ["map"], complete=True, permutations=50,
+                   bootstrap=50).to_dict()["means"]["run1"] == \
+        trecqr.evaluate(q, r1, ["map"], complete=True).aggregate()  # -c: over a and c
+    with pytest.raises(trecqr.UsageError, match=re.escape(
+            "RR@3 (ir_measures names) count the qrels' 1 topic without judgments (b) and "
+            "-c's map (trec_eval names) do not")):
+        compare(q, [r1, r2], ["RR@3", "map"], complete=True)
+    with pytest.raises(trecqr.UsageError) as refused:
+        compare(q, [r1, r2], ["RR@3", "map"])
+    assert "add -c" not in str(refused.value)
+
+
 @pytest.mark.parametrize("measure", ["num_ret", "gm_map"])
 def test_compare_refuses_a_summary_that_is_not_a_mean(measure):
     """eval sums num_ret and takes gm_map's geometric mean; a table of means of per-topic

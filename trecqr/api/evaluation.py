@@ -20,7 +20,6 @@ from trecqr.formats import Qrels, Run, qrels_from_dict
 from trecqr.formats.diversity import (DiversityQrels, detect_diversity, load_diversity_qrels,
                                 topic_qrels)
 from trecqr.formats import inputs
-from trecqr.formats.arrays import key_ids
 from trecqr.formats.inputs import Input
 from trecqr.formats.objects import qrels_columns, run_columns
 from trecqr.engine.execute import Outcome, execute
@@ -50,10 +49,10 @@ def qrels_input(qrels: Input, options: Options):
         strict = strict_dict_qrels(qrels.obj)
         if strict is not None:
             return strict
-        # a topic without judgments, named as the reader names the others
-        return qrels_from_dict(qrels.obj), key_ids((t for t, d in qrels.obj.items() if not d),
-                                                   "<qrels dict>", "query id")
-    return qrels_columns(qrels, comments=options.v10), []
+        q = qrels_from_dict(qrels.obj)
+    else:
+        q = qrels_columns(qrels, comments=options.v10)
+    return q, list(getattr(q, "empty_topics", ()))  # a dict's topics without judgments
 
 
 def run_input(run: Input, options: Options) -> Input:

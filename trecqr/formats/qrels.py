@@ -47,6 +47,9 @@ class Qrels(LineLocator):
     source: str = "<qrels>"
     _raw: Source | None = field(default=None, repr=False)
     comments: bool = True  # '#' lines were skipped (10.0): locate() must count them the same
+    # a dict's topics without judgments ({"b": {}}): no row holds them, and ir_measures'
+    # names count them with their default (0) wherever these qrels are scored
+    empty_topics: tuple = ()
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -191,12 +194,14 @@ def read_qrels(path, *, comments: bool = True, raw: bytes | None = None) -> Qrel
 
 def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
     """pytrec_eval's ``{qid: {docno: grade}}``; a float grade is truncated, with a warning."""
-    qids, docnos, grades = [], [], []
+    qids, docnos, grades, empty = [], [], [], []
     first_truncated, count = None, 0
     for qid, docs in qrels.items():
         if not isinstance(docs, dict):
             raise InputError(source, None, f"query {qid!r}: expected a dict of docno -> grade")
         qid = key_id(qid, source, "query id")
+        if not docs:
+            empty.append(qid)
         for doc, grade in zip(key_ids(docs, source, f"query {qid!r}: docno"), docs.values()):
             if isinstance(grade, (float, np.floating)) and math.isfinite(grade):
                 if grade != int(grade):
@@ -214,7 +219,8 @@ def qrels_from_dict(qrels: dict, source: str = "<qrels dict>") -> Qrels:
         where, text, value = first_truncated
         warn_truncated(f"{source}: {where}", None, text, value, count)
     grade_array = dict_grades(grades, len(grades), qrels, source)
-    return Qrels(id_array(qids, source), id_array(docnos, source), grade_array, source)
+    return Qrels(id_array(qids, source), id_array(docnos, source), grade_array, source,
+                 empty_topics=tuple(empty))
 
 
 def dict_grades(grades, count: int, qrels: dict, source: str) -> np.ndarray:

@@ -213,10 +213,13 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
         values.append({c.name: dict(zip(ev.qids, np.asarray(keep[c.name].values, np.float64)))
                        for c in cols})
         summaries.append({c.name: float(keep[c.name].summary) for c in cols})
-    qrels_topics = sorted(set(pc.unique(q.qid).to_pylist()))
+    # a qrels dict's topics without judgments ({"b": {}}) are qrels topics for ir_measures'
+    # names (evaluate's rule), not for trec_eval's, which never sees them
+    empty = set(getattr(q, "empty_topics", ())) if irm_cols else set()
+    qrels_topics = sorted(set(pc.unique(q.qid).to_pylist()) | empty)
     qids = [list(ev.qids) for ev in evals]
     whole, why = _population(names, qids, qrels_topics, complete, irm_cols,
-                             [c.name for c in cols if c.name not in irm_cols], command)
+                             [c.name for c in cols if c.name not in irm_cols], command, empty)
     return ScoreTable(names, [c.name for c in cols], values, qids, qrels_topics, whole,
                       summaries, why, irm_cols, [ev.runid for ev in evals], left_out,
                       [os.fspath(r) if isinstance(r, (str, os.PathLike)) else None for r in runs])
@@ -263,8 +266,16 @@ def _means_only(cols, trec_args, irm: dict, command: str) -> tuple:
     return kept, left_out
 
 
-def _population(names, qids, qrels_topics, complete, irm, trec, command) -> tuple:
-    """(whether the population is every qrels topic, the words saying why)."""
+def _population(names, qids, qrels_topics, complete, irm, trec, command, empty=()) -> tuple:
+    """(whether the population is every qrels topic, the words saying why). empty: the qrels
+    dict's topics without judgments, qrels topics for the ir_measures names only."""
+    if complete and irm and trec and empty:
+        raise UsageError(
+            f"{', '.join(irm)} (ir_measures names) count the qrels' "
+            f"{plural(len(empty), 'topic')} without judgments ({', '.join(sorted(empty)[:3])}"
+            f"{', ...' if len(empty) > 3 else ''}) and -c's {', '.join(trec)} (trec_eval "
+            f"names) do not: give each kind to its own {command}, or leave those topics out "
+            "of the qrels")
     if complete:
         return True, "-c: a topic a run lacks counts 0"
     if not trec:
@@ -276,8 +287,9 @@ def _population(names, qids, qrels_topics, complete, irm, trec, command) -> tupl
     if not lacking:
         return True, "every run has each of them, so ir_measures' and trec_eval's rules agree"
     name, n = lacking[0]
+    with_c = "" if empty else (f"add -c to average every measure over all {len(every)} (a "
+                               "missing topic counts 0), or ")  # -c never counts empty ones
     raise UsageError(
         f"{', '.join(irm)} (ir_measures names) average over all {len(every)} qrels topics and "
         f"{', '.join(trec)} (trec_eval names) over the topics each run has; {name} lacks "
-        f"{plural(n, 'of them', 'of them')}: add -c to average every measure over all "
-        f"{len(every)} (a missing topic counts 0), or give each kind to its own {command}")
+        f"{plural(n, 'of them', 'of them')}: {with_c}give each kind to its own {command}")
