@@ -171,6 +171,17 @@ def _same(a: dict, b: dict) -> bool:
                                         for k in a)
 
 
+def _many_is_evaluate(qrels, runs, measures):
+    """evaluate_many's Results are evaluate's, run by run."""
+    import trecqr
+
+    for run, res in zip(runs, trecqr.evaluate_many(qrels, runs, measures)):
+        got = trecqr.evaluate(qrels, run, measures)
+        if not (_same(res.aggregate(), got.aggregate()) and res.n == got.n):
+            raise Disagreement(f"evaluate_many {res.aggregate()} but evaluate "
+                               f"{got.aggregate()}")
+
+
 def _compare_means_are_evaluate(qrels, runs, measures, kw):
     """compare's means are evaluate's, with the same topics rule (-c)."""
     import trecqr
@@ -256,8 +267,7 @@ def make_call(rng, qrels, run):
     if door == "DataFrame":
         return door, lambda: trecqr.evaluate(*_frames(qrels, run), measures).aggregate()
     if door == "evaluate_many":
-        return door, lambda: [r.aggregate() for r in trecqr.evaluate_many(qrels, [run, run],
-                                                                          measures)]
+        return door, lambda: _many_is_evaluate(qrels, [run, other], measures)
     if door.startswith("RelevanceEvaluator"):
         names = rng.choice(PYTREC)
         kw = {} if door == "RelevanceEvaluator" else dict(
@@ -269,8 +279,11 @@ def make_call(rng, qrels, run):
     names = [ir_measures.parse_measure(n) for n in rng.choice(IRM)]
 
     def both():
-        ir_measures.calc_aggregate(names, qrels, run)
+        means = ir_measures.calc_aggregate(names, qrels, run)
         list(ir_measures.iter_calc(names, qrels, run))
+        got = trecqr.evaluate(qrels, run, [str(n) for n in names]).aggregate()
+        if not _same({str(k): v for k, v in means.items()}, got):
+            raise Disagreement(f"provider {means} but evaluate {got}")
     return door, both
 
 
