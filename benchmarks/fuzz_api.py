@@ -186,7 +186,9 @@ def _compare_means_are_evaluate(qrels, runs, measures, kw):
     """compare's means are evaluate's, with the same topics rule (-c)."""
     import trecqr
 
-    table = trecqr.compare(qrels, runs, measures, **kw).to_dict()
+    cmp = trecqr.compare(qrels, runs, measures, **kw)
+    cmp.to_dataframe(), cmp.to_latex(), cmp.to_markdown(), cmp._repr_html_(), str(cmp)
+    table = cmp.to_dict()
     for name, run in zip(("run1", "run2"), runs):
         got = trecqr.evaluate(qrels, run, measures, complete=kw["complete"]).aggregate()
         means = {k: float("nan") if v is None else v  # to_dict's JSON: NaN as None
@@ -262,7 +264,8 @@ def make_call(rng, qrels, run):
 
         def views():
             res = trecqr.evaluate(qrels, run, measures, **kw)
-            res.aggregate(), res.per_query(), res.populations(), res.to_dataframe(), repr(res)
+            res.aggregate(), res.per_query(), res.populations(), repr(res), res._repr_html_()
+            res.to_dataframe(), res.to_dataframe(wide=True), res.to_dataframe(means=True)
         return door, views
     if door == "DataFrame":
         return door, lambda: trecqr.evaluate(*_frames(qrels, run), measures).aggregate()
