@@ -158,6 +158,22 @@ def test_coverage_line_abbreviates_long_lists(tmp_path):
     assert result.stderr.endswith("; 7 only in run (900, 901, 902, 903, 904, ...)\n")
 
 
+def test_coverage_line_names_a_json_qrels_topic_without_judgments(tmp_path):
+    """pytrec_eval's qrels as JSON may hold {"b": {}}: ir_measures' names count it (3 qrels
+    topics), and the line said 3 qrels topics, 1 with results and 1 only in qrels without
+    naming the third; it now says which topic has no judgments."""
+    qrels, run = tmp_path / "q.json", tmp_path / "r.json"
+    qrels.write_text('{"a": {"d1": 1}, "b": {}, "c": {"d9": 1}}')
+    run.write_text('{"a": {"d1": 1.0, "d2": 0.5}}')
+    result = _eval("-m", "RR@3", qrels, run)
+    assert result.stdout == "RR@3                  \tall\t0.3333\n"
+    assert result.stderr == ("trecqr: 3 qrels topics (ir_measures: a topic without results "
+                             "counts 0), 1 with results; 1 only in qrels (c); 1 without "
+                             "judgments (b); 0 only in run\n")
+    assert _eval("-m", "recip_rank", qrels, run).stderr == \
+        "trecqr: 1 topics evaluated; 1 only in qrels (c); 0 only in run\n"
+
+
 def test_quiet_has_no_coverage_line():
     result = _eval("--quiet", "-m", "map", QRELS, RUN)
     assert result.stderr == "" and result.stdout == "map                   \tall\t0.1785\n"

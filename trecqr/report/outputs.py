@@ -131,8 +131,13 @@ def coverage_line(ev) -> str:
         shown = ", ".join(names[:5])
         return f" ({shown}{', ...' if len(names) > 5 else ''})" if names else ""
 
+    # a qrels dict's topics without judgments ({"b": {}}, ir_measures' names count them):
+    # the populations' topics that are neither evaluated nor judged topics the run lacks
+    listed = set(ev.qids) | set(cover["qrels_only"])
+    empty = sorted({q for p in pops.values() for q in p.topics} - listed)
     rest = (f"{len(cover['qrels_only'])} only in qrels{few(cover['qrels_only'])}; "
-            f"{len(cover['run_only'])} only in run{few(cover['run_only'])}")
+            + (f"{len(empty)} without judgments{few(empty)}; " if empty else "")
+            + f"{len(cover['run_only'])} only in run{few(cover['run_only'])}")
     if uniform(pops, ev.qids):
         return f"trecqr: {cover['evaluated']} topics evaluated; {rest}"
     distinct = set(pops.values())
