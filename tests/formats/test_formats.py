@@ -428,6 +428,19 @@ def test_writers_refuse_ids_a_trec_line_cannot_hold(tmp_path, run, what, bad):
     with pytest.raises(InputError, match=r"runid 'my run' cannot be one field"):
         write_run(run_from_dict({"q1": {"a": 1.0}}), tmp_path / "out.run", runid="my run")
     assert list(tmp_path.iterdir()) == []
+    import pyarrow as pa  # slices of one array in chunks: each read from its own offset
+
+    ids = pa.array(["x y"] + [f"d{i}" for i in range(10)] + ["p q"])
+    for docno, bad in ((pa.chunked_array([ids.slice(1, 5), ids.slice(6, 5)]), None),
+                       (pa.chunked_array([ids.slice(1, 5), ids.slice(6)]), "'p q'")):
+        sliced = run_module.Run(pa.array(["q"] * len(docno)), docno,
+                                np.arange(len(docno), dtype=float), "r", "<sliced>")
+        if bad is None:
+            write_run(sliced, tmp_path / "sliced.run")
+        else:
+            with pytest.raises(InputError, match=re.escape(f"<sliced>: docno {bad} cannot")):
+                write_run(sliced, tmp_path / "sliced.run")
+    (tmp_path / "sliced.run").unlink()
     write_run(run_from_dict({"q1": {"é": 1.0, "a\x01": 2.0}}), tmp_path / "out.run")
     assert (tmp_path / "out.run").read_bytes() == \
         "q1 Q0 a\x01 1 2.0 trecqr\nq1 Q0 é 2 1.0 trecqr\n".encode()

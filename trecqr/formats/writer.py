@@ -145,8 +145,9 @@ def refuse_split_fields(values, what: str, source: str) -> None:
     for chunk in values.chunks if isinstance(values, pa.ChunkedArray) else [values]:
         if len(chunk) == 0:
             continue
-        width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-        offsets = np.frombuffer(chunk.buffers()[1], width, len(chunk) + 1, chunk.offset)
+        width = np.dtype(np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+        offsets = np.frombuffer(chunk.buffers()[1], width, len(chunk) + 1,
+                                chunk.offset * width.itemsize)  # a slice's: bytes, not items
         data = np.frombuffer(chunk.buffers()[2] or b"", np.uint8)[offsets[0]:offsets[-1]]
         if (data <= 32).any() and _SPLITS[data].any() or (np.diff(offsets) == 0).any():
             bad = next(v for v in chunk.to_pylist()
