@@ -14,7 +14,7 @@ and on DataFrames of object columns, ``evaluate_many``, ``RelevanceEvaluator`` (
 options), ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provider,
 ``trecqr.compare`` of the run and a second one, ``trecqr.fuse`` of the two, scored,
 ``agree_labels`` / ``agree_rankings`` / ``agree_repro`` with relabelled qrels and the second
-run, and ``bounds``.
+run, ``bounds``, and the intent-aware names on (topic, subtopic, docno, grade) records.
 
 For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames, as
 ir_measures' rows and as Arrow tables (where pyarrow can make them; when no topic is empty:
@@ -228,13 +228,15 @@ def make_call(rng, qrels, run):
 
     door = rng.choice(["evaluate", "evaluate options", "DataFrame", "evaluate_many",
                        "RelevanceEvaluator", "RelevanceEvaluator options", "provider",
-                       "compare", "fuse", "agree", "bounds"])
+                       "compare", "fuse", "agree", "bounds", "diversity"])
     measures = rng.choice(MEASURES)
     other = {q: {d: rng.random() for d in docs} if isinstance(docs, dict) and rng.random() < 0.9
              else docs for q, docs in run.items()}  # a second run: the same documents
     if door == "compare":
-        kw = dict(test=rng.choice(["t", "wilcoxon", "randomization"]), permutations=200,
-                  bootstrap=200, complete=rng.random() < 0.3, all_pairs=rng.random() < 0.3)
+        kw = dict(test=rng.choice(["t", "wilcoxon", "randomization", "tukey-hsd"]),
+                  permutations=200, bootstrap=200, complete=rng.random() < 0.3,
+                  all_pairs=rng.random() < 0.3, anova=rng.random() < 0.2,
+                  correction=rng.choice([None, "holm", "bonferroni", "bh", "by", "none"]))
         return door, lambda: _compare_means_are_evaluate(qrels, [run, other], measures, kw)
     if door == "agree":
         relabelled = {q: {d: (g + 1 if isinstance(g, int) and not isinstance(g, bool) and
@@ -248,6 +250,12 @@ def make_call(rng, qrels, run):
                                                        measures).to_dict()
         return door, lambda: trecqr.agree_repro(run, other, qrels=qrels,
                                                 measures=measures).to_dict()
+    if door == "diversity":  # (topic, subtopic, docno, grade) records: intent-aware names
+        records = [(q, rng.choice(["1", "2", "3"]), d, g) for q, docs in qrels.items()
+                   if isinstance(docs, dict) for d, g in docs.items()]
+        names = rng.choice([["alpha_nDCG@5"], ["ERR_IA@5", "nERR_IA@5"], ["P_IA@5", "ST-recall@5"],
+                            ["alpha_nDCG(alpha=0.9)@10", "AP_IA"]])
+        return door, lambda: trecqr.evaluate(records, run, names, diversity=True).aggregate()
     if door == "bounds":
         return door, lambda: _bounds_lower_is_evaluate(qrels, run, measures)
     if door == "fuse":

@@ -484,3 +484,29 @@ def test_eval_R_diversity_default_is_ndevals_columns():
     assert list(out["summary"]) == names
     for q, values in ref.items():
         assert [out["per_query"][q][n] for n in names] == list(values.values())
+
+
+def test_diversity_records_and_frames_name_what_arrow_cannot_hold():
+    """Found by benchmarks/fuzz_api.py: (topic, subtopic, docno, grade) records with a grade
+    past 64 bits or an id with no UTF-8 form raised numpy's OverflowError and pyarrow's
+    UnicodeEncodeError; a DataFrame's object column with a lone surrogate failed in pandas'
+    own text conversion. Each is now one InputError naming the value; ids follow a
+    DataFrame's id rule (an integer topic is its digits) in records and frames alike."""
+    import pandas as pd
+    import trecqr
+
+    run = {"1": {"a": 1.0}, "2": {"a": 1.0}}
+    with pytest.raises(InputError, match="topic 1 docno 'a': grade 1180591620717411303424 is "
+                                         "out of the 64-bit integer range"):
+        trecqr.evaluate([(1, "1", "a", 2 ** 70)], run, ["alpha_nDCG@5"], diversity=True)
+    with pytest.raises(InputError, match=r"id 'a\\udc80' is not valid Unicode text"):
+        trecqr.evaluate([(1, "1", "a\udc80", 1)], run, ["alpha_nDCG@5"], diversity=True)
+    frame = pd.DataFrame({"query_id": pd.Series(["q\udc80"], dtype=object),
+                          "subtopic_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.raises(InputError, match=r"<diversity qrels DataFrame>: id 'q\\udc80' is not"):
+        trecqr.evaluate(frame, run, ["alpha_nDCG@5"], diversity=True)
+    records = [(1, "1", "a", 1), (2, "2", "b", 1)]
+    frame = pd.DataFrame(records, columns=["query_id", "iteration", "doc_id", "relevance"])
+    assert trecqr.evaluate(records, run, ["alpha_nDCG@5"], diversity=True).aggregate() \
+        == trecqr.evaluate(frame, run, ["alpha_nDCG@5"], diversity=True).aggregate() \
+        == {"alpha_nDCG@5": 0.5}

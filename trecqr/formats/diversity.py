@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import key_id
+from trecqr.formats.arrays import id_array, key_id, key_ids
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run
 from trecqr.formats.textio import arrow_fields, python_lines, read_source
@@ -153,10 +153,10 @@ def diversity_from_frame(frame, source: str = "<diversity qrels DataFrame>") -> 
         rel = rel.astype(np.int64)
     if rel.dtype.kind not in "iu":
         raise InputError(source, None, "relevance column must hold integers")
-    q = DiversityQrels(pa.array(frame["query_id"].astype(str), pa.string()),
-                       pa.array(frame[sub].astype(str), pa.string()),
-                       pa.array(frame["doc_id"].astype(str), pa.string()),
-                       rel.astype(np.int64), source)
+    # ids as a DataFrame's id columns are read (formats.tables): text, integers as their digits
+    q = DiversityQrels(*(id_array(key_ids(frame[c].tolist(), source, what), source)
+                         for c, what in (("query_id", "topic"), (sub, "subtopic"),
+                                         ("doc_id", "docno"))), rel.astype(np.int64), source)
     _check_duplicates(q)
     return q
 
@@ -178,12 +178,15 @@ def diversity_from_records(records, source: str = "<diversity qrels>") -> Divers
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
             raise InputError(source, None, f"topic {t!r} docno {d!r}: grade {g!r} is not an "
                                            "integer")
+        if not -2 ** 63 <= int(g) < 2 ** 63:
+            raise InputError(source, None, f"topic {t!r} docno {d!r}: grade {g!r} is out of "
+                                           "the 64-bit integer range")
         qids.append(key_id(t, source, "topic"))
         subs.append(key_id(s, source, "subtopic"))
         docs.append(key_id(d, source, "docno"))
         grades.append(int(g))
-    q = DiversityQrels(pa.array(qids, pa.string()), pa.array(subs, pa.string()),
-                       pa.array(docs, pa.string()), np.asarray(grades, np.int64), source)
+    q = DiversityQrels(id_array(qids, source), id_array(subs, source), id_array(docs, source),
+                       np.asarray(grades, np.int64), source)
     _check_duplicates(q)
     return q
 
