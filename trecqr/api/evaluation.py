@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.api.views import ResultsViews
-from trecqr.formats import Qrels, Run, qrels_from_dict
+from trecqr.formats import Qrels, Run
 from trecqr.formats.diversity import (DiversityQrels, detect_diversity, load_diversity_qrels,
                                 topic_qrels)
 from trecqr.formats import inputs
@@ -49,10 +49,8 @@ def qrels_input(qrels: Input, options: Options):
         strict = strict_dict_qrels(qrels.obj)
         if strict is not None:
             return strict
-        q = qrels_from_dict(qrels.obj)
-    else:
-        q = qrels_columns(qrels, comments=options.v10)
-    return q, list(getattr(q, "empty_topics", ()))  # a dict's topics without judgments
+    q = qrels_columns(qrels, comments=options.v10)  # a dict: qrels_from_dict
+    return q, list(q.empty_topics)  # a dict's topics without judgments
 
 
 def run_input(run: Input, options: Options) -> Input:

@@ -128,16 +128,13 @@ class TrecqrEvaluator(Evaluator):
     """The qrels read once (through the input layer); each run scored by trecqr.evaluate."""
 
     def __init__(self, measures, qrels, blocks=None):
-        # topics without judgments ({"b": {}}), named as the reader names the others
-        empty = [q for q, docs in qrels.items() if isinstance(docs, dict) and not docs] \
-            if isinstance(qrels, dict) else []
-        without = set(empty)
-        judged = {q: d for q, d in qrels.items() if q not in without} if empty else qrels
-        empty = key_ids(empty, "<qrels dict>", "query id")
-        self._qrels = _loaded(qrels_columns, judged)
-        topics = set(pc.unique(self._qrels.qid).to_pylist()) if self._qrels is not None \
-            else set()
-        super().__init__(measures, topics | set(empty))
+        self._qrels = _loaded(qrels_columns, qrels)
+        if self._qrels is not None:  # a dict's topics without judgments ({"b": {}}) too
+            topics = set(pc.unique(self._qrels.qid).to_pylist()) | set(self._qrels.empty_topics)
+        else:  # no judgment at all: a dict's topics, if any, are all without judgments
+            topics = set(key_ids((q for q, d in qrels.items() if isinstance(d, dict)),
+                                 "<qrels dict>", "query id")) if isinstance(qrels, dict) else set()
+        super().__init__(measures, topics)
         self._by_name = {str(m): m for m in measures}
         self._blocks = _blocks(self.measures) if blocks is None else blocks
         # how many providers ir_measures' own pipeline would split these measures among: with

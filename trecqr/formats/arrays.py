@@ -21,6 +21,11 @@ from trecqr.errors import InputError
 
 IDX = np.int32  # row indices and codes: runs of up to 2**31 lines
 
+
+def fits_int64(value: int) -> bool:
+    """Whether an integer (a grade) fits the int64 every route reads grades as."""
+    return -(1 << 63) <= value < (1 << 63)
+
 _NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
           pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32,
           pa.uint64(): np.uint64, pa.float32(): np.float32, pa.float64(): np.float64}

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import id_array, key_id, key_ids
+from trecqr.formats.arrays import fits_int64, id_array, key_id, key_ids
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run
 from trecqr.formats.textio import arrow_fields, python_lines, read_source
@@ -37,7 +37,6 @@ from trecqr.formats.textio import arrow_fields, python_lines, read_source
 DIVERSITY_FIELDS = "topic subtopic docno grade"
 SUBTOPIC_COLUMNS = ("iteration", "subtopic_id", "subtopic")
 _INT = re.compile(r"[+-]?[0-9]+\Z")
-_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 @dataclass
@@ -70,7 +69,7 @@ def _int_grades(col: pa.Array, name: str, lines=None) -> np.ndarray:
     try:
         return col.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.int64)
     except (pa.ArrowInvalid, OverflowError):
-        text = [t for t in col.to_pylist() if not _INT64[0] <= int(t) <= _INT64[1]][0]
+        text = [t for t in col.to_pylist() if not fits_int64(int(t))][0]
         raise InputError(name, None, f"grade {text!r} is out of range") from None
 
 
@@ -178,7 +177,7 @@ def diversity_from_records(records, source: str = "<diversity qrels>") -> Divers
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
             raise InputError(source, None, f"topic {t!r} docno {d!r}: grade {g!r} is not an "
                                            "integer")
-        if not -2 ** 63 <= int(g) < 2 ** 63:
+        if not fits_int64(int(g)):
             raise InputError(source, None, f"topic {t!r} docno {d!r}: grade {g!r} is out of "
                                            "the 64-bit integer range")
         qids.append(key_id(t, source, "topic"))

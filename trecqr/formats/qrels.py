@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import Listed, as_numpy, id_array, key_id, key_ids
+from trecqr.formats.arrays import Listed, as_numpy, fits_int64, id_array, key_id, key_ids
 from trecqr.formats.run import SMALL_FILE, parse_score
 from trecqr.formats.textio import (CONTROL_BYTES, LineLocator, Source, arrow_fields, json_document,
                                    may_have_comments, python_lines, read_source, refuse_bom,
@@ -29,7 +29,6 @@ QRELS_FIELDS = "qid iter docno grade"
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 _ATOL_PREFIX = re.compile(r"[+-]?[0-9]*")
-_INT64 = (-(1 << 63), (1 << 63) - 1)
 _INTEGERS = re.compile(r"[+-]?[0-9]+(?:\n[+-]?[0-9]+)*")
 
 
@@ -86,7 +85,7 @@ def parse_grade(text: str, source: str, line: int | None) -> tuple[int, bool]:
         value, truncated = (int(prefix) if prefix.strip("+-") else 0), True
     else:
         raise InputError(source, line, f"grade {text!r} is not an integer")
-    if not _INT64[0] <= value <= _INT64[1]:
+    if not fits_int64(value):
         raise InputError(source, line, f"grade {text!r} is out of range")
     return value, truncated
 
@@ -231,7 +230,7 @@ def dict_grades(grades, count: int, qrels: dict, source: str) -> np.ndarray:
     except OverflowError:
         for qid, docs in qrels.items():
             for doc, grade in docs.items():
-                if not -2 ** 63 <= int(grade) < 2 ** 63:
+                if not fits_int64(int(grade)):
                     raise InputError(source, None, f"query {qid!r} doc {doc!r}: grade "
                                      f"{grade!r} is out of the 64-bit integer range") from None
         raise

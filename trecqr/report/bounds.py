@@ -132,7 +132,7 @@ def completion(qrels, run, options: Options) -> Completion:
     source = getattr(q, "source", "<qrels>")
     done = Qrels(both["qid"].combine_chunks(), both["docno"].combine_chunks(),
                  as_numpy(both["grade"]).astype(np.int64), f"{source} (completed)",
-                 empty_topics=getattr(q, "empty_topics", ()))  # averaged over the same topics
+                 empty_topics=q.empty_topics)  # averaged over the same topics
     return Completion(done, grade, add.num_rows, qid, np.asarray(position),
                       unjudged)
 

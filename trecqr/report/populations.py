@@ -215,7 +215,7 @@ def score_table(qrels, runs, measures, *, complete=False, names=None, relevance_
         summaries.append({c.name: float(keep[c.name].summary) for c in cols})
     # a qrels dict's topics without judgments ({"b": {}}) are qrels topics for ir_measures'
     # names (evaluate's rule), not for trec_eval's, which never sees them
-    empty = set(getattr(q, "empty_topics", ())) if irm_cols else set()
+    empty = set(q.empty_topics) if irm_cols else set()
     qrels_topics = sorted(set(pc.unique(q.qid).to_pylist()) | empty)
     qids = [list(ev.qids) for ev in evals]
     whole, why = _population(names, qids, qrels_topics, complete, irm_cols,
