@@ -82,7 +82,9 @@ def test_each_trec_eval_name_reaches_one_kernel(compat):
         reached = set().union(*(_kernels_of(c) for c in calls))
         python = reached - {"C pass"}
         assert len(python) == 1, (name, python)
-        assert ("C pass" in reached) == (name in _C_CODES), name
+        # 10.0 finds recall points with lround, which the C pass does not: numpy alone
+        in_c_pass = name in _C_CODES and not (compat == "10.0" and name == "iprec_at_recall")
+        assert ("C pass" in reached) == in_c_pass, name
 
 
 def _irm_names() -> list:

@@ -27,7 +27,8 @@ from trecqr.rankings.options import Options
 from trecqr.measures.base import Native
 from trecqr.engine.names import (aggregator, alias_notes, check_options, check_params, not_provided,
                     pytrec_item, split_measures)
-from trecqr.engine.pytrec_values import COMPAT, c_int, normalize_measures, select_measures
+from trecqr.engine.pytrec_values import (COMPAT, CUTOFF_MEASURES, c_int, normalize_measures,
+                                         select_measures)
 from trecqr.engine.selection import select
 
 
@@ -66,8 +67,8 @@ class Plan:
     irm_semantics: bool = False  # the API's rules for ir_measures topics (see api.evaluate)
     keyed: bool = False     # pytrec_eval's result: run topics in run order, pytrec_eval's keys
     diversity: bool = False  # the qrels are diversity qrels (topic subtopic docno grade)
-    # trec's and the groups' measures as formats/_dicts.c computes them on dicts, when it
-    # computes every one: ((key, code, cutoff, level, -J), ...) (_c_specs)
+    # trec's and the groups' measures as rankings/_dicts.c computes them on dicts, when it
+    # computes every one: ((key, code, cutoff, level, -J, x), ...) (_c_specs)
     c_specs: tuple | None = None
 
     @cached_property  # a plan is immutable: read once (frozen: cached in its __dict__)
@@ -91,31 +92,61 @@ def _pytrec_plan(normalized: frozenset, relevance_level: int, judged_only: bool)
     options = Options(relevance_level=relevance_level, max_docs=sys.maxsize,
                       judged_only=bool(judged_only), compat=COMPAT)
     trec = tuple(select_measures(normalized))
-    return Plan(options, trec, keyed=True, c_specs=_c_specs(trec, options))
+    return Plan(options, trec, keyed=True, c_specs=_c_specs(trec, options, keyed=True))
 
 
-# the measures formats/_dicts.c's dict_values computes (its codes), with trec_eval's loops
-_C_CODES = {"P": 0, "recall": 1, "recip_rank": 2, "ndcg_cut": 3, "map": 4, "map_cut": 5}
+# the measures rankings/_dicts.c's dict_values computes (_dict_measures.h's codes), with
+# trec_eval's loops: the cutoff measures read an integer k; iprec_at_recall's recall points,
+# Rprec_mult's multiples of R and set_F's beta are doubles
+_C_CODES = {"P": 0, "recall": 1, "recip_rank": 2, "ndcg_cut": 3, "map": 4, "map_cut": 5,
+            "success": 6, "ndcg": 7, "Rprec": 8, "num_ret": 9, "num_rel": 10,
+            "num_rel_ret": 11, "num_nonrel_judged_ret": 12, "num_q": 13, "runid": 14,
+            "bpref": 15, "gm_bpref": 16, "gm_map": 17, "iprec_at_recall": 18, "set_P": 19,
+            "set_recall": 20, "set_relative_P": 21, "set_map": 22, "set_F": 23,
+            "relative_P": 24, "Rprec_mult": 25}
+_C_DOUBLE = frozenset({"iprec_at_recall", "set_F", "Rprec_mult"})
 _C_LONG = 2 ** 63  # its cutoffs and levels are C long longs
+_C_POINT = 2.0 ** 31  # past this, (long)(x * R + 0.9) could overflow: numpy takes it
 
 
-def _c_specs(selection, options: Options, prefix: str = "") -> tuple | None:
-    """(key, C code, cutoff, relevance level, -J) per value, in the keys' order (``prefix``
-    + pytrec_eval's key); None when some measure is not among those the C module computes,
-    or the options are not its (-M, -l below 1, 10.0's -c)."""
+def _c_values(measure, params, options: Options, keyed: bool) -> list | None:
+    """(key, k, x) of each value of one measure as dict_values computes it; None when it does
+    not: gain parameters (ndcg.1=3), 10.0's recall points (lround), a number past its C types.
+    keyed: pytrec_eval's keys (a measure that is not a cutoff one is keyed by its name alone:
+    ``set_F``, not ``set_F_0.5``)."""
+    name, values = measure.name, params.values
+    if name == "ndcg" and values or name == "iprec_at_recall" and options.v10:
+        return None
+    keys = measure.value_names(params)
+    if keyed and name not in CUTOFF_MEASURES:
+        keys = [name]
+    if name in _C_DOUBLE:
+        xs = [float(x) for x in values[:len(keys)]]
+        if len(xs) != len(keys) or not all(abs(x) < _C_POINT for x in xs):  # NaN too
+            return None
+        return [(key, 0, x) for key, x in zip(keys, xs)]
+    ks = [int(k) for k in values] if values else [0] * len(keys)
+    if any(k >= _C_LONG for k in ks):
+        return None
+    return [(key, k, 0.0) for key, k in zip(keys, ks)]
+
+
+def _c_specs(selection, options: Options, prefix: str = "", keyed: bool = False) -> tuple | None:
+    """(key, C code, cutoff, relevance level, -J, double parameter) per value, in the keys'
+    order (``prefix`` + the value's name, or pytrec_eval's key when keyed); None when some
+    measure is not among those the C module computes, or the options are not its (-M, -l
+    below 1, 10.0's -c)."""
     if options.max_docs != sys.maxsize or not 1 <= options.relevance_level < _C_LONG or \
             (options.complete and options.v10):
         return None
     specs = []
     for measure, params in selection:
         code = _C_CODES.get(measure.name)
-        if code is None:
+        values = None if code is None else _c_values(measure, params, options, keyed)
+        if values is None:
             return None
-        cutoffs = params.values or (0,)
-        if any(int(k) >= _C_LONG for k in cutoffs):  # past the C module's 64-bit integers
-            return None
-        specs += [(prefix + key, code, int(k), options.relevance_level, options.judged_only)
-                  for key, k in zip(measure.value_names(params), cutoffs)]
+        specs += [(prefix + key, code, k, options.relevance_level, options.judged_only, x)
+                  for key, k, x in values]
     return tuple(specs) if specs else None
 
 

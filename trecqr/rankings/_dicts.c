@@ -33,6 +33,7 @@
 #include <math.h>
 
 #include "_trec_order.h"
+#include "_dict_measures.h"
 
 #define NONPOOL (-1)
 #define UNJUDGED (-2)
@@ -281,69 +282,16 @@ fail:
  * dict_values(run, qrels, float32, specs[, finite]) -> {qid: {key: value}}
  *
  * pytrec_eval's evaluate for the measures most runs ask for, in C: each topic ranked once, as
- * rank_run ranks it, then per spec (key, code, k, level, judged_only) one value, computed
- * with trec_eval's loops (the same operations, in the same order, as trecqr's numpy
- * measures, so bit for bit the same doubles). codes: 0 P_k, 1 recall_k, 2 recip_rank,
- * 3 ndcg_cut_k, 4 map, 5 map_cut_k; level: the relevance level (>= 1); judged_only: -J (the
- * unjudged documents left out of the ranking). Topics: the run's topics that have judgments,
- * in the run dict's order (an empty dict is an empty ranking). No arrays, no numpy: what
- * makes small inputs as fast as pytrec_eval.
+ * rank_run ranks it, then per spec (key, code, k, level, judged_only, x) one value, computed
+ * by _dict_measures.h with trec_eval's loops (the same operations, in the same order, as
+ * trecqr's numpy measures, so bit for bit the same doubles). level: the relevance level
+ * (>= 1); judged_only: -J (the unjudged documents left out of the ranking). Topics: the run's
+ * topics that have judgments, in the run dict's order (an empty dict is an empty ranking). No
+ * arrays, no numpy: what makes small inputs as fast as pytrec_eval.
  */
-typedef struct { PyObject *key; int code; long long k, level; int judged_only; } Spec;
-
 static int cmp_desc_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? 1 : (x > y ? -1 : 0);
-}
-
-static double spec_value(const Spec *sp, const int64_t *grades, Py_ssize_t keep,
-                         const int64_t *jgrades, Py_ssize_t nj, int64_t *ideal,
-                         Py_ssize_t npos) {
-    long long level = sp->level, k = sp->k, num_rel = 0;
-    for (Py_ssize_t i = 0; i < nj; i++) num_rel += jgrades[i] >= level;
-    Py_ssize_t rank = 0;  /* 0-based rank among the documents kept (-J: judged ones) */
-    if (sp->code == 0 || sp->code == 1) {  /* P_k, recall_k */
-        long long cnt = 0;
-        for (Py_ssize_t r = 0; r < keep && rank < k; r++) {
-            if (sp->judged_only && grades[r] < 0) continue;
-            cnt += grades[r] >= level;
-            rank++;
-        }
-        if (sp->code == 0) return (double)cnt / (double)k;
-        return num_rel > 0 ? (double)cnt / (double)num_rel : 0.0;
-    }
-    if (sp->code == 2) {  /* recip_rank */
-        for (Py_ssize_t r = 0; r < keep; r++) {
-            if (sp->judged_only && grades[r] < 0) continue;
-            if (grades[r] >= level) return 1.0 / ((double)rank + 1.0);
-            rank++;
-        }
-        return 0.0;
-    }
-    if (sp->code == 3) {  /* ndcg_cut_k: the grades as gains; level plays no part */
-        double num = 0.0, den = 0.0;
-        for (Py_ssize_t r = 0; r < keep && rank < k; r++) {
-            if (sp->judged_only && grades[r] < 0) continue;
-            if (grades[r] > 0) num += (double)grades[r] / log2((double)(rank + 2));
-            rank++;
-        }
-        for (Py_ssize_t r = 0; r < npos && r < k; r++)
-            den += (double)ideal[r] / log2((double)(r + 2));
-        return den > 0.0 ? num / den : num;
-    }
-    /* map (4), map_cut_k (5) */
-    double total = 0.0;
-    long long seen = 0;
-    for (Py_ssize_t r = 0; r < keep; r++) {
-        if (sp->judged_only && grades[r] < 0) continue;
-        if (grades[r] >= level) {
-            seen++;
-            if (sp->code == 4 || rank < k) total += (double)seen / ((double)rank + 1.0);
-        }
-        rank++;
-    }
-    if (sp->code == 4) return seen > 0 ? total / (double)num_rel : 0.0;
-    return num_rel > 0 ? total / (double)num_rel : 0.0;
 }
 
 static PyObject *dict_values(PyObject *self, PyObject *args) {
@@ -356,12 +304,12 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
     Spec *sp = PyMem_Malloc((nspec + 1) * sizeof(Spec));
     PyObject *out = PyDict_New();
     Entry *entries = NULL, *tmp = NULL;
-    int64_t *grades = NULL, *ideal = NULL, *jgrades = NULL;
+    int64_t *grades = NULL, *ideal = NULL, *jgrades = NULL, *judged_ranked = NULL;
     Py_ssize_t cap = 0, icap = 0;
     if (!sp || !out) goto nomem;
     for (Py_ssize_t j = 0; j < nspec; j++) {
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, j), "UiLLp", &sp[j].key, &sp[j].code,
-                              &sp[j].k, &sp[j].level, &sp[j].judged_only))
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, j), "UiLLpd", &sp[j].key, &sp[j].code,
+                              &sp[j].k, &sp[j].level, &sp[j].judged_only, &sp[j].x))
             goto fail;
     }
     Py_ssize_t pos = 0;
@@ -371,12 +319,22 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         PyObject *judged = PyDict_GetItemWithError(qrels, qid);
         if (judged == NULL && PyErr_Occurred()) goto fail;
         Py_ssize_t n = PyDict_GET_SIZE(docs);
-        if (judged != NULL && n > cap && grow(&entries, &tmp, &grades, &cap, n) < 0) goto nomem;
+        if (judged != NULL && n > cap) {
+            PyMem_Free(judged_ranked);
+            judged_ranked = NULL;
+            if (grow(&entries, &tmp, &grades, &cap, n) < 0 ||
+                (judged_ranked = PyMem_Malloc(n * sizeof(int64_t))) == NULL)
+                goto nomem;
+        }
         if (read_topic(qid, docs, judged != NULL ? entries : NULL, float32, finite) < 0)
             goto fail;
         if (judged == NULL) continue;
         sort_entries(entries, tmp, n, NULL);
         if (grade_ranking(qid, docs, judged, entries, n, n, float32, grades) < 0) goto fail;
+        /* -J's ranking: the judged documents only */
+        Py_ssize_t n_judged_ranked = 0;
+        for (Py_ssize_t r = 0; r < n; r++)
+            if (grades[r] >= 0) judged_ranked[n_judged_ranked++] = grades[r];
         /* the topic's judgments: grades, and the positive ones (the ideal ranking) */
         Py_ssize_t nj = PyDict_GET_SIZE(judged), npos = 0, jn = 0;
         if (nj > icap) {
@@ -395,25 +353,27 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
             if (g > 0) ideal[npos++] = g;
         }
         qsort(ideal, npos, sizeof(int64_t), cmp_desc_i64);
+        Topic all = {grades, n, jgrades, ideal, jn, npos};
+        Topic judged_only = {judged_ranked, n_judged_ranked, jgrades, ideal, jn, npos};
         PyObject *row = PyDict_New();
         if (row == NULL || PyDict_SetItem(out, qid, row) < 0) { Py_XDECREF(row); goto fail; }
         Py_DECREF(row);
         for (Py_ssize_t j = 0; j < nspec; j++) {
-            PyObject *f = PyFloat_FromDouble(spec_value(&sp[j], grades, n, jgrades, jn, ideal,
-                                                        npos));
+            PyObject *f = PyFloat_FromDouble(
+                spec_value(&sp[j], sp[j].judged_only ? &judged_only : &all));
             if (f == NULL || PyDict_SetItem(row, sp[j].key, f) < 0) { Py_XDECREF(f); goto fail; }
             Py_DECREF(f);
         }
     }
     PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
-    PyMem_Free(jgrades); PyMem_Free(sp);
+    PyMem_Free(jgrades); PyMem_Free(judged_ranked); PyMem_Free(sp);
     return out;
 
 nomem:
     PyErr_NoMemory();
 fail:
     PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
-    PyMem_Free(jgrades); PyMem_Free(sp);
+    PyMem_Free(jgrades); PyMem_Free(judged_ranked); PyMem_Free(sp);
     Py_XDECREF(out);
     return NULL;
 }
