@@ -50,9 +50,12 @@ IDS = ["a", "b", "c", "d", "", " ", "a b", "é", "\x00", "a\udc80", 1, 2, 1.5, N
 MEASURES = [["map"], ["recip_rank"], ["ndcg_cut.3"], ["P.5", "recall.10"], ["infAP"], ["bpref"],
             ["RR@3"], ["nDCG@3"], ["R@10"], ["map", "RR@3"], ["Rprec"], ["all_trec"], ["ERR@5"],
             ["Judged@5"], ["iprec_at_recall"], ["set_F"], ["P(rel=2)@5"], ["ndcg"],
-            ["success.1"], ["recip_rank", "infAP"]]
+            ["success.1"], ["recip_rank", "infAP"], ["official"], ["gm_map", "relative_P.3"]]
 PYTREC = [{"map"}, {"recip_rank"}, {"ndcg_cut.3"}, {"P.5", "recall.10"}, {"bpref"}, {"ndcg"},
-          {"map", "infAP"}, {"ndcg_cut"}, {"set_F"}, {"Rprec"}]
+          {"map", "infAP"}, {"ndcg_cut"}, {"set_F"}, {"Rprec"}, {"official"},
+          {"success.1,3", "gm_bpref", "Rprec_mult.0.5", "set_map"}]
+# trec_eval prints no per-topic line for these; RelevanceEvaluator gives pytrec_eval's values
+SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
 IRM = [["RR@3"], ["nDCG@3", "AP"], ["R@10", "P@5"], ["Judged@5"], ["ERR@5"], ["AP(rel=2)"]]
 
 
@@ -144,6 +147,8 @@ def _drop_in_as_evaluate(qrels, run, names, kw):
         return got
     for qid, values in got.items():
         for key, value in values.items():
+            if key in SUMMARY_ONLY:  # evaluate shows these as a summary only
+                continue
             theirs = other.get(qid, {}).get(key)
             if not (theirs == value or (theirs != theirs and value != value)):
                 raise Disagreement(f"RelevanceEvaluator {qid} {key} {value} but evaluate "
