@@ -82,8 +82,10 @@ def test_each_trec_eval_name_reaches_one_kernel(compat):
         reached = set().union(*(_kernels_of(c) for c in calls))
         python = reached - {"C pass"}
         assert len(python) == 1, (name, python)
-        # 10.0 finds recall points with lround, which the C pass does not: numpy alone
-        in_c_pass = name in _C_CODES and not (compat == "10.0" and name == "iprec_at_recall")
+        # 10.0 finds recall points with lround, which the C pass does not, and relstring's
+        # text is numpy's (the C pass gives pytrec_eval's 0 only, in 9.0.8's drop-in)
+        in_c_pass = name in _C_CODES and not (
+            compat == "10.0" and name in ("iprec_at_recall", "11pt_avg", "relstring"))
         assert ("C pass" in reached) == in_c_pass, name
 
 

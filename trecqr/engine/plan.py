@@ -68,7 +68,7 @@ class Plan:
     keyed: bool = False     # pytrec_eval's result: run topics in run order, pytrec_eval's keys
     diversity: bool = False  # the qrels are diversity qrels (topic subtopic docno grade)
     # trec's and the groups' measures as rankings/_dicts.c computes them on dicts, when it
-    # computes every one: ((key, code, cutoff, level, -J, x), ...) (_c_specs)
+    # computes every one: ((key, code, cutoff, level, -J, x, xs), ...) (_c_specs)
     c_specs: tuple | None = None
 
     @cached_property  # a plan is immutable: read once (frozen: cached in its __dict__)
@@ -97,44 +97,65 @@ def _pytrec_plan(normalized: frozenset, relevance_level: int, judged_only: bool)
 
 # the measures rankings/_dicts.c's dict_values computes (_dict_measures.h's codes), with
 # trec_eval's loops: the cutoff measures read an integer k; iprec_at_recall's recall points,
-# Rprec_mult's multiples of R and set_F's beta are doubles
+# Rprec_mult's multiples of R and set_F's beta are doubles, 11pt_avg's recall points and
+# utility's coefficients a list of them
 _C_CODES = {"P": 0, "recall": 1, "recip_rank": 2, "ndcg_cut": 3, "map": 4, "map_cut": 5,
             "success": 6, "ndcg": 7, "Rprec": 8, "num_ret": 9, "num_rel": 10,
             "num_rel_ret": 11, "num_nonrel_judged_ret": 12, "num_q": 13, "runid": 14,
             "bpref": 15, "gm_bpref": 16, "gm_map": 17, "iprec_at_recall": 18, "set_P": 19,
             "set_recall": 20, "set_relative_P": 21, "set_map": 22, "set_F": 23,
-            "relative_P": 24, "Rprec_mult": 25}
+            "relative_P": 24, "Rprec_mult": 25, "binG": 26, "G": 27, "ndcg_rel": 28,
+            "Rndcg": 29, "infAP": 30, "11pt_avg": 31, "utility": 32, "relstring": 14}
 _C_DOUBLE = frozenset({"iprec_at_recall", "set_F", "Rprec_mult"})
+_C_LIST = frozenset({"11pt_avg", "utility"})
+_GAINS = frozenset({"ndcg", "G", "ndcg_rel", "Rndcg"})  # computed without gain parameters only
+_RECALL_POINTS = frozenset({"iprec_at_recall", "11pt_avg"})  # 10.0 rounds them with lround
 _C_LONG = 2 ** 63  # its cutoffs and levels are C long longs
 _C_POINT = 2.0 ** 31  # past this, (long)(x * R + 0.9) could overflow: numpy takes it
 
 
+def _c_list(name: str, values, options: Options) -> tuple | None:
+    """11pt_avg's recall points (in order: trec_eval's walk over unsorted ones is numpy's) or
+    utility's four coefficients, as doubles; None where the C pass does not take them."""
+    xs = tuple(float(x) for x in values)
+    if name == "11pt_avg":
+        ok = xs and list(xs) == sorted(xs) and all(abs(x) < _C_POINT for x in xs)
+    else:
+        ok = len(xs) == 4 and 0 <= options.num_docs_in_coll < _C_LONG
+    return xs if ok else None
+
+
 def _c_values(measure, params, options: Options, keyed: bool) -> list | None:
-    """(key, k, x) of each value of one measure as dict_values computes it; None when it does
-    not: gain parameters (ndcg.1=3), 10.0's recall points (lround), a number past its C types.
-    keyed: pytrec_eval's keys (a measure that is not a cutoff one is keyed by its name alone:
+    """(key, k, x, xs) of each value of one measure as dict_values computes it; None when it
+    does not: gain parameters (ndcg.1=3), 10.0's recall points (lround), unsorted recall points
+    of 11pt_avg, a number past its C types, relstring's text (pytrec_eval's 0 only). keyed:
+    pytrec_eval's keys (a measure that is not a cutoff one is keyed by its name alone:
     ``set_F``, not ``set_F_0.5``)."""
     name, values = measure.name, params.values
-    if name == "ndcg" and values or name == "iprec_at_recall" and options.v10:
+    if name in _GAINS and values or name in _RECALL_POINTS and options.v10 or \
+            name == "relstring" and not keyed:
         return None
     keys = measure.value_names(params)
     if keyed and name not in CUTOFF_MEASURES:
         keys = [name]
+    if name in _C_LIST:
+        xs = _c_list(name, values, options)
+        return None if xs is None else [(keys[0], options.num_docs_in_coll, 0.0, xs)]
     if name in _C_DOUBLE:
         xs = [float(x) for x in values[:len(keys)]]
         if len(xs) != len(keys) or not all(abs(x) < _C_POINT for x in xs):  # NaN too
             return None
-        return [(key, 0, x) for key, x in zip(keys, xs)]
-    ks = [int(k) for k in values] if values else [0] * len(keys)
+        return [(key, 0, x, ()) for key, x in zip(keys, xs)]
+    ks = [int(k) for k in values] if values and name != "relstring" else [0] * len(keys)
     if any(k >= _C_LONG for k in ks):
         return None
-    return [(key, k, 0.0) for key, k in zip(keys, ks)]
+    return [(key, k, 0.0, ()) for key, k in zip(keys, ks)]
 
 
 def _c_specs(selection, options: Options, prefix: str = "", keyed: bool = False) -> tuple | None:
-    """(key, C code, cutoff, relevance level, -J, double parameter) per value, in the keys'
-    order (``prefix`` + the value's name, or pytrec_eval's key when keyed); None when some
-    measure is not among those the C module computes, or the options are not its (-M, -l
+    """(key, C code, cutoff, relevance level, -J, double parameter, doubles) per value, in the
+    keys' order (``prefix`` + the value's name, or pytrec_eval's key when keyed); None when
+    some measure is not among those the C module computes, or the options are not its (-M, -l
     below 1, 10.0's -c)."""
     if options.max_docs != sys.maxsize or not 1 <= options.relevance_level < _C_LONG or \
             (options.complete and options.v10):
@@ -145,8 +166,8 @@ def _c_specs(selection, options: Options, prefix: str = "", keyed: bool = False)
         values = None if code is None else _c_values(measure, params, options, keyed)
         if values is None:
             return None
-        specs += [(prefix + key, code, k, options.relevance_level, options.judged_only, x)
-                  for key, k, x in values]
+        specs += [(prefix + key, code, k, options.relevance_level, options.judged_only, x, xs)
+                  for key, k, x, xs in values]
     return tuple(specs) if specs else None
 
 

@@ -1,11 +1,12 @@
-/* The per-topic values of dict_values (_dicts.c): trec_eval's loops for the measures
- * pytrec_eval's callers ask for most, on one topic's ranking.
+/* The per-topic values of dict_values (_dicts.c): trec_eval's loops for every measure
+ * pytrec_eval computes (trec_eval's all_trec set), on one topic's ranking.
  *
  * Each value is computed with the same operations, in the same order, as trecqr's numpy
  * kernel of that measure (trecqr/measures/), which follow trec_eval's m_<measure>.c: so the
  * doubles are bit for bit the same, and a call of a few topics costs what pytrec_eval's does
  * (no arrays). Only what the plan allows reaches here (engine/plan.py, _c_specs): a relevance
- * level >= 1, no -M, trec_eval 9.0.8's recall points, ndcg without gain parameters.
+ * level >= 1, no -M, trec_eval 9.0.8's recall points (11pt_avg's in increasing order), the
+ * ndcg family and G without gain parameters (the gain of a grade is the grade).
  *
  * A topic is given as its ranking's grades (the kept documents only: with -J the unjudged
  * ones are already left out), NONPOOL (-1) for a document the qrels do not judge, UNJUDGED
@@ -23,13 +24,26 @@ enum {
     C_NUM_NONREL_JUDGED_RET = 12, C_ONE = 13, C_ZERO = 14, C_BPREF = 15, C_GM_BPREF = 16,
     C_GM_MAP = 17, C_IPREC_AT_RECALL = 18, C_SET_P = 19, C_SET_RECALL = 20,
     C_SET_RELATIVE_P = 21, C_SET_MAP = 22, C_SET_F = 23, C_RELATIVE_P = 24, C_RPREC_MULT = 25,
+    C_BING = 26, C_G = 27, C_NDCG_REL = 28, C_RNDCG = 29, C_INFAP = 30, C_11PT_AVG = 31,
+    C_UTILITY = 32,
 };
 
 #define MIN_GEO_MEAN 0.00001  /* trec_eval's floor before the log of gm_map and gm_bpref */
+#define INFAP_EPSILON 0.00001
+#define UNJUDGED_GRADE (-2)   /* _dicts.c's UNJUDGED: a negative grade in the qrels */
 
-/* one value asked for: its key, code, integer cutoff k, double parameter x (a recall point,
-   set_F's beta), relevance level and -J */
-typedef struct { PyObject *key; int code; long long k, level; int judged_only; double x; } Spec;
+/* one value asked for: its key, code, integer cutoff k (utility: the collection size, -N),
+   double parameter x (a recall point, a multiple of R, set_F's beta), relevance level and
+   -J; xs: a measure's list of doubles (11pt_avg's recall points, utility's coefficients) */
+typedef struct {
+    PyObject *key;
+    int code;
+    long long k, level;
+    int judged_only;
+    double x;
+    double *xs;
+    Py_ssize_t nxs;
+} Spec;
 
 /* one topic: the kept ranking's grades; the judgments' grades and the ideal ranking */
 typedef struct {
@@ -111,6 +125,117 @@ static double iprec_at_recall(const Topic *t, long long level, double x, long lo
     return int_precis;
 }
 
+/* The ndcg family's gain of a ranked grade with no gain parameters: the grade itself, 0 for a
+   document not in the qrels or unjudged */
+static double gain_of(int64_t grade) { return grade > 0 ? (double)grade : 0.0; }
+
+/* m_binG.c: over the relevant retrieved, 1 / log2(2 + nonrelevant retrieved before) */
+static double bin_g(const Topic *t, long long level, long long num_rel) {
+    double total = 0.0;
+    long long rel_so_far = 0;
+    for (Py_ssize_t i = 0; i < t->num_ret; i++) {
+        if (t->grades[i] >= level) {
+            rel_so_far++;
+            total += 1.0 / log2((double)(3 + i - rel_so_far));
+        }
+    }
+    return rel_so_far > 0 ? total / (double)num_rel : 0.0;
+}
+
+/* m_G.c: each document with a gain earns gain / log2(2 + ideal cost so far - gain so far),
+   the cost of a rank its ideal gain, at least 1; over the ideal ranking's total gain */
+static double normalized_g(const Topic *t) {
+    double sum_cost = 0.0, sum_results = 0.0, total = 0.0, ideal_total = 0.0;
+    for (Py_ssize_t i = 0; i < t->num_ret; i++) {
+        double ideal = i < t->num_ideal ? (double)t->ideal[i] : 0.0;
+        double gain = gain_of(t->grades[i]);
+        sum_cost += ideal >= 1.0 ? ideal : 1.0;
+        sum_results += gain;
+        if (gain != 0.0) total += gain / log2((2.0 + sum_cost) - sum_results);
+    }
+    for (Py_ssize_t i = 0; i < t->num_ideal; i++) ideal_total += (double)t->ideal[i];
+    return ideal_total > 0.0 ? total / ideal_total : 0.0;
+}
+
+/* the ideal ranking's DCG over its first `upto` ranks, continued from *idcg at *done ranks */
+static void ideal_dcg_to(const Topic *t, Py_ssize_t upto, Py_ssize_t *done, double *idcg) {
+    for (; *done < upto; (*done)++) *idcg += (double)t->ideal[*done] / log2((double)(*done + 2));
+}
+
+/* m_ndcg_rel.c: nDCG at the rank of each relevant retrieved document, and of the whole
+   ranking for each relevant one not retrieved, averaged over the relevant documents */
+static double ndcg_rel(const Topic *t) {
+    Py_ssize_t length = t->num_ideal, found = 0, done = 0;
+    double dcg = 0.0, idcg = 0.0, total = 0.0;
+    for (Py_ssize_t r = 0; r < t->num_ret; r++) {
+        double gain = gain_of(t->grades[r]);
+        dcg += gain / log2((double)(r + 2));
+        if (gain > 0.0) {
+            ideal_dcg_to(t, r + 1 < length ? r + 1 : length, &done, &idcg);
+            total += dcg / idcg;
+            found++;
+        }
+    }
+    ideal_dcg_to(t, length, &done, &idcg);
+    total = total + (double)(length - found) * dcg / idcg;
+    return total > 0.0 ? total / (double)length : 0.0;
+}
+
+/* m_Rndcg.c: nDCG averaged at the ranks where the ideal ranking's gain changes, and at the end
+   of a ranking longer than the ideal one by more than one */
+static double rndcg(const Topic *t, long long num_rel) {
+    Py_ssize_t length = t->num_ideal, n = t->num_ret, r = 0, done = 0;
+    double dcg = 0.0, idcg = 0.0, total = 0.0;
+    long long count = 0;
+    for (Py_ssize_t i = 1; i <= length; i++) {
+        ideal_dcg_to(t, i, &done, &idcg);
+        for (; r < (i < n ? i : n); r++) dcg += gain_of(t->grades[r]) / log2((double)(r + 2));
+        int change = i == length || t->ideal[i] != t->ideal[i - 1];
+        if (change && idcg > 0.0) {
+            total += dcg / idcg;
+            count++;
+        }
+    }
+    for (; r < n; r++) dcg += gain_of(t->grades[r]) / log2((double)(r + 2));
+    if (n > length + 1 && idcg > 0.0) {
+        total = total + dcg / idcg;
+        count++;
+    }
+    return num_rel == 0 ? 0.0 : total / (double)count;
+}
+
+/* m_infap.c: precision at each judged relevant document estimated from the judged documents
+   above it (the expression as trec_eval evaluates it), over R */
+static double inf_ap(const Topic *t, long long level, long long num_rel) {
+    long long rel_so_far = 0, nonrel_so_far = 0, unjudged_so_far = 0;
+    double total = 0.0;
+    for (Py_ssize_t r = 0; r < t->num_ret; r++) {
+        int64_t g = t->grades[r];
+        if (g == UNJUDGED_GRADE) { unjudged_so_far++; continue; }
+        if (g < 0) continue;
+        if (g < level) { nonrel_so_far++; continue; }
+        rel_so_far++;
+        if (r == 0) { total += 1.0; continue; }
+        double fj = (double)r;
+        long long rel_before = rel_so_far - 1;
+        total += 1.0 / (fj + 1.0)
+                 + (fj / (fj + 1.0))
+                   * ((double)(rel_before + nonrel_so_far + unjudged_so_far) / fj)
+                   * (((double)rel_before + INFAP_EPSILON)
+                      / ((double)(rel_before + nonrel_so_far) + 2 * INFAP_EPSILON));
+    }
+    return num_rel > 0 ? total / (double)num_rel : total;
+}
+
+/* m_utility.c: p1 * relevant retrieved + p2 * nonrelevant retrieved + p3 * relevant not
+   retrieved + p4 * nonrelevant not retrieved (of a collection of k documents, -N) */
+static double utility(const Spec *sp, long long ret, long long rel, long long rel_ret) {
+    const double *p = sp->xs;
+    int64_t rest = (int64_t)((uint64_t)sp->k + (uint64_t)rel_ret - (uint64_t)ret - (uint64_t)rel);
+    return p[0] * (double)rel_ret + p[1] * (double)(ret - rel_ret) + p[2] * (double)(rel - rel_ret)
+           + p[3] * (double)rest;
+}
+
 static double ratio(double num, double den, int ok) { return ok ? num / den : 0.0; }
 
 /* log(max(v, MIN_GEO_MEAN)), numpy's maximum (a NaN stays NaN) and libm's log */
@@ -165,6 +290,25 @@ static double spec_value(const Spec *sp, const Topic *t) {
         return geo_term(bpref(t, level, num_rel));
     case C_IPREC_AT_RECALL:
         return iprec_at_recall(t, level, sp->x, num_rel, count_relevant(t->grades, n, level));
+    case C_11PT_AVG: {  /* the recall points' values added from the last point to the first */
+        long long rel_ret = count_relevant(t->grades, n, level);
+        double sum = 0.0;
+        for (Py_ssize_t j = sp->nxs - 1; j >= 0; j--)
+            sum += iprec_at_recall(t, level, sp->xs[j], num_rel, rel_ret);
+        return sum / (double)sp->nxs;
+    }
+    case C_BING:
+        return bin_g(t, level, num_rel);
+    case C_G:
+        return normalized_g(t);
+    case C_NDCG_REL:
+        return ndcg_rel(t);
+    case C_RNDCG:
+        return rndcg(t, num_rel);
+    case C_INFAP:
+        return inf_ap(t, level, num_rel);
+    case C_UTILITY:
+        return utility(sp, n, num_rel, count_relevant(t->grades, n, level));
     case C_NUM_RET:
         return (double)n;
     case C_NUM_REL:

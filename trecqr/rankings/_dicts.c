@@ -282,7 +282,7 @@ fail:
  * dict_values(run, qrels, float32, specs[, finite]) -> {qid: {key: value}}
  *
  * pytrec_eval's evaluate for the measures most runs ask for, in C: each topic ranked once, as
- * rank_run ranks it, then per spec (key, code, k, level, judged_only, x) one value, computed
+ * rank_run ranks it, then per spec (key, code, k, level, judged_only, x, xs) one value, computed
  * by _dict_measures.h with trec_eval's loops (the same operations, in the same order, as
  * trecqr's numpy measures, so bit for bit the same doubles). level: the relevance level
  * (>= 1); judged_only: -J (the unjudged documents left out of the ranking). Topics: the run's
@@ -292,6 +292,12 @@ fail:
 static int cmp_desc_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? 1 : (x > y ? -1 : 0);
+}
+
+static void free_specs(Spec *sp, Py_ssize_t nspec) {
+    if (sp == NULL) return;
+    for (Py_ssize_t j = 0; j < nspec; j++) PyMem_Free(sp[j].xs);
+    PyMem_Free(sp);
 }
 
 static PyObject *dict_values(PyObject *self, PyObject *args) {
@@ -306,11 +312,20 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
     Entry *entries = NULL, *tmp = NULL;
     int64_t *grades = NULL, *ideal = NULL, *jgrades = NULL, *judged_ranked = NULL;
     Py_ssize_t cap = 0, icap = 0;
+    for (Py_ssize_t j = 0; sp != NULL && j < nspec; j++) sp[j].xs = NULL;
     if (!sp || !out) goto nomem;
     for (Py_ssize_t j = 0; j < nspec; j++) {
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, j), "UiLLpd", &sp[j].key, &sp[j].code,
-                              &sp[j].k, &sp[j].level, &sp[j].judged_only, &sp[j].x))
+        PyObject *xs;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, j), "UiLLpdO!", &sp[j].key, &sp[j].code,
+                              &sp[j].k, &sp[j].level, &sp[j].judged_only, &sp[j].x,
+                              &PyTuple_Type, &xs))
             goto fail;
+        sp[j].nxs = PyTuple_GET_SIZE(xs);
+        if ((sp[j].xs = PyMem_Malloc((sp[j].nxs + 1) * sizeof(double))) == NULL) goto nomem;
+        for (Py_ssize_t i = 0; i < sp[j].nxs; i++) {
+            sp[j].xs[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(xs, i));
+            if (sp[j].xs[i] == -1.0 && PyErr_Occurred()) goto fail;
+        }
     }
     Py_ssize_t pos = 0;
     PyObject *qid, *docs;
@@ -366,14 +381,14 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         }
     }
     PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
-    PyMem_Free(jgrades); PyMem_Free(judged_ranked); PyMem_Free(sp);
+    PyMem_Free(jgrades); PyMem_Free(judged_ranked); free_specs(sp, nspec);
     return out;
 
 nomem:
     PyErr_NoMemory();
 fail:
     PyMem_Free(entries); PyMem_Free(tmp); PyMem_Free(grades); PyMem_Free(ideal);
-    PyMem_Free(jgrades); PyMem_Free(judged_ranked); PyMem_Free(sp);
+    PyMem_Free(jgrades); PyMem_Free(judged_ranked); free_specs(sp, nspec);
     Py_XDECREF(out);
     return NULL;
 }
