@@ -364,6 +364,25 @@ def test_float_grades_in_dicts_and_frames_truncate_with_warning():
     assert q.grade.tolist() == [2, 1] and q.qid.to_pylist() == ["1", "1"]
 
 
+def test_rows_that_start_with_an_integer_keep_their_fractions():
+    """ir_measures' rows typed from the first row: ``ScoredDoc(q, d, 1)`` then float scores
+    were read into an int64 column, which Arrow fills by cutting 0.13 to 0, without a word
+    (map 0.25 where the dicts give 1/11); a grade 1.5 after an integer one was cut the same
+    way, where a DataFrame's is truncated with a warning."""
+    from ir_measures import Qrel, ScoredDoc
+
+    scores = [1, 0.74, 0.62, 0.57, 0.53, 0.46, 0.28, 0.13, 0.11, 0.05, 0.04, 0.03]
+    docs = [f"d{i}" for i in range(len(scores) - 2)] + ["rel", "z"]
+    run = {"q": dict(zip(docs, scores))}
+    rows = [ScoredDoc("q", d, s) for d, s in run["q"].items()]
+    qrels = {"q": {"rel": 1}}
+    assert evaluate(qrels, rows, ["map"]).aggregate() == \
+        evaluate(qrels, run, ["map"]).aggregate() == {"map": 1 / 11}
+    with pytest.warns(TruncatedGradeWarning, match=r"row 1: grade '1\.5' .*truncated to 1"):
+        got = evaluate([Qrel("q", "d0", 2), Qrel("q", "rel", 1.5)], run, ["map"]).aggregate()
+    assert got == {"map": (1 + 2 / 11) / 2}
+
+
 def test_bad_dicts_and_frames():
     import pandas as pd
     with pytest.raises(InputError, match=r"<qrels dict>: query '1' doc 'a': grade 'x' is not"):

@@ -331,10 +331,14 @@ def rows_table(first, rest, source: str) -> pa.Table:
 
 def _column(values: list, example) -> pa.Array:
     """Values of one field as an Arrow array, typed from the first row's value (Arrow's own
-    type inference is ten times slower on text); mixed types are read as text."""
+    type inference is ten times slower on text); mixed types are read as text. Integers
+    followed by floats (``ScoredDoc(q, d, 1)``, then ``0.13``) are floats: Arrow would cut
+    0.13 to 0 in an int64 column, without a word."""
     typ = pa.string() if isinstance(example, str) else pa.float64() \
         if isinstance(example, float) else pa.int64() \
         if isinstance(example, int) and not isinstance(example, bool) else None
+    if typ == pa.int64() and not set(map(type, values)) <= {int}:
+        typ = pa.float64() if set(map(type, values)) <= {int, float} else None
     try:
         return pa.array(values, typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
