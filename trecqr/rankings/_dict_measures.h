@@ -109,7 +109,7 @@ static double bpref(const Topic *t, long long level, long long num_rel) {
    retrieved: 0; at most 0: the best precision from the first relevant document on) */
 static double iprec_at_recall(const Topic *t, long long level, double x, long long num_rel,
                               long long num_rel_ret) {
-    long cutoff = (long)(x * (double)num_rel + 0.9);
+    long long cutoff = (long long)(x * (double)num_rel + 0.9);  /* numpy's int64 */
     if (cutoff > num_rel_ret) return 0.0;
     double precis = (double)num_rel_ret / (double)t->num_ret;  /* 0/0: trec_eval's -nan */
     double int_precis = precis;
@@ -258,7 +258,7 @@ static double spec_value(const Spec *sp, const Topic *t) {
         return num_rel > 0 ? (double)count_relevant(t->grades, top, level) /
                                  (double)(k < num_rel ? k : num_rel) : 0.0;
     case C_RPREC_MULT: {  /* precision at the cutoff (long)(x * R + 0.9), past the ranking too */
-        long cutoff = (long)(sp->x * (double)num_rel + 0.9);
+        long long cutoff = (long long)(sp->x * (double)num_rel + 0.9);
         if (cutoff <= 0) return 0.0;
         Py_ssize_t look = n < cutoff ? n : (Py_ssize_t)cutoff;
         return (double)count_relevant(t->grades, look, level) / (double)cutoff;
