@@ -617,3 +617,29 @@ def test_small_qrels_files_read_as_the_line_reader_reads_them(tmp_path, text, co
     if text.startswith("1 0 d1 1\n1 0 d2 0"):
         assert type(read_qrels(path)).__name__ == "ListedQrels"
         assert got[0][2] == [1, 0, 2]
+
+
+@pytest.mark.parametrize("odd, read", [(1.0, "1"), (7, "7"), (b"b", "b"), (1.5, None),
+                                       (True, None)])
+def test_ids_of_mixed_types_follow_the_dict_keys_rule_in_frames_and_rows(odd, read):
+    """An object column or rows mixing text ids with other values: each value is read by the
+    rule of a dict's keys (formats.arrays.key_id), so ``1.0`` names topic 1 through every
+    door. Before, such a column was read as Python's text of each value: ``1.0`` was a
+    document "1.0" (0 where the dicts give 1), ``True`` "True", ``b"b"`` "b'b'", and 1.5 was
+    an id the dicts refuse."""
+    import pandas as pd
+    from ir_measures import ScoredDoc
+
+    qrels = {"q": {"a": 0, (read or "x"): 1}}
+    frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": pd.Series(["a", odd], dtype=object),
+                          "score": [1.0, 2.0]})
+    rows = [ScoredDoc("q", "a", 1.0), ScoredDoc("q", odd, 2.0)]
+    for run, source in ((frame, "<run DataFrame>"), (rows, "<run rows>")):
+        if read is None:
+            with pytest.raises(InputError, match=re.escape(
+                    f"{source}: row 1: doc id {odd!r} is not an id (text or an integer)")):
+                evaluate(qrels, run, ["map"])
+        else:
+            assert evaluate(qrels, run, ["map"]).aggregate() == {"map": 1.0}
+    if read is not None:
+        assert evaluate(qrels, {"q": {"a": 1.0, odd: 2.0}}, ["map"]).aggregate() == {"map": 1.0}

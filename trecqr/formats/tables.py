@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from trecqr.errors import InputError
-from trecqr.formats.arrays import SMALL_ROWS, as_numpy, not_utf8_among, one_chunk
+from trecqr.formats.arrays import SMALL_ROWS, as_numpy, key_id, not_utf8_among, one_chunk
 from trecqr.formats.qrels import ListedQrels, Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import ListedRun, Run, parse_score
 
@@ -69,18 +69,40 @@ def _frame_values(frame, name):
     return frame[name]
 
 
-def _from_pandas(frame, name) -> pa.Array:
-    """One column as Arrow, as ``pyarrow.Array.from_pandas`` reads it (NaN and None: null)."""
+def _from_pandas(frame, name, ids: str | None, source: str) -> pa.Array:
+    """One column as Arrow, as ``pyarrow.Array.from_pandas`` reads it (NaN and None: null).
+    ids: what the column holds when it is a topic or document column ("query id")."""
     try:
         return pa.array(_frame_values(frame, name), from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError,
             OverflowError):  # mixed Python objects, complex numbers, or an int past 64 bits:
         # as text, which the column readers check
-        return pa.Array.from_pandas(frame[name].map(_text_or_none))
+        return _as_text(list(frame[name]), ids, source)
+
+
+def _as_text(values: list, ids: str | None, source: str) -> pa.Array:
+    """Values of mixed types as text; ids by the rule of a dict's keys (formats.arrays.key_id:
+    ``1.0`` is ``1``; a bool, ``1.5`` or undecodable bytes refused, naming the row), so that
+    an id is one id through every door; missing values stay missing."""
+    if ids is None:
+        return pa.array([_text_or_none(v) for v in values], pa.string())
+    out = []
+    for i, value in enumerate(values):
+        try:
+            out.append(None if _missing(value) else key_id(value, source, ids))
+        except InputError as exc:
+            raise InputError(source, None, f"row {i}: {exc.message}") from None
+    return pa.array(out, pa.string())
+
+
+def _missing(value) -> bool:
+    """None, NaN or pandas' NA: a missing value, which the column readers name."""
+    return value is None or type(value).__name__ == "NAType" or (
+        isinstance(value, (float, np.floating)) and value != value)
 
 
 def _text_or_none(value):
-    return None if value is None or value != value else str(value)
+    return None if _missing(value) else str(value)
 
 
 def _first_null(arr: pa.Array) -> int:
@@ -206,9 +228,11 @@ def _columns(obj, wanted: list, source: str):
     picked = {role: _pick(names, cands, what, source) for role, cands, what in wanted}
     if is_frame(obj):
         arrays = {}
+        ids = {picked[role]: what for role, what in (("q", "query id"), ("d", "doc id"))
+               if role in picked}
         for name in set(picked.values()):
             try:
-                arrays[name] = _from_pandas(obj, name)
+                arrays[name] = _from_pandas(obj, name, ids.get(name), source)
             except UnicodeEncodeError:  # a lone surrogate, which no Arrow string holds
                 raise not_utf8_among(obj[name], source) from None
         return {role: arrays[name] for role, name in picked.items()}
@@ -325,11 +349,12 @@ def rows_table(first, rest, source: str) -> pa.Table:
     out = {}
     for i, name in enumerate(fields):
         values = list(map(itemgetter(i), rows))  # one C-level pass per field
-        out[name] = _column(values, first[i])
+        ids = "query id" if name in TOPIC else "doc id" if name in DOCUMENT else None
+        out[name] = _column(values, first[i], ids, source)
     return pa.table(out)
 
 
-def _column(values: list, example) -> pa.Array:
+def _column(values: list, example, ids: str | None, source: str) -> pa.Array:
     """Values of one field as an Arrow array, typed from the first row's value (Arrow's own
     type inference is ten times slower on text); mixed types are read as text. Integers
     followed by floats (``ScoredDoc(q, d, 1)``, then ``0.13``) are floats: Arrow would cut
@@ -342,4 +367,4 @@ def _column(values: list, example) -> pa.Array:
     try:
         return pa.array(values, typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return pa.array([_text_or_none(v) for v in values], pa.string())
+        return _as_text(values, ids, source)
