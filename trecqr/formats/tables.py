@@ -362,8 +362,9 @@ def _column(values: list, example, ids: str | None, source: str) -> pa.Array:
     typ = pa.string() if isinstance(example, str) else pa.float64() \
         if isinstance(example, float) else pa.int64() \
         if isinstance(example, int) and not isinstance(example, bool) else None
-    if typ == pa.int64() and not set(map(type, values)) <= {int}:
-        typ = pa.float64() if set(map(type, values)) <= {int, float} else None
+    if typ == pa.int64():
+        types = set(map(type, values))
+        typ = typ if types <= {int} else pa.float64() if types <= {int, float} else None
     try:
         return pa.array(values, typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
