@@ -94,7 +94,9 @@ def check_installed(trecqr, py, env, cwd) -> None:
 def check(tmp: Path) -> None:
     dist = tmp / "dist"
     step(f"build: {sys.executable} -m build --outdir {dist}")
-    run([sys.executable, "-m", "build", "--outdir", dist, ROOT])
+    # from the temporary folder: in the checkout, the build/ folder setuptools leaves there
+    # would be imported as the `build` package
+    run([sys.executable, "-m", "build", "--outdir", dist, ROOT], cwd=tmp)
     wheels, sdists = glob.glob(str(dist / "*.whl")), glob.glob(str(dist / "*.tar.gz"))
     if len(wheels) != 1 or len(sdists) != 1:
         raise Failed(f"expected one wheel and one sdist in {dist}: {os.listdir(dist)}")
