@@ -105,7 +105,8 @@ _C_CODES = {"P": 0, "recall": 1, "recip_rank": 2, "ndcg_cut": 3, "map": 4, "map_
             "bpref": 15, "gm_bpref": 16, "gm_map": 17, "iprec_at_recall": 18, "set_P": 19,
             "set_recall": 20, "set_relative_P": 21, "set_map": 22, "set_F": 23,
             "relative_P": 24, "Rprec_mult": 25, "binG": 26, "G": 27, "ndcg_rel": 28,
-            "Rndcg": 29, "infAP": 30, "11pt_avg": 31, "utility": 32, "relstring": 14}
+            "Rndcg": 29, "infAP": 30, "11pt_avg": 31, "utility": 32,
+            "relstring": 14}  # the drop-in's 0, as runid's (pytrec_eval fills neither)
 _C_DOUBLE = frozenset({"iprec_at_recall", "set_F", "Rprec_mult"})
 _C_LIST = frozenset({"11pt_avg", "utility"})
 _GAINS = frozenset({"ndcg", "G", "ndcg_rel", "Rndcg"})  # computed without gain parameters only
@@ -146,7 +147,7 @@ def _c_values(measure, params, options: Options, keyed: bool) -> list | None:
         if len(xs) != len(keys) or not all(abs(x) < _C_POINT for x in xs):  # NaN too
             return None
         return [(key, 0, x, ()) for key, x in zip(keys, xs)]
-    ks = [int(k) for k in values] if values and name != "relstring" else [0] * len(keys)
+    ks = [int(k) for k in values] if values else [0] * len(keys)
     if any(k >= _C_LONG for k in ks):
         return None
     return [(key, k, 0.0, ()) for key, k in zip(keys, ks)]

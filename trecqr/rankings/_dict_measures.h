@@ -241,9 +241,10 @@ static double ratio(double num, double den, int ok) { return ok ? num / den : 0.
 /* log(max(v, MIN_GEO_MEAN)), numpy's maximum (a NaN stays NaN) and libm's log */
 static double geo_term(double v) { return log(v < MIN_GEO_MEAN ? MIN_GEO_MEAN : v); }
 
-static double spec_value(const Spec *sp, const Topic *t) {
+/* one value of one topic; num_rel: the topic's relevant judgments at sp->level (counted once
+   a topic by the caller, for the specs of one level) */
+static double spec_value(const Spec *sp, const Topic *t, long long num_rel) {
     long long level = sp->level, k = sp->k;
-    long long num_rel = count_relevant(t->judged, t->num_judged, level);
     Py_ssize_t n = t->num_ret, top = n < k ? n : (Py_ssize_t)k;
     double dcg, ideal;
     switch (sp->code) {

@@ -312,6 +312,7 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
     Entry *entries = NULL, *tmp = NULL;
     int64_t *grades = NULL, *ideal = NULL, *jgrades = NULL, *judged_ranked = NULL;
     Py_ssize_t cap = 0, icap = 0;
+    int any_judged_only = 0;
     for (Py_ssize_t j = 0; sp != NULL && j < nspec; j++) sp[j].xs = NULL;
     if (!sp || !out) goto nomem;
     for (Py_ssize_t j = 0; j < nspec; j++) {
@@ -320,6 +321,7 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
                               &sp[j].k, &sp[j].level, &sp[j].judged_only, &sp[j].x,
                               &PyTuple_Type, &xs))
             goto fail;
+        any_judged_only |= sp[j].judged_only;
         sp[j].nxs = PyTuple_GET_SIZE(xs);
         if ((sp[j].xs = PyMem_Malloc((sp[j].nxs + 1) * sizeof(double))) == NULL) goto nomem;
         for (Py_ssize_t i = 0; i < sp[j].nxs; i++) {
@@ -346,9 +348,9 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         if (judged == NULL) continue;
         sort_entries(entries, tmp, n, NULL);
         if (grade_ranking(qid, docs, judged, entries, n, n, float32, grades) < 0) goto fail;
-        /* -J's ranking: the judged documents only */
+        /* -J's ranking, when a spec asks for it: the judged documents only */
         Py_ssize_t n_judged_ranked = 0;
-        for (Py_ssize_t r = 0; r < n; r++)
+        for (Py_ssize_t r = 0; any_judged_only && r < n; r++)
             if (grades[r] >= 0) judged_ranked[n_judged_ranked++] = grades[r];
         /* the topic's judgments: grades, and the positive ones (the ideal ranking) */
         Py_ssize_t nj = PyDict_GET_SIZE(judged), npos = 0, jn = 0;
@@ -373,9 +375,14 @@ static PyObject *dict_values(PyObject *self, PyObject *args) {
         PyObject *row = PyDict_New();
         if (row == NULL || PyDict_SetItem(out, qid, row) < 0) { Py_XDECREF(row); goto fail; }
         Py_DECREF(row);
+        long long counted_level = 0, num_rel = 0;  /* levels are >= 1: 0 is none yet */
         for (Py_ssize_t j = 0; j < nspec; j++) {
+            if (sp[j].level != counted_level) {
+                counted_level = sp[j].level;
+                num_rel = count_relevant(jgrades, jn, counted_level);
+            }
             PyObject *f = PyFloat_FromDouble(
-                spec_value(&sp[j], sp[j].judged_only ? &judged_only : &all));
+                spec_value(&sp[j], sp[j].judged_only ? &judged_only : &all, num_rel));
             if (f == NULL || PyDict_SetItem(row, sp[j].key, f) < 0) { Py_XDECREF(f); goto fail; }
             Py_DECREF(f);
         }
