@@ -64,7 +64,9 @@ def _python_int(text: str) -> bool:
 
 class RunTag(click.ParamType):
     """A runid option: one field of a TREC line, refused (click's usage line, before any
-    work) when empty or holding white space or NUL, which would split or cut it when read."""
+    work) when empty or holding white space or NUL, which would split or cut it when read:
+    formats.writer.splits_field's rule, written again here because that module loads pyarrow,
+    which `trecqr -h` does not."""
 
     name = "text"
 

@@ -135,6 +135,12 @@ _SPLITS = np.zeros(256, dtype=bool)
 _SPLITS[[0, 9, 10, 11, 12, 13, 32]] = True  # NUL and C's isspace: where a reader cuts a field
 
 
+def splits_field(text: str) -> bool:
+    """Whether ``text`` cannot be one field of a TREC line: empty, or holding white space or
+    NUL (a lone surrogate, as a non-UTF-8 command line gives, is neither)."""
+    return not text or any(_SPLITS[b] for b in text.encode("utf-8", "surrogatepass"))
+
+
 def refuse_split_fields(values, what: str, source: str) -> None:
     """Refuse ids a TREC line cannot hold as one field: empty, or holding white space or a
     NUL byte (trec_eval, and trecqr's readers, would read them as other fields or cut them),
@@ -150,8 +156,7 @@ def refuse_split_fields(values, what: str, source: str) -> None:
                                 chunk.offset * width.itemsize)  # a slice's: bytes, not items
         data = np.frombuffer(chunk.buffers()[2] or b"", np.uint8)[offsets[0]:offsets[-1]]
         if (data <= 32).any() and _SPLITS[data].any() or (np.diff(offsets) == 0).any():
-            bad = next(v for v in chunk.to_pylist()
-                       if not v or any(_SPLITS[b] for b in v.encode("utf-8")))
+            bad = next(v for v in chunk.to_pylist() if splits_field(v))
             raise InputError(source, None, f"{what} {bad!r} cannot be one field of a TREC "
                                            "line (it is empty, or holds white space or NUL)")
 
