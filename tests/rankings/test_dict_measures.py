@@ -109,3 +109,22 @@ def test_small_calls_cost_what_pytrec_evals_do():
                    "recall.1,3,5,10,100,1000", "P.1,3,5,10,100,1000",
                    "success.1,3,5,10,100,1000"}]:
         assert pytrec_plan(normalize_measures(names), 1, False).c_specs is not None, names
+
+
+def test_the_c_enum_and_the_plans_codes_are_one_table():
+    """engine/plan.py's ``_C_CODES`` and the enum of rankings/_dict_measures.h say the same
+    thing: each measure's code is the one its C case computes (``num_q`` is C_ONE, ``runid``
+    and ``relstring`` C_ZERO: the drop-in's constants)."""
+    import re
+    from pathlib import Path
+
+    import trecqr.rankings
+
+    header = Path(trecqr.rankings.__file__).with_name("_dict_measures.h").read_text()
+    enum = re.search(r"enum \{(.*?)\};", header, re.S).group(1)
+    codes = {name: int(code) for name, code in re.findall(r"C_(\w+) = (\d+)", enum)}
+    assert sorted(codes.values()) == list(range(len(codes)))
+    aliases = {"num_q": "ONE", "runid": "ZERO", "relstring": "ZERO"}
+    plan = {name: aliases.get(name, name.upper()) for name in _C_CODES}
+    assert {codes[c] for c in plan.values()} == set(codes.values())
+    assert {name: codes[c] for name, c in plan.items()} == _C_CODES
