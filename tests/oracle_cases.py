@@ -162,6 +162,21 @@ def _arrow(c, batch):
     return qrels, (run.to_batches()[0] if batch else run)
 
 
+def _arrow_views(c):
+    """Text in Arrow's view types, as polars' ``to_arrow`` and DuckDB give it: string_view
+    ids in chunks, a dictionary of string_view topics, binary_view docnos, text grades."""
+    q, d, s, qq, qd, g = c
+    view, half = pa.string_view(), len(d) // 2
+    run = pa.table({"qid": pa.array(q).cast(view),
+                    "docno": pa.chunked_array([pa.array(d[:half]).cast(view),
+                                               pa.array(d[half:]).cast(view)]),
+                    "score": s})
+    qrels = pa.table({"qid": pa.array(qq).cast(view).dictionary_encode(),
+                      "docno": pa.array(qd).cast(pa.binary_view()),
+                      "label": pa.array(g).cast(pa.string()).cast(view)})
+    return qrels, run
+
+
 # every kind a user may hand in: (qrels, run) made from the TREC files' rows
 KINDS = {
     "trec files": lambda files, c, tmp: files,
@@ -171,6 +186,9 @@ KINDS = {
     "PyTerrier DataFrame": lambda files, c, tmp: _frames(c, ("qid", "docno", "label")),
     "Arrow table": lambda files, c, tmp: _arrow(c, batch=False),
     "Arrow record batch": lambda files, c, tmp: _arrow(c, batch=True),
+    "Arrow views": lambda files, c, tmp: _arrow_views(c),
+    "trecqr Qrels and Run": lambda files, c, tmp: (trecqr.load_qrels(files[0]),
+                                                   trecqr.load_run(files[1])),
     "ranx objects": lambda files, c, tmp: _ranx(files, frames=False),
     "ranx DataFrames": lambda files, c, tmp: _ranx(files, frames=True),
     "ir_datasets iterators": lambda files, c, tmp: _irds(files, lists=False),

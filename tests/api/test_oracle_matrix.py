@@ -67,7 +67,7 @@ def test_relevance_evaluator_equals_pytrec_eval_on_every_measure(data):
 
 
 RE_KINDS = ["dicts", "ir_measures DataFrame", "PyTerrier DataFrame", "Arrow table",
-            "ranx objects", "ir_datasets iterators"]
+            "Arrow views", "trecqr Qrels and Run", "ranx objects", "ir_datasets iterators"]
 
 
 @pytest.fixture(scope="module")

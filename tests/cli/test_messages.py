@@ -186,6 +186,33 @@ def test_swapped_arguments_in_python():
         trecqr.evaluate(R, Q, ["map"])
 
 
+def test_swapped_run_and_qrels_objects_are_named():
+    """trecqr's own Run and Qrels objects swapped, at evaluate and at the drop-in (which
+    takes them as it takes DataFrames): one line that says so, not an AttributeError."""
+    run, qrels = trecqr.load_run(R), trecqr.load_qrels(Q)
+    files = trecqr.evaluate(Q, R, ["map"]).per_query()
+    assert trecqr.evaluate(qrels, run, ["map"]).per_query() == files
+    assert trecqr.RelevanceEvaluator(qrels, {"map"}).evaluate(run) == files
+    for call in (lambda a, b: trecqr.evaluate(a, b, ["map"]),
+                 lambda a, b: trecqr.RelevanceEvaluator(a, {"map"}).evaluate(b)):
+        with pytest.raises(InputError, match=r"^<qrels \w+>: a Run is given as the qrels: "
+                                             r"qrels go first, then the run$"):
+            call(run, qrels)
+        with pytest.raises(InputError, match=r"^<run \w+>: a Qrels is given as the run: "):
+            call(qrels, qrels)
+
+
+def test_ids_in_a_dataframes_index_are_named():
+    """A run whose topic ids a ``set_index`` or ``groupby`` left in the index: the error says
+    where they are and what to do."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"query_id": ["1"], "doc_id": ["d"], "score": [1.0]})
+    with pytest.raises(InputError, match=r"no topic column .*; query_id is the DataFrame's "
+                                         r"index: pass frame.reset_index\(\)$"):
+        trecqr.evaluate(Q, frame.set_index("query_id"), ["map"])
+
+
 def test_a_qrels_line_with_six_other_fields_has_no_hint(tmp_path):
     bad = tmp_path / "q.txt"
     bad.write_text("q1 0 d1 1 x y\n")

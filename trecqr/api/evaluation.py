@@ -56,9 +56,9 @@ def qrels_input(qrels: Input, options: Options):
 def run_input(run: Input, options: Options) -> Input:
     """What the core reads a run from: a dict or a TREC text path as given (the core ranks
     dicts in one pass, and reads or streams files), anything else as columns."""
-    if run.kind in ("dict", "trec", "columns"):
+    if run.kind in ("dict", "trec"):
         return run
-    return Input("columns", run_columns(run, comments=options.v10))
+    return Input("columns", run_columns(run, comments=options.v10))  # a Qrels is refused
 
 
 def decided(obj, options: Options) -> Input:

@@ -33,6 +33,8 @@ from trecqr.engine.plan import pytrec_plan
 from trecqr.engine.pytrec_values import (DictQrels, c_int, normalize_measures, supported_measures,
                                       supported_nicknames)
 
+COLUMN_KINDS = TABLE_KINDS | {"columns"}  # beside pytrec_eval's dicts, read as columns
+
 
 class RelevanceEvaluator:
     """pytrec_eval.RelevanceEvaluator, computed by trecqr (see the module docstring)."""
@@ -42,7 +44,7 @@ class RelevanceEvaluator:
         normalized = normalize_measures(measures)
         columns = None
         given = inputs.decide(query_relevance)
-        if given.kind in TABLE_KINDS:  # DataFrames, Arrow tables, rows, ranx Qrels
+        if given.kind in COLUMN_KINDS:  # DataFrames, Arrow tables, rows, ranx, trecqr's Qrels
             columns = qrels_columns(given)
         else:
             query_relevance = {qid: docs for qid, docs in query_relevance.items()
@@ -65,7 +67,7 @@ class RelevanceEvaluator:
         given = inputs.decide(scores)
         if given.kind == "dict":
             return execute(self._plan, self._qrels, given) if scores else {}
-        if given.kind in TABLE_KINDS:  # DataFrames, Arrow tables, rows, ranx Runs: columns
+        if given.kind in COLUMN_KINDS:  # DataFrames, Arrow tables, rows, ranx, trecqr's Run
             run = run_columns(given)
             return execute(self._plan, self._qrels, Input("columns", run)) if len(run) else {}
         if not scores:

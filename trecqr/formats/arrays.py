@@ -184,9 +184,16 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
 
+# Arrow's view types (pyarrow 16; polars' and DuckDB's text) as the plain types the readers take
+_PLAIN = {"string_view": pa.string(), "binary_view": pa.binary()}
+
+
 def one_chunk(arr) -> pa.Array:
-    """An Array, or a ChunkedArray's chunks as one Array."""
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    """An Array, or a ChunkedArray's chunks as one Array; text and bytes in Arrow's view
+    types as plain ``string`` and ``binary`` (a copy, as polars' ``to_arrow`` makes them)."""
+    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    plain = _PLAIN.get(str(arr.type))
+    return arr if plain is None else arr.cast(plain)
 
 
 def filled(arr, fill) -> np.ndarray:

@@ -39,6 +39,15 @@ def _first_and_rest(obj, source: str):
     raise InputError(source, None, "no rows")
 
 
+def _given(obj, cls, role: str):
+    """A Run or Qrels given where its kind goes; the other one, swapped, is refused by name."""
+    if not isinstance(obj, cls):
+        given = "Run" if isinstance(obj, Run) else "Qrels"
+        raise InputError(f"<{role} {type(obj).__name__}>", None,
+                         f"a {given} is given as the {role}: qrels go first, then the run")
+    return obj
+
+
 def run_columns(inp: Input, *, judged=None, float32: bool | None = None,
                 comments: bool = True) -> Run:
     """A Run from an input of the table above, by its kind (:func:`~.inputs.decide`).
@@ -46,7 +55,7 @@ def run_columns(inp: Input, *, judged=None, float32: bool | None = None,
     9.0.8's float scores); comments: trec_eval 10.0's rule for ``#`` lines."""
     obj, kind = inp.obj, inp.kind
     if kind == "columns":
-        return obj
+        return _given(obj, Run, "run")
     if kind == "dict":
         return run_from_dict(obj)
     if kind == "irds":
@@ -74,7 +83,7 @@ def qrels_columns(inp: Input, *, comments: bool = True) -> Qrels:
     """Qrels from an input of the table above, by its kind (:func:`~.inputs.decide`)."""
     obj, kind = inp.obj, inp.kind
     if kind == "columns":
-        return obj
+        return _given(obj, Qrels, "qrels")
     if kind == "dict":
         return qrels_from_dict(obj)
     if kind == "irds":

@@ -50,12 +50,17 @@ def is_arrow_table(obj) -> bool:
     return isinstance(obj, (pa.Table, pa.RecordBatch))
 
 
-def _pick(names, wanted: tuple, what: str, source: str) -> str:
+def _pick(names, wanted: tuple, what: str, source: str, frame=None) -> str:
+    """The first of the wanted column names present. A DataFrame's index, where a ``groupby``
+    or ``set_index`` leaves the ids, is not read but named in the error."""
     for name in wanted:
         if name in names:
             return name
+    index = [] if frame is None else [n for n in frame.index.names if n is not None]
+    hint = next((f"; {name} is the DataFrame's index: pass frame.reset_index()"
+                 for name in wanted if name in index), "")
     raise InputError(source, None, f"no {what} column (one of {', '.join(wanted)}); "
-                                   f"columns: {', '.join(map(str, names)) or 'none'}")
+                                   f"columns: {', '.join(map(str, names)) or 'none'}{hint}")
 
 
 def _frame_values(frame, name):
@@ -116,7 +121,8 @@ def id_column(arr, what: str, source: str) -> pa.Array:
         raise InputError(source, None, f"row {_first_null(arr)}: {what} is missing")
     typ = arr.type
     if pa.types.is_dictionary(typ):
-        arr = arr.dictionary_decode()
+        arr = pa.DictionaryArray.from_arrays(arr.indices, one_chunk(arr.dictionary))
+        arr = arr.dictionary_decode()  # its values made plain first: Arrow takes no views
         typ = arr.type
     if pa.types.is_floating(typ):  # ids that went through a float column (pandas with NaN)
         values = as_numpy(arr)
@@ -222,10 +228,16 @@ def grade_column(arr, source: str) -> np.ndarray:
     return cut.astype(np.int64)
 
 
+def _picked(obj, wanted: list, source: str) -> dict:
+    """{role: column name} for roles (name, candidates, what) of a DataFrame or Arrow table."""
+    names = obj.columns if is_frame(obj) else obj.schema.names  # a pandas Index: hashed look-ups
+    frame = obj if is_frame(obj) else None
+    return {role: _pick(names, cands, what, source, frame) for role, cands, what in wanted}
+
+
 def _columns(obj, wanted: list, source: str):
     """{role: Arrow column} for roles (name, candidates, what) of a DataFrame or Arrow table."""
-    names = obj.columns if is_frame(obj) else obj.schema.names  # a pandas Index: hashed look-ups
-    picked = {role: _pick(names, cands, what, source) for role, cands, what in wanted}
+    picked = _picked(obj, wanted, source)
     if is_frame(obj):
         arrays = {}
         ids = {picked[role]: what for role, what in (("q", "query id"), ("d", "doc id"))
@@ -291,8 +303,7 @@ def _listed(obj, roles: list, kind: str, source: str, runid: str = "trecqr"):
     None."""
     if not is_frame(obj) or len(obj) > SMALL_ROWS:
         return None
-    names = obj.columns
-    q, d, v = (_pick(names, cands, what, source) for _, cands, what in roles)
+    q, d, v = _picked(obj, roles, source).values()
     if len({q, d, v}) < 3:
         return None
     return listed_frame(_frame_values(obj, q), _frame_values(obj, d), _frame_values(obj, v),
