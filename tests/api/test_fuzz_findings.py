@@ -7,7 +7,9 @@ the reference's or in one line on stderr with exit 2:
   ``validate ikat``);
 - a relevance grade of 2**31 with an ndcg measure (trec_eval lists one gain entry per grade);
 - a UTF-8 byte-order mark in a qrels or run file (trec_eval reads it into the first topic id);
-- ``-m utility.1,2`` (pytrec_eval prints a line per topic and gives 0).
+- ``-m utility.1,2`` (pytrec_eval prints a line per topic and gives 0);
+- a run dict whose scores are all lists (``{"q": {"d": [1.0]}}``; fuzz_api seed 31): numpy read
+  them as rows, ``evaluate`` scored them and ``fuse`` stopped with numpy's ValueError.
 """
 
 from __future__ import annotations
@@ -294,3 +296,17 @@ def test_no_summary_without_per_topic_rows_is_refused(tmp_path):
         "trecqr: -n leaves out the summary rows, and without -q there is nothing else to "
         "print: add -q for the per-topic rows, or leave -n out"]
     assert not out.exists()
+
+
+# ------------------------------------------------------------------------- run dicts
+@pytest.mark.parametrize("score", [[1.0], np.array([0.5]), []])
+def test_a_list_where_a_score_goes_is_refused(score):
+    import trecqr
+    from trecqr.errors import InputError
+
+    run = {"q": {"d1": score, "d2": score}}
+    expected = rf"^<run dict>: query 'q' doc 'd1': score {re.escape(repr(score))} is not a number$"
+    for call in (lambda: trecqr.evaluate({"q": {"d1": 1}}, run, ["map"]),
+                 lambda: trecqr.fuse([run, {"q": {"d1": 1.0}}])):
+        with pytest.raises(InputError, match=expected):
+            call()

@@ -294,6 +294,10 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
         raise InputError(source, None, "scores must be numbers") from None
     except OverflowError:  # an int past the largest double
         arr = np.array([_double(s, source) for s in scores])
+    if arr.ndim != 1:  # every score a list or an array of one size: numpy made rows of them
+        bad = next(i for i, score in enumerate(scores) if np.ndim(score))
+        raise InputError(source, None, f"query {qids[bad]!r} doc {docnos[bad]!r}: score "
+                                       f"{_shown(scores[bad])} is not a number")
     if not np.isfinite(arr).all():  # NaN, infinite, None (numpy's NaN), or past a double
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InputError(source, None, f"query {qids[bad]!r} doc {docnos[bad]!r}: score "
