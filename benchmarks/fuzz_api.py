@@ -115,6 +115,10 @@ def _same_through_every_door(qrels, run, measures):
     tables = _tables(qrels, run)
     if tables is not None:
         others["Arrow tables"] = lambda: trecqr.evaluate(*tables, measures).aggregate()
+        others["Arrow views"] = lambda: trecqr.evaluate(*map(_views, tables),
+                                                        measures).aggregate()
+    others["trecqr columns"] = lambda: trecqr.evaluate(
+        trecqr.load_qrels(qrels), trecqr.load_run(run), measures).aggregate()
     if any(d == {} for d in (*qrels.values(), *run.values())):  # no rows for an empty topic
         others = {k: v for k, v in others.items() if k == "alone"}
     for door, call in others.items():
@@ -169,6 +173,14 @@ def _tables(qrels, run):
                                n: [r[2] for r in rows[n]]}) for n in ("relevance", "score"))
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return None
+
+
+def _views(table):
+    """A table's text columns in Arrow's view type (polars' and DuckDB's text)."""
+    import pyarrow as pa
+
+    return table.cast(pa.schema([(f.name, pa.string_view() if f.type == pa.string() else f.type)
+                                 for f in table.schema]))
 
 
 def _same(a: dict, b: dict) -> bool:
