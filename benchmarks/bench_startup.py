@@ -9,6 +9,11 @@ interleaved (trec_eval, trecqr, trec_eval, ...) so that a burst of load hits bot
 * an organiser run: shared/data's cast2021/qrels-docs.2021.qrel with docrun_org_manual_bm25.run
   (the official document qrels and the organisers' BM25 run, 1.1 MB).
 
+Then the same for a script that imports the pytrec_eval drop-in and calls it once
+(``import trecqr as pytrec_eval``), against pytrec_eval itself: one topic written in the
+script, and the fixture read by the module's own ``parse_qrel`` / ``parse_run``; the
+outputs (JSON of the values) must be equal.
+
 Reported: the median wall time of each tool and their ratio, and the floor of any Python
 command line (``python -c pass``, and ``python -c "import numpy"``). Every trecqr output is
 checked to be trec_eval's, byte for byte. The machine is shared: measure idle, and compare the
@@ -55,6 +60,45 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.0f}"
 
 
+# a one-call script: {module} is pytrec_eval or trecqr, {case} the case's inputs
+_ONE_CALL = """
+import json
+import {module} as pytrec_eval
+{case}
+values = pytrec_eval.RelevanceEvaluator(qrels, {{"map", "ndcg_cut.3", "recip_rank", "P.10"}})
+print(json.dumps(values.evaluate(run), sort_keys=True))
+"""
+_ONE_TOPIC = 'qrels = {"q": {"d1": 1, "d2": 0}}; run = {"q": {"d1": 0.5, "d2": 0.9}}'
+_FILES = """
+with open({qrels!r}) as fh:
+    qrels = pytrec_eval.parse_qrel(fh)
+with open({run!r}) as fh:
+    run = pytrec_eval.parse_run(fh)
+"""
+
+
+def _one_call_table(repeat: int) -> None:
+    fixture = ROOT / "fixtures/cast2021"
+    cases = [("one topic, written in the script", _ONE_TOPIC),
+             ("fixture: parse_qrel, parse_run (3,354 lines)",
+              _FILES.format(qrels=str(fixture / "qrels.txt"),
+                            run=str(fixture / "manual_bm25.run")))]
+    print("| script | pytrec_eval (ms) | trecqr (ms) | trecqr / pytrec_eval | same output |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for name, case in cases:
+        cmds = [[sys.executable, "-c", _ONE_CALL.format(module=m, case=case)]
+                for m in ("pytrec_eval", "trecqr")]
+        times, outs = ([], []), ([], [])
+        for _ in range(repeat):
+            for i, cmd in enumerate(cmds):
+                wall, out = _timed(cmd)
+                times[i].append(wall)
+                outs[i].append(out)
+        pt, tq = (statistics.median(t) for t in times)
+        same = all(a == b for a, b in zip(*outs))
+        print(f"| {name} | {_ms(pt)} | {_ms(tq)} | {tq / pt:.2f}x | {'yes' if same else 'NO'} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=21, help="runs of each tool per case")
@@ -93,6 +137,8 @@ def main() -> None:
             same = same and tq_out == te_out
         te, tq = statistics.median(te_times), statistics.median(tq_times)
         print(f"| {name} | {_ms(te)} | {_ms(tq)} | {tq / te:.1f}x | {'yes' if same else 'NO'} |")
+    print()
+    _one_call_table(args.repeat)
     print()
     print("Python's floor on this machine: "
           + "; ".join(f"`{name}` {_ms(t)} ms" for name, t in floor.items()))

@@ -5,6 +5,9 @@ trecqr/, read with ast):
   function), and no module outside it ends the process or writes to the terminal itself
   (``print``, ``sys.exit``, ``os._exit``, ``sys.stderr``): libraries raise, warn, or send their
   progress and info lines to :mod:`trecqr.runtime.progress`.
+* **pyarrow is taken from trecqr.runtime.deferred**, never imported by a module itself: a
+  call that does not reach Arrow (the drop-in on dicts, ``trecqr -h``) does not load it, and a
+  small run loads none of ``pyarrow.compute`` (tests/runtime/test_deferred.py).
 * **Imports are at the top of each module**, so that a file's header says what it touches. The
   function-level imports that remain are exactly :data:`LAZY`, each with why it is lazy and the
   start-up time it saves (``python -X importtime``, cumulative, on the development machine;
@@ -34,8 +37,6 @@ LAZY = {
     ("trecqr.runtime.launch", "trecqr.cli"): "the early signal handlers are installed before click, "
                                      "numpy and pyarrow load (~100 ms in which a Ctrl-C would "
                                      "otherwise print a traceback)",
-    ("trecqr.cli", "pyarrow"): "jemalloc for the command's work; `trecqr -h` and --version skip "
-                               "Arrow (~60 ms)",
     ("trecqr.retrieval", "trecqr.retrieval.bm25"): "the package's lazy export table "
                                                    "(build_index, search...): `import "
                                                    "trecqr.retrieval` stays light",
@@ -106,30 +107,12 @@ LAZY = {
     ("trecqr.formats.irds_files", "ir_datasets.formats"): "ir_datasets, above",
     ("trecqr.formats.irds_files", "ir_datasets.util"): "ir_datasets, above",
     ("trecqr.formats.irds_files", "ir_datasets.util.download"): "ir_datasets, above",
-    # a small run and qrels are read without pyarrow.compute and pyarrow.csv (~40 ms together)
-    ("trecqr.formats.writer", "pyarrow.compute"): "writing runs and qrels only: reading a small "
-                                                  "run needs none (~40 ms)",
-    ("trecqr.formats.order", "pyarrow.compute"): "ranking a run's columns: a small run is "
-                                                 "ranked as dicts by the C pass (~40 ms)",
-    ("trecqr.formats.diversity", "pyarrow.compute"): "diversity qrels and runs only: "
-                                                     "formats.objects imports the module for "
-                                                     "every input (~40 ms)",
-    ("trecqr.formats.prefs", "pyarrow.compute"): "preference files only (~40 ms)",
-    ("trecqr.formats.qrels_jg", "pyarrow.compute"): "judgment-group qrels only (~40 ms)",
-    ("trecqr.formats.arrays", "pyarrow.compute"): "distinct and positions of large columns "
-                                                  "only: a small file's take a dict (~40 ms)",
     ("trecqr.cli.engine_choice", "trecqr.report.bounds"): "--bounds only: its populations and "
                                                           "text table (~10 ms of every eval)",
     ("trecqr.api.views", "html"): "the Results' reprs only: html.entities (~6 ms of every eval)",
-    ("trecqr.formats.textio", "pyarrow.csv"): "files the C scanner or the small-file split "
-                                              "leave (gzip, large qrels...; ~5 ms)",
     ("trecqr.runtime.memory", "ctypes"): "under a memory cap only (fit_process): ctypes.util "
                                          "loads subprocess, shutil and tempfile (~10 ms)",
     ("trecqr.runtime.memory", "ctypes.util"): "ctypes, above",
-    # Parquet, Feather and JSONL runs: pyarrow's readers, loaded by the file kind that needs one
-    ("trecqr.formats.colfiles", "pyarrow.parquet"): "Parquet files only (~40 ms)",
-    ("trecqr.formats.colfiles", "pyarrow.feather"): "Feather files only (~15 ms)",
-    ("trecqr.formats.colfiles", "pyarrow.json"): "JSONL files only (~5 ms)",
     # pandas: an optional extra, for DataFrame outputs only (DataFrame inputs are duck-typed)
     ("trecqr.api.views", "pandas"): "Results.to_dataframe only; pandas extra (~170 ms)",
     ("trecqr.report.comparison_views", "pandas"): "Comparison.to_dataframe only; pandas extra "
@@ -180,6 +163,14 @@ def test_no_module_outside_the_command_line_imports_click():
     found = sorted(f"{m}:{line} imports {t}" for m, p in modules().items() if not _is_cli(m)
                    for t, line, _ in imports(m) if t == "click" or t.startswith("click."))
     assert found == []
+
+
+def test_pyarrow_is_imported_only_through_the_deferred_handles():
+    found = sorted(f"{m}:{line} imports {t}" for m, p in modules().items()
+                   for t, line, _ in imports(m) if t == "pyarrow" or t.startswith("pyarrow."))
+    assert found == []
+    assert ("trecqr.formats.run", "trecqr.runtime.deferred") in {
+        (m, t) for m in modules() for t, _, _ in imports(m)}  # the rule sees the handles
 
 
 def test_function_level_imports_are_the_documented_list():

@@ -70,11 +70,13 @@ def _one_memory_line(res) -> str:
 
 
 @pytest.mark.parametrize("door", sorted(DOORS))
-@pytest.mark.parametrize("kb", [100_000, 150_000, 200_000, 240_000])
+@pytest.mark.parametrize("kb", [100_000, 150_000, 200_000, 210_000])
 def test_eval_under_a_cap_too_small_for_it_is_one_line(door, kb):
-    """The README's run under ulimit -v 100000-240000: one line, exit 2 (at 200000 it was two
-    tracebacks: a MemoryError importing pyarrow, another in the error handler). It runs under
-    250000 since the console script leaves pyarrow.compute unloaded."""
+    """The README's run under ulimit -v 100000-210000: one line, exit 2 (at 200000 it was two
+    tracebacks: a MemoryError importing pyarrow, another in the error handler). Both doors run
+    it under 230000 on the development machine, since neither loads pyarrow.compute for it
+    (runtime/deferred.py; both needed 250000 when the console script's own stand-in
+    deferred it)."""
     line = _one_memory_line(_capped_eval(door, kb))
     assert f"(ulimit -v {kb})" in line
 

@@ -13,8 +13,8 @@ import sys
 from functools import lru_cache
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.api.views import ResultsViews
 from trecqr.formats import Qrels, Run
 from trecqr.formats.diversity import (DiversityQrels, detect_diversity, load_diversity_qrels,

@@ -7,8 +7,8 @@ reads qrels, prefs and judgment groups files, and runs the plan
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.api.evaluation import load_run, run_plan, score_diversity
 from trecqr.errors import UsageError
 from trecqr.formats.diversity import read_diversity_qrels

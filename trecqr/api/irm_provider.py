@@ -23,10 +23,10 @@ from __future__ import annotations
 import warnings
 
 import ir_measures
-import pyarrow.compute as pc
 from ir_measures.providers import Evaluator, Provider
 from ir_measures.util import Metric
 
+from trecqr.runtime.deferred import pc
 from trecqr.api.evaluation import evaluate
 from trecqr.errors import InputError, TrecqrError
 from trecqr.formats import inputs

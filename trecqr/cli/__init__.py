@@ -18,6 +18,7 @@ import sys
 
 import click
 
+from trecqr.runtime.deferred import pa
 from trecqr.cli.lifecycle import run_main
 from trecqr.cli.options import CONTEXT
 
@@ -27,8 +28,6 @@ def _lean_arrow_memory() -> None:
     reads a file of millions of lines once, and its peak memory is what users see."""
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):  # chosen (memory.fit_process, a user)
         return
-    import pyarrow as pa  # lazy (tests/test_imports.py): `trecqr -h` and --version skip Arrow
-
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
         pa.jemalloc_set_decay_ms(0)

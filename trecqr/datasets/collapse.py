@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.formats.arrays import arrow_indices, as_numpy
 from trecqr.formats.order import qid_codes, trec_order
 from trecqr.formats.run import read_run, Run, write_run

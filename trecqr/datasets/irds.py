@@ -25,9 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import UsageError
 from trecqr.formats import Qrels, write_qrels
 # the local-only ir_datasets access lives with the inputs (irds: qrels and runs use it too)

@@ -37,9 +37,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError, UsageError
 
 CANONICAL = "canonical"

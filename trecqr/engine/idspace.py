@@ -21,8 +21,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pc
 from trecqr.formats.arrays import as_numpy, string_array
 from trecqr.rankings.build import NONPOOL
 

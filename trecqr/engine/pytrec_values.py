@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.formats import Qrels
 from trecqr.formats.arrays import as_numpy, grouped_dicts, id_array, require_utf8
 from trecqr.formats.qrels import dict_grades

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pc
 from trecqr.formats import Run, read_run, run_from_dict
 from trecqr.formats.arrays import distinct, grouped_dicts, key_ids
 from trecqr.formats.textio import SAMPLE

@@ -16,9 +16,8 @@ import dataclasses
 import os
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError
 from trecqr.runtime.memory import stream_plan
 from trecqr.formats import run as run_format, runstream

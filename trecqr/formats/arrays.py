@@ -15,8 +15,8 @@ from __future__ import annotations
 from itertools import groupby
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError
 
 IDX = np.int32  # row indices and codes: runs of up to 2**31 lines
@@ -26,9 +26,10 @@ def fits_int64(value: int) -> bool:
     """Whether an integer (a grade) fits the int64 every route reads grades as."""
     return -(1 << 63) <= value < (1 << 63)
 
-_NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
-          pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32,
-          pa.uint64(): np.uint64, pa.float32(): np.float32, pa.float64(): np.float64}
+# numpy's type of each Arrow number type, by the type's name (Arrow itself loads on first use)
+_NUMPY = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+          "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+          "float": np.float32, "double": np.float64}
 
 
 def _chunk(arr: pa.Array) -> np.ndarray:
@@ -37,7 +38,7 @@ def _chunk(arr: pa.Array) -> np.ndarray:
     if pa.types.is_boolean(arr.type):
         arr = arr.cast(pa.int8())
         return _chunk(arr).astype(bool)
-    dtype = _NUMPY.get(arr.type)
+    dtype = _NUMPY.get(str(arr.type))
     if dtype is None:
         raise TypeError(f"no numpy view of Arrow type {arr.type}")
     buf = arr.buffers()[1]
@@ -53,7 +54,7 @@ def as_numpy(arr) -> np.ndarray:
         if arr.num_chunks == 1:
             return _chunk(arr.chunk(0))
         if arr.num_chunks == 0:
-            return np.zeros(0, _NUMPY.get(arr.type, np.int64))
+            return np.zeros(0, _NUMPY.get(str(arr.type), np.int64))
         return np.concatenate([_chunk(c) for c in arr.chunks])
     return _chunk(arr)
 
@@ -160,8 +161,6 @@ SMALL_SET = 1 << 16  # strings up to which a Python dict does a set operation: a
 def distinct(arr) -> pa.Array:
     """The distinct strings of an Arrow string column, in first-seen order (``pc.unique``'s)."""
     if len(arr) > SMALL_SET:
-        import pyarrow.compute as pc  # here: a small file is read without it (~40 ms)
-
         return pc.unique(arr)
     return string_array(list(dict.fromkeys(arr.to_pylist())))
 
@@ -169,8 +168,6 @@ def distinct(arr) -> pa.Array:
 def positions(arr, value_set) -> np.ndarray:
     """Each string's position in value_set (int32, ``pc.index_in``'s); every string is in it."""
     if len(arr) > SMALL_SET or len(value_set) > SMALL_SET:
-        import pyarrow.compute as pc  # as in distinct
-
         return as_numpy(pc.index_in(arr, value_set=value_set))
     index = {v: i for i, v in enumerate(value_set.to_pylist())}
     return np.fromiter(map(index.__getitem__, arr.to_pylist()), dtype=np.int32, count=len(arr))
@@ -185,7 +182,7 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
 
 
 # Arrow's view types (pyarrow 16; polars' and DuckDB's text) as the plain types the readers take
-_PLAIN = {"string_view": pa.string(), "binary_view": pa.binary()}
+_PLAIN = {"string_view": "string", "binary_view": "binary"}
 
 
 def one_chunk(arr) -> pa.Array:
@@ -193,7 +190,7 @@ def one_chunk(arr) -> pa.Array:
     types as plain ``string`` and ``binary`` (a copy, as polars' ``to_arrow`` makes them)."""
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     plain = _PLAIN.get(str(arr.type))
-    return arr if plain is None else arr.cast(plain)
+    return arr if plain is None else arr.cast(getattr(pa, plain)())
 
 
 def filled(arr, fill) -> np.ndarray:
@@ -205,7 +202,7 @@ def filled(arr, fill) -> np.ndarray:
         if not chunk.null_count:
             parts.append(_chunk(chunk))
             continue
-        dtype = _NUMPY[chunk.type]
+        dtype = _NUMPY[str(chunk.type)]
         values = np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk),
                                offset=chunk.offset * np.dtype(dtype).itemsize)
         bits = np.unpackbits(np.frombuffer(chunk.buffers()[0], dtype=np.uint8),
@@ -213,7 +210,7 @@ def filled(arr, fill) -> np.ndarray:
         valid = bits[chunk.offset:chunk.offset + len(chunk)].astype(bool)
         parts.append(np.where(valid, values, fill).astype(dtype))
     if not parts:
-        return np.zeros(0, _NUMPY.get(arr.type, np.int64))
+        return np.zeros(0, _NUMPY.get(str(arr.type), np.int64))
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 

@@ -24,8 +24,8 @@ import json
 import os
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, parquet as pq, feather, pajson
 from trecqr.errors import InputError
 from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import Run
@@ -100,15 +100,9 @@ def read_table(path, kind: str) -> pa.Table:
     name = os.fspath(path)
     try:
         if kind == "parquet":
-            import pyarrow.parquet as pq
-
             return pq.read_table(name)
         if kind == "feather":
-            import pyarrow.feather as feather
-
             return feather.read_table(name)
-        import pyarrow.json as pajson
-
         src = read_source(name)  # decompressed, BOM dropped, binary refused
         return pajson.read_json(pa.BufferReader(pa.py_buffer(src.data)))
     except InputError:

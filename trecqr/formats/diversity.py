@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError
 from trecqr.formats.arrays import fits_int64, id_array, key_id, key_ids
 from trecqr.formats.qrels import Qrels
@@ -59,8 +59,6 @@ class DiversityQrels:
 
 
 def _int_grades(col: pa.Array, name: str, lines=None) -> np.ndarray:
-    import pyarrow.compute as pc  # lazy: diversity inputs only (~40 ms)
-
     ok = pc.match_substring_regex(col, r"^[+-]?[0-9]+$").to_numpy(zero_copy_only=False)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
@@ -76,8 +74,6 @@ def _int_grades(col: pa.Array, name: str, lines=None) -> np.ndarray:
 def _check_duplicates(q: DiversityQrels, lines=None) -> None:
     """A (topic, subtopic, docno) judged twice is an error (ndeval's result would depend on its
     sort order)."""
-    import pyarrow.compute as pc  # lazy: above
-
     if not len(q):
         return
     keys = pc.binary_join_element_wise(q.qid, q.subtopic, q.docno, "\x00")
@@ -204,8 +200,6 @@ def load_diversity_qrels(obj) -> DiversityQrels:
 def has_subtopics(qid: pa.Array, second: pa.Array, docno: pa.Array) -> bool:
     """Whether some (topic, docno) repeats with different values in the second column: the
     file judges documents per subtopic."""
-    import pyarrow.compute as pc  # lazy: above
-
     if len(qid) < 2:
         return False
     table = pa.table({"q": qid, "d": docno, "s": second})
@@ -262,8 +256,6 @@ def run_in_rank_order(path):
     score). The :class:`~trecqr.formats.run.Run` returned scores each line minus its rank, so
     that any score-descending ranking follows the rank column. As in ndeval, a rank must be a
     natural number, and a rank or a docno repeated within a topic is an error."""
-    import pyarrow.compute as pc  # lazy: above
-
     src = read_source(path)
     table = arrow_fields(src, comments=False)
     if table is None or table.num_columns < 6 or table.num_rows == 0:

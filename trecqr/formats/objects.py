@@ -20,8 +20,7 @@ rows: ir_datasets' ``qrels_iter()``...          :func:`.tables.rows_table`
 
 from __future__ import annotations
 
-import pyarrow as pa
-
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError
 from trecqr.formats.colfiles import (read_three_column_qrels, read_three_column_run, table_qrels,
                                     table_run)

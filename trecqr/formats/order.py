@@ -8,16 +8,14 @@ order, so it lives here, below the scorer.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.formats.arrays import IDX, arrow_indices, arrow_numbers, as_numpy
 
 
 # --------------------------------------------------------------------------- qid codes
 def _blocks(qid: pa.Array):
     """Starts of runs of equal qids, and the qid of each run (cheap when files are grouped)."""
-    import pyarrow.compute as pc  # lazy: ranking a run's columns (a small run is ranked as dicts)
-
     n = len(qid)
     if n == 0:
         return np.zeros(0, IDX), []
@@ -71,8 +69,6 @@ def sort_ties(order, qcode: np.ndarray, score: np.ndarray, docno):
     in_group[1:] |= tie
     pos = np.flatnonzero(in_group)
     group = np.cumsum(np.concatenate([[1], ~tie[pos[:-1]]]))  # new group unless tied to prev
-    import pyarrow.compute as pc  # lazy: above
-
     table = pa.table({"g": arrow_numbers(group), "d": docno.take(arrow_indices(order[pos]))})
     within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
     order[pos] = order[pos][as_numpy(within)]

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError
 from trecqr.formats.textio import Source, arrow_fields, python_lines, read_source
 
@@ -75,8 +75,6 @@ def read_columns(src: Source, nfields: int, names: str, comments: bool, number_c
 
 def _finite_floats(col: pa.Array) -> bool:
     """Every value a plain decimal number (atof reads "0x10" or "1abc" otherwise) and finite."""
-    import pyarrow.compute as pc  # lazy: preference files only (~40 ms)
-
     if not pc.all(pc.match_substring_regex(col, "^" + _FLOAT_RE + "$")).as_py():
         return False
     return bool(np.isfinite(col.cast(pa.float64()).to_numpy(zero_copy_only=False)).all())

@@ -15,8 +15,8 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError
 from trecqr.formats.arrays import Listed, as_numpy, fits_int64, id_array, key_id, key_ids
 from trecqr.formats.run import SMALL_FILE, parse_score

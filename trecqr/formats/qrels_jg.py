@@ -13,8 +13,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError
 from trecqr.formats.prefs import read_columns
 from trecqr.formats.qrels import TruncatedGradeWarning
@@ -42,8 +42,6 @@ class QrelsJG:
 
 
 def _integers(col: pa.Array) -> bool:
-    import pyarrow.compute as pc  # lazy: judgment-group qrels only (~40 ms)
-
     return pc.all(pc.match_substring_regex(col, r"^[+-]?\d+$")).as_py()
 
 
@@ -81,8 +79,6 @@ def read_qrels_jg(path, *, comments: bool = True) -> QrelsJG:
 
 def _check_duplicates(q: QrelsJG, src, comments: bool) -> None:
     """A docno twice in one judgment group of a topic: trec_eval's "duplicate docs"."""
-    import pyarrow.compute as pc  # lazy: judgment-group qrels only (~40 ms)
-
     table = pa.table({"q": q.qid, "j": q.jg, "d": q.docno})
     counts = table.group_by(["q", "j", "d"]).aggregate([([], "count_all")])
     dup = pc.greater(counts.column("count_all"), 1)

@@ -13,9 +13,9 @@ Imported only for a ranx object: numba is loaded then anyway (ranx needs it).
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 from numba import njit
 
+from trecqr.runtime.deferred import pa
 from trecqr.formats.arrays import arrow_indices, arrow_numbers, not_utf8_id, utf8_array
 
 

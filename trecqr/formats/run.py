@@ -14,8 +14,8 @@ import stat
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError
 from trecqr.formats.arrays import (Listed, arrow_indices, arrow_numbers, as_numpy, id_array,
                                    key_id, key_ids, string_array)

@@ -27,8 +27,7 @@ import shutil
 import tempfile
 import threading
 
-import pyarrow as pa
-
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError
 from trecqr.formats.textio import refuse_bom
 from trecqr.formats import _scan

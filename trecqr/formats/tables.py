@@ -28,8 +28,8 @@ from __future__ import annotations
 from operator import itemgetter
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError
 from trecqr.formats.arrays import SMALL_ROWS, as_numpy, key_id, not_utf8_among, one_chunk
 from trecqr.formats.qrels import ListedQrels, Qrels, parse_grade, warn_truncated

@@ -30,8 +30,8 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, pacsv
 from trecqr.errors import InputError
 from trecqr.runtime.special_files import open_input, read_bounded
 
@@ -329,8 +329,6 @@ def arrow_fields(source: Source, *, comments: bool,
     take hexadecimal (``0x1`` is 1, where trec_eval's atol reads 0), so the field then stays
     text, for the caller's line reader to check. None also when that field is not an integer
     on every line."""
-    import pyarrow.csv as pacsv  # lazy: larger files only (small ones are split in Python)
-
     data, delim = normalise(decode_text(source), comments)
     start = _NOT_NEWLINE.search(data)
     if start is None:

@@ -16,8 +16,8 @@ import sys
 import tempfile
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError
 from trecqr.formats.arrays import string_array
 from trecqr.runtime.interrupts import signals_blocked
@@ -109,8 +109,6 @@ def atomic_write_text(path, text: str) -> None:
 
 def _line_buffers(lines):
     """Each chunk of an Arrow string array as one buffer of ``value\\n`` lines."""
-    import pyarrow.compute as pc  # lazy: writing only (reading a small run needs none, ~40 ms)
-
     chunks = lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]
     for chunk in chunks:
         if len(chunk):
@@ -165,8 +163,6 @@ def atomic_write_fields(path, columns: list) -> None:
     """Write Arrow string columns as lines of space-separated fields, atomically. The newline
     goes on the last field first (a runid, a grade: short), so the long fields are joined once
     and the lines are written from Arrow's buffers as they are."""
-    import pyarrow.compute as pc  # lazy: writing only, above
-
     text = pa.string()
     if any(pa.types.is_large_string(c.type) for c in columns):  # past 2 GiB: one type for all
         text = pa.large_string()

@@ -19,8 +19,8 @@ per topic (``np.*.reduceat`` over the topic starts). ranx's definitions, per run
 from __future__ import annotations
 
 import numpy as np
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pc
 from trecqr.formats.arrays import as_numpy
 from trecqr.fusion.pool import Pool
 

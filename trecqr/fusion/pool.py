@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.formats.arrays import IDX, arrow_indices, as_numpy, string_array
 from trecqr.formats.order import qid_codes, sort_ties, trec_order
 from trecqr.formats.run import Run

@@ -14,9 +14,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.formats.arrays import as_numpy
 from trecqr.fusion.pool import Pool
 from trecqr.fusion.positional import BAYES_CUTOFFS, SEGMENT_EDGES

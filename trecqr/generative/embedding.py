@@ -28,8 +28,8 @@ import os
 import zlib
 
 import numpy as np
-import pyarrow.parquet as pq
 
+from trecqr.runtime.deferred import parquet as pq
 from trecqr.errors import InputError
 from trecqr.formats.textio import unreadable
 

@@ -44,8 +44,8 @@ import math
 import os
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.formats.run import Run
 from trecqr.fusion import comb as fusion_comb
 from trecqr.fusion import normalization as fusion_norm

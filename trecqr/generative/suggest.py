@@ -52,8 +52,7 @@ from __future__ import annotations
 
 import math
 
-import pyarrow.compute as pc
-
+from trecqr.runtime.deferred import pc
 from trecqr.datasets.sessions import logs as S
 from trecqr.datasets.fields import check_named_fields
 from trecqr.api.evaluation import evaluate, load_run, score_diversity

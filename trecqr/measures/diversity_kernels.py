@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.rankings.irm import ranking, topic_codes
 
 

@@ -18,9 +18,8 @@ The provider's rules, reproduced here:
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import UsageError
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run

@@ -46,8 +46,8 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.api.evaluation import score_trec
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.order import trec_order

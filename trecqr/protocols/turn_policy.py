@@ -28,9 +28,8 @@ holds what acts on a run: the ``min_results`` cut and the ``empty`` turns that c
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.formats.run import Run
 
 

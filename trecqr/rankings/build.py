@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pc
 from trecqr.errors import InputError, NoCommonTopicsError
 from trecqr.formats.arrays import as_numpy, positions, sorted_distinct
 from trecqr.rankings.trec_order import qid_codes, raise_duplicate, ranked_columns

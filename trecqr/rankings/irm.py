@@ -19,9 +19,8 @@ counts twice, as in every one of these providers).
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.formats.arrays import (arrow_indices, arrow_mask, arrow_numbers, as_numpy, filled,
                               string_array)
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.rankings.prefs_counts import flat, sorted_codes, topic_codes, with_bogus_rows
 from trecqr.formats.order import qid_codes, trec_order
 from trecqr.rankings.build import NONPOOL, UNJUDGED, Rankings

@@ -23,9 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.formats.run import Run
 from trecqr.rankings.prefs_groups import RowNames, TopicPrefs, class_group_counts, matrix_group_counts
 

@@ -9,9 +9,8 @@ table's, a file's the C scanner could not read in topic blocks) are ranked in on
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError
 from trecqr.formats.textio import repeated_at
 from trecqr.rankings._columns import rank_columns, topic_codes

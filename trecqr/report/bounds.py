@@ -36,9 +36,8 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.api.evaluation import load_qrels, load_run, score_trec
 from trecqr.engine.evaluator import Column
 from trecqr.engine.names import IrMeasuresColumn

@@ -17,9 +17,8 @@ import math
 import os
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.datasets.rewrites.topics import read_rewrites
 from trecqr.datasets.topics import Topics, format_of, read_topics
 from trecqr.datasets.turn_ids import split_id

@@ -31,8 +31,8 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pc
 from trecqr.api.evaluation import load_qrels
 from trecqr.api.many import score_trec_many
 from trecqr.errors import UsageError

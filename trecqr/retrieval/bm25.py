@@ -25,8 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError, UsageError
 from trecqr.runtime.progress import progress, progress_bar
 from trecqr.runtime.workers import worker_pool

@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError, UsageError
 from trecqr.runtime.progress import progress_bar
 from trecqr.retrieval.collections import collection_label, iter_collection

@@ -23,10 +23,8 @@ import warnings
 import zlib
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pcsv
 
+from trecqr.runtime.deferred import pa, pc, pacsv as pcsv
 from trecqr.datasets.topics import read_topics, Topics
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.run import Run

@@ -15,14 +15,9 @@ would otherwise print its own message and exit 1.
 """
 
 import gc
-import importlib  # with importlib.util, sys and types: loaded already by Python's start-up
-import importlib.util
 import os
-import sys
-import types
 
 import _signal  # the C module: ``signal`` builds its enums first, which takes a while
-import _thread  # the C module: ``threading`` is not loaded yet
 
 _LINES = {}
 _OUT_OF_MEMORY = b"trecqr: out of memory\n"
@@ -68,60 +63,11 @@ def entry() -> None:
         if problem is not None:
             os.write(2, problem.encode() + b"\n")
             os._exit(2)
-        _defer_pyarrow_compute()
         from trecqr.cli import entry as run
 
         run()  # ends the process itself (os._exit), unless its own error path fails
     except BaseException as exc:  # noqa: BLE001 - the last guard: one line, whatever happened
         _last_line(exc)
-
-
-def _defer_pyarrow_compute() -> None:
-    """Make ``pyarrow.compute`` load on its first use in this process, not on its import.
-
-    Its import builds a Python function for each of Arrow's compute kernels (40-70 ms, more
-    than the rest of a small run's scoring); a small run needs none of them (the string set
-    operations of :mod:`trecqr.formats.arrays` take a dict below their size cut), and a
-    larger one loads it where it first calls one. A one-shot import hook gives the first
-    ``import pyarrow.compute`` a stand-in whose first attribute read imports the real module
-    (``importlib.util.LazyLoader`` cannot: ``import`` reads ``__spec__``, which loads it), and
-    nothing loads pyarrow here (``trecqr -h`` skips it). Only the console script defers it:
-    its process is ours, an importer's is not."""
-    if "pyarrow.compute" not in sys.modules:
-        sys.meta_path.insert(0, _DeferredImport("pyarrow.compute"))
-
-
-class _DeferredImport:
-    """The import hook of :func:`_defer_pyarrow_compute`: finder and loader of the stand-in."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def find_spec(self, name, path=None, target=None):
-        if name != self.name:
-            return None
-        sys.meta_path.remove(self)  # once: the stand-in's first use imports the real module
-        return importlib.util.spec_from_loader(name, self)
-
-    def create_module(self, spec):
-        lock = _thread.RLock()
-
-        class Deferred(types.ModuleType):
-            def __getattr__(self, attr):  # an attribute not here: the real module's
-                if attr == "__path__":  # which import reads; the real module has none either
-                    raise AttributeError(attr)
-                with lock:
-                    real = sys.modules.get(spec.name)
-                    if real is self or real is None:  # first use: import it, and hold it
-                        sys.modules.pop(spec.name, None)
-                        real = importlib.import_module(spec.name)
-                        self.__dict__.update(real.__dict__)
-                return getattr(real, attr)
-
-        return Deferred(spec.name)
-
-    def exec_module(self, module) -> None:
-        pass
 
 
 def _last_line(exc: BaseException) -> None:

@@ -34,8 +34,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pc
 from trecqr.datasets.dataset_topics import dataset_topics
 from trecqr.protocols.presets import preset as get_preset
 from trecqr.protocols.presets import protocol_scores

@@ -28,9 +28,8 @@ from collections import Counter
 from dataclasses import replace
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.datasets.rewrites.candidates import Policy, first_note, parse_policy
 from trecqr.datasets.topics import Topics
 from trecqr.errors import UsageError

@@ -48,8 +48,8 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pc
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.qrels import read_qrels, write_qrels
 from trecqr.formats.writer import atomic_write_text

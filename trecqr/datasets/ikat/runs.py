@@ -26,8 +26,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError
 from trecqr.formats.run import Run
 from trecqr.datasets.records import load_json

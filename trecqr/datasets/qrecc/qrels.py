@@ -27,9 +27,8 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.qrels import Qrels, read_qrels, write_qrels
 from trecqr.formats.textio import read_source

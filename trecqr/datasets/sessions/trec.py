@@ -44,8 +44,8 @@ import json
 import math
 
 import numpy as np
-import pyarrow as pa
 
+from trecqr.runtime.deferred import pa
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run

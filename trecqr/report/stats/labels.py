@@ -21,9 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from trecqr.runtime.deferred import pa, pc
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.arrays import as_numpy
 from trecqr.formats.textio import repeated_at
