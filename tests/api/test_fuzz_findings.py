@@ -299,7 +299,7 @@ def test_no_summary_without_per_topic_rows_is_refused(tmp_path):
 
 
 # ------------------------------------------------------------------------- run dicts
-@pytest.mark.parametrize("score", [[1.0], np.array([0.5]), []])
+@pytest.mark.parametrize("score", [[1.0], np.array([0.5]), [], {"a": 1}])
 def test_a_list_where_a_score_goes_is_refused(score):
     import trecqr
     from trecqr.errors import InputError
@@ -310,3 +310,22 @@ def test_a_list_where_a_score_goes_is_refused(score):
                  lambda: trecqr.fuse([run, {"q": {"d1": 1.0}}])):
         with pytest.raises(InputError, match=expected):
             call()
+
+
+@pytest.mark.parametrize("max_docs", [None, 10])  # the C pass over dicts, and the numpy route
+def test_text_scores_in_a_dict_are_refused_as_pytrec_eval_refuses_them(max_docs):
+    """A dict's scores are numbers (any type float() takes but text): ``"1.5"`` was read by
+    numpy's parser, where the same dict's text grade was refused and the drop-in raised
+    pytrec_eval's TypeError. A DataFrame's text column keeps its own documented rule."""
+    from decimal import Decimal
+
+    import trecqr
+    from trecqr.errors import InputError
+
+    qrels = {"q": {"d1": 1}}
+    with pytest.raises(InputError, match=r"^<run dict>: query 'q' doc 'd1': score '1.5' is "
+                                         r"text, not a number: a dict's scores are numbers"):
+        trecqr.evaluate(qrels, {"q": {"d1": "1.5", "d2": 2.0}}, ["map"], max_docs=max_docs)
+    numbers = {"q": {"d1": Decimal("0.5"), "d2": np.float32(2.0), "d3": True}}
+    assert trecqr.evaluate(qrels, numbers, ["map"], max_docs=max_docs).aggregate() == {
+        "map": 1 / 3}

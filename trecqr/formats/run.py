@@ -288,20 +288,7 @@ def run_from_dict(run: dict, source: str = "<run dict>", runid: str = "trecqr") 
         qids.extend([qid] * len(docs))
         docnos.extend(key_ids(docs, source, f"query {qid!r}: docno"))
         scores.extend(docs.values())
-    try:
-        arr = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(source, None, "scores must be numbers") from None
-    except OverflowError:  # an int past the largest double
-        arr = np.array([_double(s, source) for s in scores])
-    if arr.ndim != 1:  # every score a list or an array of one size: numpy made rows of them
-        bad = next(i for i, score in enumerate(scores) if np.ndim(score))
-        raise InputError(source, None, f"query {qids[bad]!r} doc {docnos[bad]!r}: score "
-                                       f"{_shown(scores[bad])} is not a number")
-    if not np.isfinite(arr).all():  # NaN, infinite, None (numpy's NaN), or past a double
-        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise InputError(source, None, f"query {qids[bad]!r} doc {docnos[bad]!r}: score "
-                                       f"{_shown(scores[bad])} is not a finite number")
+    arr = _dict_scores(scores, qids, docnos, source)
     return Run(id_array(qids, source), id_array(docnos, source), arr, runid, source,
                empty_topics=tuple(empty))
 
@@ -312,16 +299,43 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
-def _double(score, source: str) -> float:
-    """A score as numpy reads it into a double (None as NaN), inf where it is too large."""
+def _dict_scores(scores: list, qids: list, docnos: list, source: str) -> np.ndarray:
+    """A run dict's scores as float64. Numbers only, as pytrec_eval reads a dict (ints past a
+    double are infinite, and refused with NaN and None below): text is refused, where a
+    DataFrame's text column is read by its own rule (:func:`~.tables.score_column`)."""
+    try:
+        arr = np.asarray(scores)  # numpy's own pass: numbers give a number type at once
+    except ValueError:  # lists of several lengths among the scores
+        arr = np.empty(0, dtype=object)
+    if arr.dtype.kind not in "biuf" or arr.ndim != 1:
+        arr = np.array([_double(i, scores, qids, docnos, source) for i in range(len(scores))],
+                       dtype=np.float64)
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():  # NaN, infinite, None, or past a double
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise InputError(source, None, f"query {qids[bad]!r} doc {docnos[bad]!r}: score "
+                                       f"{_shown(scores[bad])} is not a finite number")
+    return arr
+
+
+def _double(i: int, scores: list, qids: list, docnos: list, source: str) -> float:
+    """Score i as a double (None as NaN, inf where it is too large), or the one-line error
+    that names it: text, a list, any other object."""
+    score = scores[i]
     if score is None:
         return math.nan
-    try:
-        return float(score)
-    except OverflowError:
-        return math.inf
-    except (TypeError, ValueError):
-        raise InputError(source, None, "scores must be numbers") from None
+    text = isinstance(score, (str, bytes))
+    if not text and np.ndim(score) == 0:  # a number of any type that converts (Decimal...)
+        try:
+            return float(score)
+        except OverflowError:
+            return math.inf
+        except (TypeError, ValueError):
+            pass
+    what = "is text, not a number: a dict's scores are numbers, as pytrec_eval's" if text \
+        else "is not a number"
+    raise InputError(source, None, f"query {qids[i]!r} doc {docnos[i]!r}: score "
+                                   f"{_shown(score)} {what}")
 
 
 def write_run(run: Run, path, *, runid: str | None = None) -> None:
