@@ -90,6 +90,8 @@ def test_python_warns_with_a_category_that_can_be_filtered():
     ("ndcg@3", ["'nDCG@3'", "'ndcg_cut.3'"]),
     ("ndcg_cut_3", ["'ndcg_cut.3'", "'nDCG@3'"]),
     ("recall@100", ["'R@100'", "'recall.100'"]),
+    ("hit_rate@5", ["'Success@5'", "'success.5'"]),  # ranx's names
+    ("r-precision", ["'Rprec'"]),
 ])
 def test_an_unknown_measure_suggests_the_nearest_names_and_trecqr_measures(name, nearest):
     line = _one_line(run_cli(["eval", "-m", name, Q, R]))
@@ -103,7 +105,7 @@ def test_every_suggested_name_is_a_name_trecqr_takes():
     from trecqr.measures.catalog import nearest_names
 
     for name in ["mrr", "ndcg@3", "ndcg_cut_3", "recall@100", "P_5", "map_cut_10", "ndgc",
-                 "nDGC@10", "success@10", "offical", "precision",
+                 "nDGC@10", "success@10", "offical", "precision", "hit_rate@5", "r-precision",
                  "ndcg(judged_only=True)@3"]:
         near = nearest_names(name, "9.0.8")
         assert near, name

@@ -119,8 +119,8 @@ _SAME_MEASURE = (
     ("nDCG", "ndcg", "ndcg_cut", ("NDCG",)),
     ("P", None, "P", ("Precision",)),
     ("R", None, "recall", ("Recall",)),
-    ("Success", None, "success", ()),
-    ("Rprec", "Rprec", None, ("RPrec",)),
+    ("Success", None, "success", ("hit_rate",)),  # ranx's hit_rate@k
+    ("Rprec", "Rprec", None, ("RPrec", "r-precision")),  # ranx's r-precision
     ("Bpref", "bpref", None, ("BPref",)),
     ("infAP", "infAP", None, ()),
     ("NumQ", "num_q", None, ()),
