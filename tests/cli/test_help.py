@@ -13,7 +13,10 @@ import click
 import pytest
 
 from conftest import ROOT
-from trecqr.cli import convert, main
+from trecqr.cli import main
+
+# the group, not trecqr/cli/convert.py: importing that module rebinds the package's attribute
+convert = main.commands["convert"]
 
 
 @pytest.mark.parametrize("group", [main, convert], ids=["trecqr", "convert"])
