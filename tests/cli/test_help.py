@@ -13,10 +13,7 @@ import click
 import pytest
 
 from conftest import ROOT
-from trecqr.cli import main
-
-# the group, not trecqr/cli/convert.py: importing that module rebinds the package's attribute
-convert = main.commands["convert"]
+from trecqr.cli import convert_group as convert, main
 
 
 @pytest.mark.parametrize("group", [main, convert], ids=["trecqr", "convert"])

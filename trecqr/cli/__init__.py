@@ -185,7 +185,7 @@ def main():
 
 
 @main.group("convert", cls=LazyGroup, context_settings=CONTEXT, lazy=CONVERTERS)
-def convert():
+def convert_group():  # not `convert`: trecqr/cli/convert.py would rebind that name when imported
     """Dataset files to TREC topics and qrels (canonical turn ids, counts on stderr)."""
 
 
