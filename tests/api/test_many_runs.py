@@ -119,6 +119,31 @@ def test_evaluate_many_equals_evaluate_per_run():
         str(folder / QRELS), runs[0], ["map"], complete=True).aggregate()["map"]
 
 
+def test_named_runs_at_every_door_that_takes_many():
+    """``{name: run}`` where a list of runs goes: its values, named by its keys (evaluate_many
+    returns ``{name: Results}``; compare, agree_rankings name the systems). One run dict given
+    there, and names given twice, are refused: a dict's keys were read as file names."""
+    from trecqr.errors import UsageError
+
+    folder = data_path("cast2021")
+    qrels, paths = str(folder / QRELS), [str(folder / r) for r in RUNS[:3]]
+    named = dict(zip(NAMES[:3], paths))
+    many = trecqr.evaluate_many(qrels, named, ["map", "RR@3"])
+    assert list(many) == NAMES[:3]
+    assert _values(list(many.values())) == _values(trecqr.evaluate_many(qrels, paths,
+                                                                       ["map", "RR@3"]))
+    cmp = trecqr.compare(qrels, named, ["map"])
+    assert cmp.runs == NAMES[:3] and cmp.means == trecqr.compare(qrels, paths, ["map"],
+                                                                 names=NAMES[:3]).means
+    assert trecqr.agree_rankings(qrels, qrels, named, ["map"]).runs == NAMES[:3]
+    assert trecqr.fuse(named).score.tolist() == trecqr.fuse(paths).score.tolist()
+    with pytest.raises(UsageError, match=r"^evaluate_many takes many runs: a list, or \{name: "
+                                         r"run\}; this is one run dict"):
+        trecqr.evaluate_many(qrels, {"106_1": {"d1": 1.0}}, ["map"])
+    with pytest.raises(UsageError, match="^compare: names given twice"):
+        trecqr.compare(qrels, named, ["map"], names=["a", "b", "c"])
+
+
 def test_evaluate_many_on_a_dask_local_cluster():
     import distributed
     folder = data_path("cast2021")

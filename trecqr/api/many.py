@@ -26,7 +26,7 @@ from trecqr.api.evaluation import evaluate, load_qrels, score_trec
 from trecqr.api.invocation import read_rel_info
 from trecqr.errors import UsageError
 from trecqr.formats import inputs
-from trecqr.formats.inputs import Input
+from trecqr.formats.inputs import Input, named_runs
 from trecqr.runtime.memory import pool_workers
 from trecqr.rankings.options import Options
 from trecqr.runtime.workers import usable_cpus, worker_pool
@@ -247,24 +247,26 @@ def _evaluate_task(qrels, run, measures, options):
 
 
 def evaluate_many(qrels, runs, measures=None, executor=None, *, jobs: int | None = None,
-                  **options) -> list:
+                  **options) -> list | dict:
     """Score many runs against one qrels: ``[trecqr.evaluate(qrels, run, measures, **options)
     for run in runs]``, the qrels read once, the runs scored in parallel.
 
     runs: paths (a folder or a glob pattern expands to its files, sorted), or objects
-    (dicts, DataFrames, Runs: scored in this process). executor: any
+    (dicts, DataFrames, Runs: scored in this process); ``{name: run}`` gives ``{name:
+    Results}``. executor: any
     ``concurrent.futures.Executor`` (e.g. ``distributed.Client(...).get_executor()``); only
     the qrels and the run paths are sent to it. Without one, ``jobs`` worker processes
     (default: every core, when the runs are large or many enough to pay for them).
     """
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
-    runs = list(runs)
+    runs, names = named_runs(runs, door="evaluate_many")
     if all(isinstance(r, (str, os.PathLike)) for r in runs):
         runs = expand_runs([os.fspath(r) for r in runs])[0]
     if isinstance(measures, str):
         measures = [measures]
     compat = options.get("compat", "9.0.8")
     rel = Relevance.of(qrels, "qrels", Options(compat="10.0" if compat == "10.0" else "9.0.8"))
-    return run_many(_evaluate_task, rel, runs, (measures, options), executor=executor,
-                    jobs=jobs)
+    results = run_many(_evaluate_task, rel, runs, (measures, options), executor=executor,
+                       jobs=jobs)
+    return results if names is None else dict(zip(names, results))

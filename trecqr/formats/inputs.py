@@ -11,8 +11,10 @@ columns) is chosen here, once, and the same object cannot go two ways in one cal
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import NamedTuple
 
+from trecqr.errors import UsageError
 from trecqr.formats.colfiles import sniff
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run
@@ -66,3 +68,20 @@ def decide(obj, *, comments: bool = True) -> Input:
     if hasattr(obj, "__iter__") and not isinstance(obj, (str, bytes)):
         return Input("rows" if iter(obj) is obj else "iterable", obj)
     return Input("other", obj)
+
+
+def named_runs(runs, names=None, *, door: str) -> tuple[list, list | None]:
+    """(runs as a list, their names) for a door that takes many runs. A mapping ``{name: run}``
+    gives its values, named by its keys; ``names`` given too is refused, as is one run dict
+    (``{qid: {docno: score}}``) where the runs go: its topics would be read as runs' names."""
+    if not isinstance(runs, Mapping):
+        return list(runs), names
+    first = next(iter(runs.values()), None)
+    if isinstance(first, Mapping) and first and not isinstance(next(iter(first.values())),
+                                                               Mapping):
+        raise UsageError(f"{door} takes many runs: a list, or {{name: run}}; this is one run "
+                         "dict ({qid: {docno: score}}): give [run]")
+    if names is not None:
+        raise UsageError(f"{door}: names given twice, as the keys of the runs and as names=; "
+                         "give one")
+    return list(runs.values()), [str(name) for name in runs]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from trecqr.api.evaluation import load_run
 from trecqr.errors import UsageError
+from trecqr.formats.inputs import named_runs
 from trecqr.fusion.methods import Method, method as find_method
 from trecqr.fusion.normalization import canonical, normalise
 from trecqr.fusion.pool import Pool, build_pool
@@ -19,7 +20,7 @@ def read_runs(runs) -> list:
     """The runs as trecqr Runs: the one place fusion reads its inputs."""
     if isinstance(runs, (str, bytes)) or hasattr(runs, "read"):
         raise UsageError("fuse takes a list of runs")
-    return [load_run(r) for r in runs]
+    return [load_run(r) for r in named_runs(runs, door="fuse")[0]]
 
 
 def resolve(method, norm):

@@ -26,6 +26,7 @@ import numpy as np
 
 from trecqr.api.evaluation import load_qrels, load_run
 from trecqr.errors import UsageError
+from trecqr.formats.inputs import named_runs
 from trecqr.report.populations import score_table
 from trecqr.report.stats import labels, rankings, reproduction
 from trecqr.report.stats.paired import t_test
@@ -160,7 +161,7 @@ def agree_rankings(qrels_a, qrels_b, runs, measures, *, names=None, rbo_p: float
                    compat: str = "9.0.8") -> RankingAgreement:
     """Each run's mean under ``measures`` with qrels A and with qrels B (``trecqr eval``'s
     value, with the same options), and the agreement of the two rankings of the runs."""
-    runs = list(runs)
+    runs, names = named_runs(runs, names, door="agree_rankings")
     if len(runs) < 3:
         raise UsageError(f"a ranking agreement needs at least 3 runs (got {len(runs)}): two "
                          "runs give one pair, and tau is then 1 or -1")

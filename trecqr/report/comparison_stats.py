@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from trecqr.errors import UsageError
+from trecqr.formats.inputs import named_runs
 from trecqr.report.labels import measure_labels
 from trecqr.report.comparison import MARKERS, TEST_UNITS, TESTS, Comparison, PairResult
 from trecqr.report.populations import score_table
@@ -49,7 +50,7 @@ def compute(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
             labels=None) -> Comparison:
     """The comparison of ``runs`` (paths, dicts, DataFrames or Runs) on ``measures``; see
     :func:`trecqr.report.compare.compare` for the options."""
-    runs = list(runs)
+    runs, names = named_runs(runs, names, door="compare")
     if len(runs) < 2:
         raise UsageError("compare needs at least two runs")
     if test not in TESTS:
