@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from numbers import Number
 from typing import NamedTuple
 
 from trecqr.errors import UsageError
@@ -77,8 +78,7 @@ def named_runs(runs, names=None, *, door: str) -> tuple[list, list | None]:
     if not isinstance(runs, Mapping):
         return list(runs), names
     first = next(iter(runs.values()), None)
-    if isinstance(first, Mapping) and first and not isinstance(next(iter(first.values())),
-                                                               Mapping):
+    if isinstance(first, Mapping) and isinstance(next(iter(first.values()), None), Number):
         raise UsageError(f"{door} takes many runs: a list, or {{name: run}}; this is one run "
                          "dict ({qid: {docno: score}}): give [run]")
     if names is not None:
