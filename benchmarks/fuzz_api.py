@@ -192,8 +192,11 @@ def _many_is_evaluate(qrels, runs, measures):
     """evaluate_many's Results are evaluate's, run by run."""
     import trecqr
 
+    named = trecqr.evaluate_many(qrels, dict(zip(("a", "b"), runs)), measures)
     for run, res in zip(runs, trecqr.evaluate_many(qrels, runs, measures)):
         got = trecqr.evaluate(qrels, run, measures)
+        if not _same(res.aggregate(), named["a" if run is runs[0] else "b"].aggregate()):
+            raise Disagreement("evaluate_many of {name: run} is not of [run]")
         if not (_same(res.aggregate(), got.aggregate()) and res.n == got.n):
             raise Disagreement(f"evaluate_many {res.aggregate()} but evaluate "
                                f"{got.aggregate()}")
