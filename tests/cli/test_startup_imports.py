@@ -107,7 +107,6 @@ def test_eval_of_an_organisers_run_loads_no_compute_functions(tmp_path):
     assert _loaded(modules, UNUSED_BY_EVAL) == []
 
 
-
 def test_fuse_loads_no_pandas(tmp_path):
     """pyarrow imports pandas (about 0.25 s) to convert any Python or numpy value, a scalar
     included; fusing two runs and writing the result makes every column from Arrow arrays."""

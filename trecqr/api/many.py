@@ -253,9 +253,9 @@ def evaluate_many(qrels, runs, measures=None, executor=None, *, jobs: int | None
 
     runs: paths (a folder or a glob pattern expands to its files, sorted), or objects
     (dicts, DataFrames, Runs: scored in this process); ``{name: run}`` gives ``{name:
-    Results}``. executor: any
-    ``concurrent.futures.Executor`` (e.g. ``distributed.Client(...).get_executor()``); only
-    the qrels and the run paths are sent to it. Without one, ``jobs`` worker processes
+    Results}``. executor: any ``concurrent.futures.Executor`` (e.g.
+    ``distributed.Client(...).get_executor()``); only the qrels and the run paths are sent to
+    it. Without one, ``jobs`` worker processes
     (default: every core, when the runs are large or many enough to pay for them).
     """
     if isinstance(runs, (str, os.PathLike)):

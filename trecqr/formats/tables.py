@@ -121,8 +121,7 @@ def id_column(arr, what: str, source: str) -> pa.Array:
         raise InputError(source, None, f"row {_first_null(arr)}: {what} is missing")
     typ = arr.type
     if pa.types.is_dictionary(typ):
-        arr = pa.DictionaryArray.from_arrays(arr.indices, one_chunk(arr.dictionary))
-        arr = arr.dictionary_decode()  # its values made plain first: Arrow takes no views
+        arr = one_chunk(arr.dictionary).take(arr.indices)  # decoded: its values plain first
         typ = arr.type
     if pa.types.is_floating(typ):  # ids that went through a float column (pandas with NaN)
         values = as_numpy(arr)
