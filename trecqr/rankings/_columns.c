@@ -25,6 +25,9 @@
  * Rows are grouped by topic with a counting sort; each topic's docnos go into a hash set, which
  * finds a repeated docno and, looked up with the topic's judged docnos, each judged
  * document's row. Everything runs without the GIL.
+ *
+ * Two parts are included once below: _columns_strings.h (Arrow string columns read in place)
+ * and _columns_topics.h (topic_codes).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -33,6 +36,7 @@
 #include <string.h>
 
 #include "_trec_order.h"
+#include "_columns_strings.h"
 
 #define NONPOOL (-1)
 #define UNJUDGED (-2)
@@ -41,70 +45,6 @@ typedef struct {
     uint64_t key;  /* ascending key == trec_eval's order of scores */
     uint32_t idx;  /* the document's index within its topic */
 } Row;
-
-typedef struct { const char *p; int64_t len; } Doc;
-
-typedef struct {  /* an Arrow string column: offsets of 4 or 8 bytes into data */
-    const char *data, *end;  /* end: past the last byte of the buffer */
-    const void *offsets;
-    int wide;
-} Strings;
-
-static inline Doc doc_at(const Strings *s, Py_ssize_t i) {
-    int64_t a, b;
-    if (s->wide) {
-        a = ((const int64_t *)s->offsets)[i];
-        b = ((const int64_t *)s->offsets)[i + 1];
-    } else {
-        a = ((const int32_t *)s->offsets)[i];
-        b = ((const int32_t *)s->offsets)[i + 1];
-    }
-    Doc d = {s->data + a, b - a};
-    return d;
-}
-
-/* strcmp's order of byte strings (unsigned bytes; a prefix first) */
-static inline int doc_cmp(Doc a, Doc b) {
-    int c = memcmp(a.p, b.p, (size_t)(a.len < b.len ? a.len : b.len));
-    if (c) return c;
-    return a.len < b.len ? -1 : a.len > b.len;
-}
-
-static inline int doc_eq(Doc a, Doc b) {
-    return a.len == b.len && memcmp(a.p, b.p, (size_t)a.len) == 0;
-}
-
-#if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-#define WHOLE_WORDS 1  /* a docno's first bytes are the low bytes of a word loaded from it */
-#else
-#define WHOLE_WORDS 0
-#endif
-
-/* A hash of a docno's bytes; end: past the buffer's last byte (words are read whole, and
- * masked, while they stay inside it: no byte loop for a short docno). */
-static inline uint64_t doc_hash(Doc d, const char *end) {
-    const char *p = d.p;
-    int64_t n = d.len;
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xD6E8FEB86659FD93ULL), w;
-    while (n > 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 31;
-        p += 8;
-        n -= 8;
-    }
-    if (WHOLE_WORDS && n && end - p >= 8) {
-        memcpy(&w, p, 8);
-        w &= ~0ULL >> (64 - 8 * n);
-    } else {
-        w = 0;
-        memcpy(&w, p, (size_t)n);
-    }
-    h = (h ^ w) * 0x94D049BB133111EBULL;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    return h ^ (h >> 32);
-}
 
 /* a before b among equal keys: docno descending */
 #define ROW_BEFORE(ctx, a, b) (doc_cmp(((const Doc *)(ctx))[(a)->idx], \
@@ -447,97 +387,7 @@ release:
     return out;
 }
 
-/* ---------------------------------------------------------------------------------------
- * topic_codes(offsets, data, codes) -> [qid, ...]
- *   offsets, data: a qid column as an Arrow string column (offsets int32 or int64, n + 1)
- *   codes:         writable int32[n]: each row's topic, numbering the distinct qids in
- *                  first-seen order
- * returns those qids (str). A row with its predecessor's qid (runs are written topic after
- * topic) costs one comparison; another qid is looked up in a hash table of the qids seen.
- */
-typedef struct { Doc doc; uint64_t hash; } Seen;
-
-static Py_ssize_t number_topics(const Strings *col, Py_ssize_t n, int32_t *codes, Seen **seen_out) {
-    size_t cap = 64, mask = cap - 1;
-    Py_ssize_t count = 0;
-    int32_t *slots = malloc(cap * sizeof(int32_t));  /* 1 + index into seen, 0 empty */
-    Seen *seen = malloc((cap / 2) * sizeof(Seen));
-    if (!slots || !seen) { free(slots); free(seen); return -1; }
-    memset(slots, 0, cap * sizeof(int32_t));
-    Doc prev = {NULL, -1};
-    int32_t prev_code = -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Doc d = doc_at(col, i);
-        if (prev_code >= 0 && doc_eq(d, prev)) { codes[i] = prev_code; continue; }
-        uint64_t h = doc_hash(d, col->end);
-        size_t at = h & mask;
-        int32_t code = -1;
-        for (; slots[at]; at = (at + 1) & mask) {
-            const Seen *e = &seen[slots[at] - 1];
-            if (e->hash == h && doc_eq(e->doc, d)) { code = slots[at] - 1; break; }
-        }
-        if (code < 0) {
-            if ((size_t)(count + 1) * 2 > cap) {  /* keep the table at most half full */
-                size_t ncap = cap * 2;
-                int32_t *ns = calloc(ncap, sizeof(int32_t));
-                Seen *nseen = realloc(seen, (ncap / 2) * sizeof(Seen));
-                if (!ns || !nseen) { free(ns); free(nseen ? nseen : seen); free(slots); return -1; }
-                seen = nseen;
-                for (Py_ssize_t k = 0; k < count; k++) {
-                    size_t b = seen[k].hash & (ncap - 1);
-                    while (ns[b]) b = (b + 1) & (ncap - 1);
-                    ns[b] = (int32_t)k + 1;
-                }
-                free(slots);
-                slots = ns;
-                cap = ncap;
-                mask = cap - 1;
-                for (at = h & mask; slots[at]; at = (at + 1) & mask) {}
-            }
-            seen[count].doc = d;
-            seen[count].hash = h;
-            code = (int32_t)count++;
-            slots[at] = code + 1;
-        }
-        codes[i] = prev_code = code;
-        prev = d;
-    }
-    free(slots);
-    *seen_out = seen;
-    return count;
-}
-
-static PyObject *topic_codes(PyObject *self, PyObject *args) {
-    Py_buffer offs, data, codes;
-    if (!PyArg_ParseTuple(args, "y*y*w*", &offs, &data, &codes)) return NULL;
-    PyObject *out = NULL;
-    Strings col;
-    Py_ssize_t n = codes.len / 4;
-    if (codes.len % 4 || offsets_width(&offs, n, &col.wide) < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "topic_codes: codes is not int32");
-        goto release;
-    }
-    col.data = data.buf;
-    col.end = (const char *)data.buf + data.len;
-    col.offsets = offs.buf;
-    Seen *seen = NULL;
-    Py_ssize_t count;
-    Py_BEGIN_ALLOW_THREADS
-    count = number_topics(&col, n, codes.buf, &seen);
-    Py_END_ALLOW_THREADS
-    if (count < 0) { PyErr_NoMemory(); goto release; }
-    out = PyList_New(count);
-    for (Py_ssize_t k = 0; out && k < count; k++) {
-        PyObject *q = PyUnicode_DecodeUTF8(seen[k].doc.p, seen[k].doc.len, "strict");
-        if (q == NULL) { Py_CLEAR(out); break; }
-        PyList_SET_ITEM(out, k, q);
-    }
-    free(seen);
-release:
-    PyBuffer_Release(&offs); PyBuffer_Release(&data); PyBuffer_Release(&codes);
-    return out;
-}
+#include "_columns_topics.h"
 
 static PyMethodDef methods[] = {
     {"rank_columns", rank_columns, METH_VARARGS,
