@@ -203,6 +203,22 @@ def test_duplicate_in_qrels_names_both_lines(tmp_path, run):
                                   f"{docno!r} (first at line 100)")
 
 
+def test_duplicate_in_columnar_files_names_lines_or_rows(tmp_path, qrels):
+    """JSONL has lines (its non-blank ones are its rows); Parquet and Feather have rows only."""
+    rows = [line.split() for line in RUN_LINES[:12]]
+    frame = pd.DataFrame({"query_id": [r[0] for r in rows] + [rows[4][0]],
+                          "doc_id": [r[2] for r in rows] + [rows[4][2]],
+                          "score": [float(r[4]) for r in rows] + [-1.0]})
+    what = f"duplicate document for topic {rows[4][0]!r} and docno {rows[4][2]!r}"
+    jsonl = tmp_path / "run.jsonl"
+    lines = frame.to_json(orient="records", lines=True).splitlines()
+    jsonl.write_text("\n".join(lines[:3] + [""] + lines[3:]) + "\n")  # a blank line is no row
+    assert eval_error([qrels, jsonl]) == f"{jsonl}:14: {what} (first at line 6)"
+    for path in (tmp_path / "run.parquet", tmp_path / "run.feather"):
+        getattr(frame, f"to_{path.suffix[1:]}")(path)
+        assert eval_error([qrels, path]) == f"{path}: {what} (rows 4 and 12, counting from 0)"
+
+
 def test_duplicate_in_gzipped_run_from_stdin(qrels):
     lines = RUN_LINES[:3] + [RUN_LINES[0]]
     data = gzip.compress(("\n".join(lines) + "\n").encode())

@@ -181,13 +181,23 @@ def test_a_repeated_docno_is_named_even_in_an_unjudged_topic():
 
 
 def test_a_repeated_docno_with_another_score_in_a_dataframe():
+    """A frame has no lines: the error names the two rows, the frame's own (by position)."""
     qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d0"], "relevance": [1]})
-    n = 20_000  # past the small-input path: the columns are ranked
-    run = pd.DataFrame({"query_id": ["q1"] * n, "doc_id": [f"d{i}" for i in range(n)],
-                        "score": np.linspace(1, 0, n)})
-    run.loc[n - 1, "doc_id"] = "d5"
-    with pytest.raises(InputError, match="duplicate document for topic 'q1' and docno 'd5'"):
-        trecqr.evaluate(qrels, run, ["RR"])
+    for n in (20_000, 8):  # past the small-input path (the columns are ranked), and within it
+        run = pd.DataFrame({"query_id": ["q1"] * n, "doc_id": [f"d{i}" for i in range(n)],
+                            "score": np.linspace(1, 0, n)}, index=np.arange(n) + 100)
+        run.iloc[n - 1, 1] = "d5"
+        for frame in (run, pa.Table.from_pandas(run)):
+            with pytest.raises(InputError) as caught:
+                trecqr.evaluate(qrels, frame, ["RR"])
+            assert caught.value.line is None
+            assert caught.value.message == (f"duplicate document for topic 'q1' and docno 'd5' "
+                                            f"(rows 5 and {n - 1}, counting from 0)")
+    twice = pd.DataFrame({"query_id": ["q1", "q2", "q1"], "doc_id": ["d0", "d0", "d0"],
+                          "relevance": [1, 1, 0]})
+    with pytest.raises(InputError, match=r"^<qrels DataFrame>: duplicate judgment for topic 'q1' "
+                                         r"and docno 'd0' \(rows 0 and 2, counting from 0\)$"):
+        trecqr.evaluate(twice, run, ["RR"])
 
 
 def test_build_rankings_ranks_columns_with_the_c_ranker(monkeypatch):

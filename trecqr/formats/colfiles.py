@@ -30,7 +30,8 @@ from trecqr.errors import InputError
 from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import Run
 from trecqr.formats.tables import qrels_from_table, run_from_table
-from trecqr.formats.textio import arrow_fields, python_lines, raw_head, read_source, sample_head
+from trecqr.formats.textio import (arrow_fields, nonblank_lines, python_lines, raw_head,
+                                   read_source, sample_head)
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 
@@ -153,7 +154,7 @@ def _row_to_line(name: str, exc: InputError) -> InputError:
         return exc
     head, _, rest = exc.message.partition(": ")
     row = int(head.split()[1])
-    lines = [n for n, line in enumerate(read_source(name).data.split(b"\n"), 1) if line.strip()]
+    lines = nonblank_lines(read_source(name))
     line = lines[row] if row < len(lines) else None
     return InputError(name, line, rest)
 

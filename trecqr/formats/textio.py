@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trecqr.runtime.deferred import pa, pacsv
+from trecqr.runtime.deferred import pa, pacsv, pc
 from trecqr.errors import InputError
 from trecqr.runtime.special_files import open_input, read_bounded
 
@@ -80,22 +80,61 @@ class LineLocator:
 
     def locate(self, predicate) -> list[int]:
         """Line numbers (1-based) of lines whose fields satisfy predicate."""
-        src = self._raw
+        src = self._source_again()
         if src is None:
-            try:
-                src = read_source(self.source)
-            except InputError:
-                return []
+            return []
         return [n for n, f in python_lines(src, comments=self.comments) if predicate(f)]
+
+    def row_lines(self, rows) -> list | None:
+        """The line of each row of a JSONL input (its non-blank lines are its rows, in order),
+        None for a row past them; None for any other input."""
+        src = self._source_again()
+        if src is None or not src.data.lstrip().startswith(b"{"):
+            return None
+        lines = nonblank_lines(src)
+        return [lines[row] if row < len(lines) else None for row in rows]
+
+    def _source_again(self) -> Source | None:
+        if self._raw is not None:
+            return self._raw
+        try:
+            return read_source(self.source)
+        except InputError:
+            return None
+
+
+def nonblank_lines(src: Source) -> list[int]:
+    """The numbers (1-based) of a text's non-blank lines: a JSONL file's rows, in order."""
+    return [n for n, line in enumerate(src.data.split(b"\n"), 1) if line.strip()]
 
 
 def repeated_at(obj, qid: str, docno: str) -> tuple:
     """(line, " (first at line N)") of the second line of ``obj``'s file that gives ``qid``
     and ``docno`` (fields 1 and 3), for an error about a document or judgment given twice;
-    (None, "") when ``obj`` keeps no file to read back or has no such second line."""
+    of a JSONL file, the lines of its first two rows that give them. An object read from no
+    text (a DataFrame, an Arrow table, records, Parquet) has no lines: (None, " (rows I and J,
+    counting from 0)"), which are the input's own rows (the columns keep its order). (None, "")
+    when neither is found."""
     locate = getattr(obj, "locate", None)
     lines = locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno) if locate else []
-    return (lines[1], f" (first at line {lines[0]})") if len(lines) > 1 else (None, "")
+    if len(lines) > 1:
+        return lines[1], f" (first at line {lines[0]})"
+    rows = _rows_giving(obj, qid, docno)[:2] if not lines else []
+    if len(rows) < 2:
+        return None, ""
+    at = obj.row_lines(rows) if hasattr(obj, "row_lines") else None
+    if at and None not in at:
+        return at[1], f" (first at line {at[0]})"
+    return None, f" (rows {rows[0]} and {rows[1]}, counting from 0)"
+
+
+def _rows_giving(obj, qid: str, docno: str) -> list:
+    """The rows of ``obj``'s qid and docno columns that hold ``qid`` and ``docno``."""
+    try:
+        both = pc.and_(pc.equal(obj.qid, qid), pc.equal(obj.docno, docno))
+    except (AttributeError, TypeError, pa.ArrowException):
+        return []
+    return np.flatnonzero(np.asarray(both.fill_null(False))).tolist()
 
 
 def bom_error(name: str) -> InputError:
