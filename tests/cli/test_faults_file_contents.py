@@ -216,7 +216,7 @@ def test_duplicate_in_columnar_files_names_lines_or_rows(tmp_path, qrels):
     assert eval_error([qrels, jsonl]) == f"{jsonl}:14: {what} (first at line 6)"
     for path in (tmp_path / "run.parquet", tmp_path / "run.feather"):
         getattr(frame, f"to_{path.suffix[1:]}")(path)
-        assert eval_error([qrels, path]) == f"{path}: {what} (rows 4 and 12, counting from 0)"
+        assert eval_error([qrels, path]) == f"{path}: row 12: {what} (first at row 4)"
 
 
 def test_duplicate_in_gzipped_run_from_stdin(qrels):

@@ -191,12 +191,12 @@ def test_a_repeated_docno_with_another_score_in_a_dataframe():
             with pytest.raises(InputError) as caught:
                 trecqr.evaluate(qrels, frame, ["RR"])
             assert caught.value.line is None
-            assert caught.value.message == (f"duplicate document for topic 'q1' and docno 'd5' "
-                                            f"(rows 5 and {n - 1}, counting from 0)")
+            assert caught.value.message == (f"row {n - 1}: duplicate document for topic 'q1' "
+                                            f"and docno 'd5' (first at row 5)")
     twice = pd.DataFrame({"query_id": ["q1", "q2", "q1"], "doc_id": ["d0", "d0", "d0"],
                           "relevance": [1, 1, 0]})
-    with pytest.raises(InputError, match=r"^<qrels DataFrame>: duplicate judgment for topic 'q1' "
-                                         r"and docno 'd0' \(rows 0 and 2, counting from 0\)$"):
+    with pytest.raises(InputError, match=r"^<qrels DataFrame>: row 2: duplicate judgment for "
+                                         r"topic 'q1' and docno 'd0' \(first at row 0\)$"):
         trecqr.evaluate(twice, run, ["RR"])
 
 

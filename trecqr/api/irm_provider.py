@@ -200,7 +200,7 @@ class TrecqrEvaluator(Evaluator):
                 per_query = evaluate(Input("columns", self._qrels), Input("columns", r),
                                      list(self.measures)).per_query()
             except InputError as exc:
-                if exc.message.startswith("duplicate judgment"):
+                if "duplicate judgment for topic" in exc.message:  # after a DataFrame's "row J: "
                     raise InputError(exc.source, exc.line, exc.message + DUPLICATES) from None
                 raise
         topics = key_ids(run, r.source, "query id") if isinstance(run, dict) \

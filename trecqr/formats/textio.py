@@ -109,23 +109,23 @@ def nonblank_lines(src: Source) -> list[int]:
 
 
 def repeated_at(obj, qid: str, docno: str) -> tuple:
-    """(line, " (first at line N)") of the second line of ``obj``'s file that gives ``qid``
-    and ``docno`` (fields 1 and 3), for an error about a document or judgment given twice;
-    of a JSONL file, the lines of its first two rows that give them. An object read from no
-    text (a DataFrame, an Arrow table, records, Parquet) has no lines: (None, " (rows I and J,
-    counting from 0)"), which are the input's own rows (the columns keep its order). (None, "")
-    when neither is found."""
+    """(line, lead, first) for an error about a document or judgment given twice in ``obj``:
+    ``line`` the second line of its file that gives ``qid`` and ``docno`` (fields 1 and 3) and
+    ``first`` " (first at line N)"; a JSONL file's lines are found by its rows. An input read
+    from no text (a DataFrame, an Arrow table, records, Parquet) has rows, not lines: ``lead``
+    "row J: " and ``first`` " (first at row I)", counting from 0 as its other errors do (the
+    columns keep the input's order). (None, "", "") when neither is found."""
     locate = getattr(obj, "locate", None)
     lines = locate(lambda f: len(f) >= 3 and f[0] == qid and f[2] == docno) if locate else []
     if len(lines) > 1:
-        return lines[1], f" (first at line {lines[0]})"
+        return lines[1], "", f" (first at line {lines[0]})"
     rows = _rows_giving(obj, qid, docno)[:2] if not lines else []
     if len(rows) < 2:
-        return None, ""
+        return None, "", ""
     at = obj.row_lines(rows) if hasattr(obj, "row_lines") else None
     if at and None not in at:
-        return at[1], f" (first at line {at[0]})"
-    return None, f" (rows {rows[0]} and {rows[1]}, counting from 0)"
+        return at[1], "", f" (first at line {at[0]})"
+    return None, f"row {rows[1]}: ", f" (first at row {rows[0]})"
 
 
 def _rows_giving(obj, qid: str, docno: str) -> list:

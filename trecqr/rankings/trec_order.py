@@ -72,6 +72,6 @@ def ranked_columns(run, topic: np.ndarray, topic_pos: np.ndarray, qrels, q_pos: 
 
 
 def raise_duplicate(obj, what: str, qid: str, docno: str):
-    where, first = repeated_at(obj, qid, docno)
+    where, lead, first = repeated_at(obj, qid, docno)
     raise InputError(obj.source, where,
-                     f"duplicate {what} for topic {qid!r} and docno {docno!r}{first}")
+                     f"{lead}duplicate {what} for topic {qid!r} and docno {docno!r}{first}")

@@ -110,7 +110,9 @@ def test_weights_count_positions_in_the_labels_given():
 def test_a_judgment_given_twice_is_refused(human):
     rows = np.concatenate([np.arange(len(human)), [7]])
     twice = Qrels(human.qid.take(rows), human.docno.take(rows), human.grade[rows], "x.qrels")
-    with pytest.raises(InputError, match=r"x.qrels: topic 'q\w+' judges document 'p\w+' 2 "):
+    with pytest.raises(InputError, match=rf"x.qrels: row {len(human)}: topic 'q\w+' judges "
+                                         r"document 'p\w+' 2 times \(first at row 7\); .* \(keep "
+                                         r"one row\)$"):
         labels.shared_judgments(human, twice)
 
 

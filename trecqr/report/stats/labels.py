@@ -55,10 +55,10 @@ def _keyed(qrels, name: str) -> pa.Table:
     twice = pc.filter(counts, pc.greater(counts["count_all"], 1))
     if len(twice):
         qid, docno, n = (twice[c][0].as_py() for c in ("qid", "docno", "count_all"))
-        where, first = repeated_at(qrels, qid, docno)
+        where, lead, first = repeated_at(qrels, qid, docno)
         raise InputError(getattr(qrels, "source", "<qrels>"), where,
-                         f"topic {qid!r} judges document {docno!r} {n} times{first}; agreement "
-                         "needs one grade per judgment (keep one line)")
+                         f"{lead}topic {qid!r} judges document {docno!r} {n} times{first}; agreement "
+                         f"needs one grade per judgment (keep one {'row' if lead else 'line'})")
     return table
 
 
