@@ -119,7 +119,10 @@ def _other(rng, folder: Path, sources: dict, paths: dict) -> str:
 def make_case(rng: random.Random, number: int, base: Path, sources: dict, only: set | None,
               picker: OptionPicker) -> Case:
     templates = usable(sources, only)
-    sub = rng.choice(sorted({x[0] for x in templates}))  # every command as often
+    subs = sorted({x[0] for x in templates})
+    # a command with more options gets more cases (8 plus its options, in proportion), so that
+    # a campaign of 1,000 cases holds every option of suggest (32), cqr, report and gen too
+    sub = rng.choices(subs, weights=[8 + len(picker.table.get(x, ())) for x in subs])[0]
     templates = [x for x in templates if x[0] == sub]
     t = rng.choices(templates, weights=[x[2] if len(x) > 2 else 1.0 for x in templates])[0]
     argv = list(t[1])
@@ -134,6 +137,8 @@ def make_case(rng: random.Random, number: int, base: Path, sources: dict, only: 
     changes, env_kind, emptied = [], None, False
     for _ in range(1 if rng.random() < 0.8 else 2):
         r = rng.random()
+        if r < 0.45 and rng.random() < 0.6 and picker.lacking(sub):
+            r = 0.5  # while the command has an option no case held, most changes add one
         if r < 0.45 and paths:
             emptied |= _mutate_file(rng, paths, changes)
         elif r < 0.87:

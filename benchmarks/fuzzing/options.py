@@ -104,6 +104,10 @@ class OptionPicker:
         low = min(counts[max(flags(o), key=len)] for o in options)
         return rng.choice([o for o in options if counts[max(flags(o), key=len)] == low])
 
+    def lacking(self, path: str) -> bool:
+        """Whether an option of the command has had no case yet."""
+        return any(not self.used[path][max(flags(o), key=len)] for o in self.table.get(path, ()))
+
     def seen(self, path: str, argv) -> None:
         """Count the options that argv (a generated case) holds."""
         words = {a for a in argv if isinstance(a, str)}
