@@ -1,7 +1,7 @@
 """The pytrec_eval drop-in on single hand-made cases, each against pytrec_eval itself: C-float
 ties, measure spellings and nicknames, argument errors, the parsers and aggregation, the
 module surface ir_measures reads, an empty measure set, scores of every numeric type, G's
-sparse integral sums against trec_eval's dense ones.
+sparse integral sums against trec_eval's dense ones, one evaluator called from several threads.
 The matrix of doors and inputs is tests/api/test_oracle_matrix.py."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytrec_eval
 
 import trecqr
 from compat_cases import make_case
-from conftest import TE, data_path
+from conftest import TE, cast2021_dicts, data_path
 from oracle_cases import dicts_of_files
 from trecqr.api.pytrec import RelevanceEvaluator, normalize_measures
 
@@ -190,3 +190,19 @@ def test_g_integral_fast_path_equals_dense_sums(monkeypatch):
         assert f.per_query() == d.per_query()
         assert f.aggregate() == d.aggregate()
     assert 0.1 < fast[0].aggregate()["G"] < 0.9
+
+
+def test_one_evaluator_shared_by_threads_gives_pytrec_evals_values():
+    """A training loop or a thread pool may call one evaluator from several threads at once, its
+    first call included: each call gives pytrec_eval's values for its own run, whatever the
+    interleaving (the values are compared, not the timing)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    qrels, run = cast2021_dicts()
+    topics = sorted(run)
+    runs = [{q: run[q] for q in topics[i::4]} for i in range(4)] * 3
+    measures = {"map", "ndcg_cut.3,10", "recip_rank", "P.5", "bpref"}
+    want = [pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(r) for r in runs]
+    shared = RelevanceEvaluator(qrels, measures)
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(shared.evaluate, runs)) == want
