@@ -35,25 +35,58 @@ static inline unsigned char *field_end(unsigned char *p) {
 #endif
 #define PAD_BYTES 32
 
+/* The end of the complete lines of a block buffer holding `have` bytes: past its last newline,
+   or at EOF past a last line without one (which gets its newline: the buffer has a byte to
+   spare). NULL when no line ends in it: a line longer than a block. */
+static inline unsigned char *block_limit(unsigned char *buf, size_t have, int eof) {
+    unsigned char *end = buf + have;
+    unsigned char *last_nl = (unsigned char *)memrchr(buf, '\n', have);
+    if (eof && (!last_nl || last_nl + 1 < end)) {
+        buf[have] = '\n';
+        return end + 1;
+    }
+    return last_nl ? last_nl + 1 : NULL;
+}
+
+/* After a block's lines: its incomplete last line moved to the front of the buffer, and its
+   length returned (0 when the block ended with a line, or at EOF). */
+static inline size_t block_carry(unsigned char *buf, const unsigned char *limit, size_t have) {
+    const unsigned char *end = buf + have;
+    if (limit > end) return 0;
+    size_t rest = (size_t)(end - limit);
+    memmove(buf, limit, rest);
+    return rest;
+}
+
 /* 8 bytes at a time, multiply-xorshift mixing: docnos are short, so one or two rounds. */
-static inline uint64_t hash_bytes(const unsigned char *s, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
-    while (n >= 8) {
+static inline uint64_t hash_words(const unsigned char **s, size_t *n) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (*n * 0xff51afd7ed558ccdULL);
+    while (*n >= 8) {
         uint64_t w;
-        memcpy(&w, s, 8);
+        memcpy(&w, *s, 8);
         h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
         h ^= h >> 31;
-        s += 8;
-        n -= 8;
+        *s += 8;
+        *n -= 8;
     }
+    return h;
+}
+
+/* The last word (w: the n < 8 tail bytes, zero above them; nothing when n is 0) and the
+   final mixing. */
+static inline uint64_t hash_end(uint64_t h, uint64_t w, size_t n) {
     if (n) {
-        uint64_t w = 0;
-        memcpy(&w, s, n);
         h = (h ^ w) * 0x94d049bb133111ebULL;
         h ^= h >> 29;
     }
     h *= 0xbf58476d1ce4e5b9ULL;
     return h ^ (h >> 32);
+}
+
+static inline uint64_t hash_bytes(const unsigned char *s, size_t n) {
+    uint64_t h = hash_words(&s, &n), w = 0;
+    memcpy(&w, s, n);
+    return hash_end(h, w, n);
 }
 
 /* Ask for transparent huge pages on a large output buffer: the first touch of fresh memory is
@@ -71,24 +104,12 @@ static void want_huge_pages(void *p, size_t len) {
    little-endian machine; elsewhere hash_bytes itself is used. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 static inline uint64_t hash_field(const unsigned char *s, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 31;
-        s += 8;
-        n -= 8;
-    }
+    uint64_t h = hash_words(&s, &n), w = 0;
     if (n) {
-        uint64_t w;
         memcpy(&w, s, 8);
         w &= ~0ULL >> (64 - 8 * n); /* little-endian: keep the field's n bytes */
-        h = (h ^ w) * 0x94d049bb133111ebULL;
-        h ^= h >> 29;
     }
-    h *= 0xbf58476d1ce4e5b9ULL;
-    return h ^ (h >> 32);
+    return hash_end(h, w, n);
 }
 #else
 #define hash_field hash_bytes

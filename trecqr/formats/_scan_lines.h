@@ -197,15 +197,8 @@ static int scan_file(scan_t *S, int fd, size_t from, size_t to) {
         }
         if (have == 0 && eof) break;
         /* complete lines; at EOF the last line may lack its newline */
-        unsigned char *end = buf + have;
-        unsigned char *last_nl = (unsigned char *)memrchr(buf, '\n', have);
-        unsigned char *limit;
-        if (eof && (!last_nl || last_nl + 1 < end)) {
-            buf[have] = '\n';
-            limit = end + 1;
-        } else if (last_nl) {
-            limit = last_nl + 1;
-        } else {
+        unsigned char *limit = block_limit(buf, have, eof);
+        if (!limit) {
             status = 1; /* a line longer than a block */
             break;
         }
@@ -246,12 +239,7 @@ static int scan_file(scan_t *S, int fd, size_t from, size_t to) {
             memcpy(S->runid, S->runid_at, S->runid_len);
             S->runid_at = NULL;
         }
-        if (limit > end) {
-            have = 0;
-        } else {
-            have = (size_t)(end - limit);
-            memmove(buf, limit, have);
-        }
+        have = block_carry(buf, limit, have);
         if (eof && have == 0) break;
     }
     free(buf);

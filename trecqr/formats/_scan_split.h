@@ -49,16 +49,9 @@ static int split_range(int in, long long start, long long stop, int comments, co
             have += (size_t)got;
         }
         if (have == 0 && eof) break;
-        unsigned char *end = buf + have;
-        unsigned char *last_nl = (unsigned char *)memrchr(buf, '\n', have);
-        unsigned char *limit;
-        if (eof && (!last_nl || last_nl + 1 < end)) {
-            buf[have] = '\n';
-            limit = end + 1;
-        } else if (last_nl) {
-            limit = last_nl + 1;
-        } else {
-            status = 1;
+        unsigned char *limit = block_limit(buf, have, eof);
+        if (!limit) {
+            status = 1; /* a line longer than a block */
             break;
         }
         unsigned char *p = buf;
@@ -89,12 +82,7 @@ static int split_range(int in, long long start, long long stop, int comments, co
             p = nl + 1;
         }
         if (status) break;
-        if (limit > end) {
-            have = 0;
-        } else {
-            have = (size_t)(end - limit);
-            memmove(buf, limit, have);
-        }
+        have = block_carry(buf, limit, have);
         if (eof && have == 0) break;
     }
     free(buf);

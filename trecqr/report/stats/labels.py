@@ -57,8 +57,9 @@ def _keyed(qrels, name: str) -> pa.Table:
         qid, docno, n = (twice[c][0].as_py() for c in ("qid", "docno", "count_all"))
         where, lead, first = repeated_at(qrels, qid, docno)
         raise InputError(getattr(qrels, "source", "<qrels>"), where,
-                         f"{lead}topic {qid!r} judges document {docno!r} {n} times{first}; agreement "
-                         f"needs one grade per judgment (keep one {'row' if lead else 'line'})")
+                         f"{lead}topic {qid!r} judges document {docno!r} {n} times{first}; "
+                         "agreement needs one grade per judgment "
+                         f"(keep one {'row' if lead else 'line'})")
     return table
 
 
