@@ -12,6 +12,8 @@ trecqr/, read with ast):
   function-level imports that remain are exactly :data:`LAZY`, each with why it is lazy and the
   start-up time it saves (``python -X importtime``, cumulative, on the development machine;
   optional extras are lazy also so that a command runs without them).
+* **The tests collect light**: no test module loads a heavy library (torch, mteb, a JVM) at its
+  top level, where every xdist worker would pay for it.
 
 An import is named by the module it loads (tests/import_graph.py, the parse shared with
 tests/test_layers.py): ``from .x import y`` in trecqr/a/b.py is ``trecqr.a.x``, ``from . import
@@ -235,3 +237,37 @@ def test_eval_and_compare_do_not_load_pandas(args):
               if line.startswith("import time:")]
     assert "numpy" in loaded and "pyarrow" in loaded  # the check sees the imports
     assert [m for m in loaded if m == "pandas" or m.startswith("pandas.")] == []
+
+
+# libraries whose import takes a second or more (torch, mteb) or starts a JVM (jnius)
+HEAVY = ("torch", "sentence_transformers", "transformers", "mteb", "beir", "datasets",
+         "pyserini", "faiss", "jnius", "selenium", "matplotlib")
+
+
+def _module_level_imports(tree) -> list:
+    """(line, module) of the imports a test module runs when it is collected: import
+    statements at its top level and ``pytest.importorskip("x")`` calls there."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.lineno, node.module))
+        for call in ast.walk(node) if isinstance(node, (ast.Assign, ast.Expr)) else ():
+            if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "importorskip" \
+                    and call.args and isinstance(call.args[0], ast.Constant):
+                found.append((call.lineno, call.args[0].value))
+    return found
+
+
+def test_test_modules_load_no_heavy_library_when_collected():
+    """Every xdist worker imports every test module to collect it, so a module-level import of
+    a heavy library is paid once per worker, tests that need it or not (mteb's took about
+    3 s each): such libraries are imported inside the tests and fixtures that use them."""
+    heavy = [f"{path.relative_to(ROOT)}:{line}: {name}"
+             for path in sorted((ROOT / "tests").rglob("*.py"))
+             for line, name in _module_level_imports(ast.parse(path.read_text()))
+             if name.split(".")[0] in HEAVY]
+    assert heavy == []
+    probe = ast.parse('import torch\nx = pytest.importorskip("mteb")\ndef f():\n    import beir\n')
+    assert [m for _, m in _module_level_imports(probe)] == ["torch", "mteb"]
