@@ -79,6 +79,7 @@ HEAVY_FIRST = (
     "report/test_report_html_layout.py",
     "generative/test_generative.py",
     "api/test_oracle_edges_irm.py",
+    "api/test_pipelines_pytrec.py",  # a subprocess importing mteb
 )
 
 
