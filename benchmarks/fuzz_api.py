@@ -17,8 +17,9 @@ options), ``ir_measures.calc_aggregate`` / ``iter_calc`` through trecqr's provid
 run, ``bounds``, and the intent-aware names on (topic, subtopic, docno, grade) records.
 
 For ``evaluate`` on dicts, each measure asked alone and the same data as DataFrames, as
-ir_measures' rows and as Arrow tables (where pyarrow can make them; when no topic is empty:
-rows cannot hold one) must give the same values
+ir_measures' rows and as Arrow tables, in Arrow's view types and as polars frames (where
+pyarrow and polars can make them; when no topic is empty: rows cannot hold one) must give the
+same values
 where they give any (a value does not depend on its neighbours or its door).
 A case is *clean* when the door returns, or raises trecqr's own error (``TrecqrError``: an
 ``InputError`` names the object and the value); ``RelevanceEvaluator``, a drop-in for
@@ -117,6 +118,9 @@ def _same_through_every_door(qrels, run, measures):
         others["Arrow tables"] = lambda: trecqr.evaluate(*tables, measures).aggregate()
         others["Arrow views"] = lambda: trecqr.evaluate(*map(_views, tables),
                                                         measures).aggregate()
+        frames = _polars(tables)
+        if frames is not None:
+            others["polars"] = lambda: trecqr.evaluate(*frames, measures).aggregate()
     others["trecqr columns"] = lambda: trecqr.evaluate(
         trecqr.load_qrels(qrels), trecqr.load_run(run), measures).aggregate()
     if any(d == {} for d in (*qrels.values(), *run.values())):  # no rows for an empty topic
@@ -181,6 +185,17 @@ def _views(table):
 
     return table.cast(pa.schema([(f.name, pa.string_view() if f.type == pa.string() else f.type)
                                  for f in table.schema]))
+
+
+def _polars(tables):
+    """The Arrow tables as polars frames (read by trecqr through Arrow's PyCapsule stream), or
+    None without polars or where polars refuses the values (the caller's side)."""
+    try:
+        import polars as pl
+
+        return tuple(pl.from_arrow(t) for t in tables)
+    except Exception:  # noqa: BLE001 (polars' own errors: not what is fuzzed here)
+        return None
 
 
 def _same(a: dict, b: dict) -> bool:

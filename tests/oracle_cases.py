@@ -177,6 +177,33 @@ def _arrow_views(c):
     return qrels, run
 
 
+def _polars(c):
+    """polars frames (an Arrow PyCapsule exporter): categorical topics in the qrels, float32
+    scores in the run, as a polars pipeline may leave them."""
+    import polars as pl
+
+    q, d, s, qq, qd, g = c
+    run = pl.DataFrame({"query_id": q, "doc_id": d, "score": s})
+    qrels = pl.DataFrame({"query_id": qq, "doc_id": qd, "relevance": g}).with_columns(
+        pl.col("query_id").cast(pl.Categorical))
+    return qrels, run
+
+
+def _hf_datasets(c):
+    """Hugging Face Datasets: the qrels in BEIR's and MTEB's columns (query-id, corpus-id,
+    score); the run's rows stored shuffled and put back in the file's order by ``sort``, an
+    indices mapping over the stored table (read without it, the order would change the last
+    bits of ir_measures' means, which follow the rows' order)."""
+    import datasets
+
+    q, d, s, qq, qd, g = c
+    qrels = datasets.Dataset.from_dict({"query-id": qq, "corpus-id": qd, "score": g})
+    stored = np.random.default_rng(0).permutation(len(s))
+    run = datasets.Dataset.from_dict({"row": stored, "query_id": [q[i] for i in stored],
+                                      "doc_id": [d[i] for i in stored], "score": s[stored]})
+    return qrels, run.sort("row")
+
+
 # every kind a user may hand in: (qrels, run) made from the TREC files' rows
 KINDS = {
     "trec files": lambda files, c, tmp: files,
@@ -187,6 +214,8 @@ KINDS = {
     "Arrow table": lambda files, c, tmp: _arrow(c, batch=False),
     "Arrow record batch": lambda files, c, tmp: _arrow(c, batch=True),
     "Arrow views": lambda files, c, tmp: _arrow_views(c),
+    "polars DataFrames": lambda files, c, tmp: _polars(c),
+    "Hugging Face Datasets": lambda files, c, tmp: _hf_datasets(c),
     "trecqr Qrels and Run": lambda files, c, tmp: (trecqr.load_qrels(files[0]),
                                                    trecqr.load_run(files[1])),
     "ranx objects": lambda files, c, tmp: _ranx(files, frames=False),

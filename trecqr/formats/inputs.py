@@ -19,7 +19,7 @@ from trecqr.errors import UsageError
 from trecqr.formats.colfiles import sniff
 from trecqr.formats.qrels import Qrels
 from trecqr.formats.run import Run
-from trecqr.formats.tables import is_arrow_table, is_frame
+from trecqr.formats.tables import is_arrow_exporter, is_arrow_table, is_frame
 
 IRDS = "irds:"  # a dataset of ir_datasets, read from local files only
 
@@ -34,8 +34,9 @@ class Input(NamedTuple):
 
     kind: ``"trec"`` (a TREC text path, ``-`` or a file object: the TREC readers),
     ``"file"`` (a Parquet, Feather, JSONL or 3-column path; ``fmt`` says which), ``"irds"``,
-    ``"dict"`` (``{qid: {docno: value}}``), ``"columns"`` (a Run or Qrels), ``"frame"``,
-    ``"arrow"``, ``"ranx"``, ``"rows"`` (namedtuples or an iterator of them),
+    ``"dict"`` (``{qid: {docno: value}}``), ``"columns"`` (a Run or Qrels), ``"frame"``
+    (pandas), ``"arrow"`` (an Arrow table, or a table that exports Arrow: polars, DuckDB, a
+    Hugging Face Dataset), ``"ranx"``, ``"rows"`` (namedtuples or an iterator of them),
     ``"iterable"`` (any other iterable, read as rows), ``"other"``.
     raw: the first bytes of a file, as sniffed (the qrels reader takes them)."""
 
@@ -58,7 +59,7 @@ def decide(obj, *, comments: bool = True) -> Input:
         return Input("trec" if fmt == "trec" else "file", obj, fmt, raw)
     if is_frame(obj):
         return Input("frame", obj)
-    if is_arrow_table(obj):
+    if is_arrow_table(obj) or is_arrow_exporter(obj):
         return Input("arrow", obj)
     if hasattr(obj, "to_dict") and type(obj).__module__.split(".")[0] == "ranx":
         return Input("ranx", obj)  # told by its module: ranx is not imported

@@ -13,6 +13,7 @@ a path: Parquet, Feather, JSONL, 3-column      :mod:`.colfiles`
 ``irds:<dataset id>``: qrels, scoreddocs       :mod:`.irds_files` (local files only)
 ``{qid: {docno: value}}`` (pytrec_eval, ranx)  :func:`~.run.run_from_dict`, ...
 a pandas DataFrame, a pyarrow Table            :mod:`.tables` (both column conventions)
+a polars or DuckDB table, an HF Dataset        :func:`.tables.arrow_table`, then as a table
 a ranx ``Run`` / ``Qrels`` (duck-typed)        :func:`ranx_table`, then as a table
 rows: ir_datasets' ``qrels_iter()``...          :func:`.tables.rows_table`
 =============================================  ============================================
@@ -28,7 +29,7 @@ from trecqr.formats.inputs import IRDS, Input
 from trecqr.formats.irds_files import irds_qrels, irds_run
 from trecqr.formats.qrels import Qrels, qrels_from_dict, read_qrels
 from trecqr.formats.run import Run, read_run, run_from_dict
-from trecqr.formats.tables import qrels_from_table, rows_table, run_from_table
+from trecqr.formats.tables import arrow_table, qrels_from_table, rows_table, run_from_table
 
 
 def _first_and_rest(obj, source: str):
@@ -66,7 +67,8 @@ def run_columns(inp: Input, *, judged=None, float32: bool | None = None,
     if kind == "frame":
         return run_from_table(obj, "<run DataFrame>")
     if kind == "arrow":
-        return run_from_table(obj, f"<run {type(obj).__name__}>")
+        source = f"<run {type(obj).__name__}>"
+        return run_from_table(arrow_table(obj, source), source)
     if kind == "ranx" and hasattr(obj, "run"):
         name = getattr(obj, "name", None)
         if not len(obj.run):
@@ -94,7 +96,8 @@ def qrels_columns(inp: Input, *, comments: bool = True) -> Qrels:
     if kind == "frame":
         return qrels_from_table(obj, "<qrels DataFrame>")
     if kind == "arrow":
-        return qrels_from_table(obj, f"<qrels {type(obj).__name__}>")
+        source = f"<qrels {type(obj).__name__}>"
+        return qrels_from_table(arrow_table(obj, source), source)
     if kind == "ranx" and hasattr(obj, "qrels"):
         if not len(obj.qrels):
             return qrels_from_dict({}, "<ranx Qrels>")

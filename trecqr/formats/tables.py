@@ -1,4 +1,5 @@
-"""Runs and qrels held as tables: pandas DataFrames, pyarrow Tables, rows of namedtuples.
+"""Runs and qrels held as tables: pandas DataFrames, pyarrow Tables, the tables of libraries that
+export Arrow (polars, DuckDB, Hugging Face datasets), rows of namedtuples.
 
 Every table becomes the columns the TREC file readers produce (:class:`~trecqr.formats.Run`,
 :class:`~trecqr.formats.Qrels`) in Arrow, column by column, with no Python object per row: a
@@ -11,11 +12,12 @@ The column names of the tools users hold are all read, the first one present win
 =========  ============================================================================
 column     names
 =========  ============================================================================
-topic      ``query_id`` (ir_measures, ir_datasets), ``qid`` (PyTerrier), ``q_id`` (ranx)
-document   ``doc_id``, ``docno`` (PyTerrier), ``docid``
+topic      ``query_id`` (ir_measures, ir_datasets), ``qid`` (PyTerrier), ``q_id`` (ranx),
+           ``query-id`` (BEIR, MTEB)
+document   ``doc_id``, ``docno`` (PyTerrier), ``docid``, ``corpus-id`` (BEIR, MTEB), ``corpus_id``
 score      ``score`` (a run; PyTerrier's ``rank`` is ignored, as trec_eval ignores ranks)
-grade      ``relevance``, ``label`` (PyTerrier), ``score`` (ranx's qrels frame), ``grade``,
-           ``rel``
+grade      ``relevance``, ``label`` (PyTerrier), ``score`` (ranx's qrels frame, BEIR's),
+           ``grade``, ``rel``
 =========  ============================================================================
 
 Integer (or categorical) ids are read as their decimal text, as a TREC file would hold them.
@@ -35,8 +37,8 @@ from trecqr.formats.arrays import SMALL_ROWS, as_numpy, key_id, not_utf8_among, 
 from trecqr.formats.qrels import ListedQrels, Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import ListedRun, Run, parse_score
 
-TOPIC = ("query_id", "qid", "q_id")
-DOCUMENT = ("doc_id", "docno", "docid")
+TOPIC = ("query_id", "qid", "q_id", "query-id")
+DOCUMENT = ("doc_id", "docno", "docid", "corpus-id", "corpus_id")
 SCORE = ("score",)
 GRADE = ("relevance", "label", "score", "grade", "rel")
 
@@ -48,6 +50,31 @@ def is_frame(obj) -> bool:
 
 def is_arrow_table(obj) -> bool:
     return isinstance(obj, (pa.Table, pa.RecordBatch))
+
+
+def is_hf_dataset(obj) -> bool:
+    """A Hugging Face ``datasets.Dataset`` (BEIR's and MTEB's qrels), told by its module:
+    ``datasets`` is not imported."""
+    return type(obj).__module__.split(".")[0] == "datasets" and hasattr(obj, "with_format") \
+        and hasattr(obj, "column_names")
+
+
+def is_arrow_exporter(obj) -> bool:
+    """Another library's table that exports itself as Arrow: the Arrow PyCapsule stream
+    (polars, DuckDB, nanoarrow...) or a Hugging Face Dataset."""
+    return hasattr(obj, "__arrow_c_stream__") or is_hf_dataset(obj)
+
+
+def arrow_table(obj, source: str):
+    """An Arrow Table or RecordBatch as is; an exporter's table as Arrow (a polars frame's
+    columns through the PyCapsule stream, without a copy; a Hugging Face Dataset's Arrow view,
+    its selection and order kept)."""
+    if is_arrow_table(obj):
+        return obj
+    try:
+        return obj.with_format("arrow")[:] if is_hf_dataset(obj) else pa.table(obj)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise InputError(source, None, f"not readable as an Arrow table ({exc})") from None
 
 
 def _pick(names, wanted: tuple, what: str, source: str, frame=None) -> str:
