@@ -643,3 +643,29 @@ def test_ids_of_mixed_types_follow_the_dict_keys_rule_in_frames_and_rows(odd, re
             assert evaluate(qrels, run, ["map"]).aggregate() == {"map": 1.0}
     if read is not None:
         assert evaluate(qrels, {"q": {"a": 1.0, odd: 2.0}}, ["map"]).aggregate() == {"map": 1.0}
+
+
+class _Exporter:
+    """A table of no library trecqr knows, with only Arrow's PyCapsule stream (as polars and
+    DuckDB export theirs)."""
+
+    def __init__(self, table=None, error=None):
+        self.table, self.error = table, error
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        if self.error:
+            raise self.error
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+def test_a_table_exporting_an_arrow_stream_is_read_as_its_table():
+    import pyarrow as pa
+
+    qrels, run = TE / "qrels.test", TE / "results.test"
+    r = read_run(str(run))
+    table = pa.table({"query_id": r.qid, "doc_id": r.docno, "score": r.score})
+    want = evaluate(str(qrels), str(run), ["map", "P.10"]).per_query()
+    assert evaluate(str(qrels), _Exporter(table), ["map", "P.10"]).per_query() == want
+    with pytest.raises(InputError, match=r"^<run _Exporter>: not readable as an Arrow table "
+                                         r"\(no stream\)$"):
+        evaluate(str(qrels), _Exporter(error=pa.ArrowInvalid("no stream")), ["map"])
