@@ -54,9 +54,9 @@ def is_arrow_table(obj) -> bool:
 
 def is_hf_dataset(obj) -> bool:
     """A Hugging Face ``datasets.Dataset`` (BEIR's and MTEB's qrels), told by its module:
-    ``datasets`` is not imported."""
-    return type(obj).__module__.split(".")[0] == "datasets" and hasattr(obj, "with_format") \
-        and hasattr(obj, "column_names")
+    ``datasets`` is not imported. A streamed ``IterableDataset`` is read as rows."""
+    return type(obj).__name__ == "Dataset" and hasattr(obj, "with_format") \
+        and type(obj).__module__.split(".")[0] == "datasets"
 
 
 def is_arrow_exporter(obj) -> bool:
