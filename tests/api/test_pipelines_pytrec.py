@@ -50,9 +50,10 @@ SCRIPT = textwrap.dedent("""
         for name, (qrels, run, ks) in cases.items():
             asked = {q: docs for q, docs in run.items() if q in qrels}  # MTEB's queries are judged
             got[name] = (outcome(beir_evaluation.EvaluateRetrieval.evaluate, qrels, run, ks),
-                         outcome(mteb_metrics.calculate_retrieval_scores, asked, qrels, ks),
-                         outcome(mteb_metrics.calculate_retrieval_scores, asked, qrels, ks,
-                                 skip_first_result=True))
+                         outcome(mteb_metrics.calculate_retrieval_scores, asked, qrels, ks))
+            if name.endswith(".run"):  # MTEB's skip_first_result, on the real runs
+                got[name] += (outcome(mteb_metrics.calculate_retrieval_scores, asked, qrels,
+                                      ks, skip_first_result=True),)
         return got
 
     cases = pickle.load(sys.stdin.buffer)
@@ -68,7 +69,7 @@ def _cases() -> dict:
     for name in RUNS:
         qrels, run = dicts_of_files(*cast2021(name))
         cases[name] = (qrels, run, KS)
-    for seed in range(24):
+    for seed in range(12):
         qrels, run = make_case(seed)
         if seed % 4 == 0 and run:  # BEIR drops a document whose id is the query's id
             qid = next(iter(run))

@@ -1,8 +1,8 @@
 """Messages that say what a name means and what to do: the note on ``MRR@k``, the nearest names
-of an unknown measure, swapped arguments, turn ids in two styles, option names in the words of
-the door used (CLI or Python), ir_measures parameters, cutoffs past a C long, and measure
-parameters read as trec_eval's atol/atof read them (values checked against trec_eval 9.0.8 and
-10.0 built from the official sources)."""
+of an unknown measure, swapped arguments, an object of no input kind, turn ids in two styles,
+option names in the words of the door used (CLI or Python), ir_measures parameters, cutoffs
+past a C long, and measure parameters read as trec_eval's atol/atof read them (values checked
+against trec_eval 9.0.8 and 10.0 built from the official sources)."""
 
 from __future__ import annotations
 
@@ -282,3 +282,22 @@ def test_nan_and_inf_parameters_are_refused(param):
     values: refused in one line."""
     line = _one_line(run_cli(["eval", "-m", param, Q, R]))
     assert "is not a finite number" in line
+
+
+def test_an_object_of_no_input_kind_is_named():
+    """A number, None or a lazy frame where a run or qrels goes: one line that names it and
+    what goes there, not the TypeError of opening it as a path."""
+    import polars as pl
+
+    dicts = ({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}})
+    for bad in (42, None, object()):
+        with pytest.raises(InputError, match=rf"^<run {type(bad).__name__}>: not a run: pass a "
+                                             r"file path, a \{qid: \{docno: score\}\} dict, "):
+            trecqr.evaluate(dicts[0], bad, ["map"])
+        with pytest.raises(InputError, match=rf"^<qrels {type(bad).__name__}>: not qrels: "):
+            trecqr.evaluate(bad, dicts[1], ["map"])
+    lazy = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}).lazy()
+    with pytest.raises(InputError, match=r"; a lazy frame: collect\(\) it first "
+                                         r"\(docs/python.md, Inputs\)$"):
+        trecqr.evaluate(dicts[0], lazy, ["map"])
+    assert trecqr.evaluate(dicts[0], lazy.collect(), ["map"]).aggregate() == {"map": 1.0}

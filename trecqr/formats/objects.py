@@ -48,6 +48,19 @@ def _given(obj, cls, role: str):
     return obj
 
 
+def _refuse_other(obj, role: str) -> None:
+    """An input of no kind the table above lists (a number, None, a lazy frame...): one line
+    that says what goes there, where the file readers would fail on it as a path. Bytes are
+    a path, as for ``open``."""
+    if isinstance(obj, bytes):
+        return
+    what, value = ("a run", "score") if role == "run" else ("qrels", "grade")
+    lazy = "; a lazy frame: collect() it first" if hasattr(obj, "collect") else ""
+    raise InputError(f"<{role} {type(obj).__name__}>", None,
+                     f"not {what}: pass a file path, a {{qid: {{docno: {value}}}}} dict, a "
+                     f"DataFrame or Arrow table, or rows{lazy} (docs/python.md, Inputs)")
+
+
 def run_columns(inp: Input, *, judged=None, float32: bool | None = None,
                 comments: bool = True) -> Run:
     """A Run from an input of the table above, by its kind (:func:`~.inputs.decide`).
@@ -77,6 +90,8 @@ def run_columns(inp: Input, *, judged=None, float32: bool | None = None,
     if kind in ("rows", "iterable"):
         first, rest = _first_and_rest(obj, "<run rows>")
         return run_from_table(rows_table(first, rest, "<run rows>"), "<run rows>")
+    if kind == "other":
+        _refuse_other(obj, "run")
     return read_run(obj, comments=comments, judged=judged, float32=float32, raw=inp.raw)
 
 
@@ -105,6 +120,8 @@ def qrels_columns(inp: Input, *, comments: bool = True) -> Qrels:
     if kind in ("rows", "iterable"):
         first, rest = _first_and_rest(obj, "<qrels rows>")
         return qrels_from_table(rows_table(first, rest, "<qrels rows>"), "<qrels rows>")
+    if kind == "other":
+        _refuse_other(obj, "qrels")
     return read_qrels(obj, comments=comments, raw=inp.raw)
 
 
