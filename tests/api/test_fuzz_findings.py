@@ -9,7 +9,9 @@ the reference's or in one line on stderr with exit 2:
 - a UTF-8 byte-order mark in a qrels or run file (trec_eval reads it into the first topic id);
 - ``-m utility.1,2`` (pytrec_eval prints a line per topic and gives 0);
 - a run dict whose scores are all lists (``{"q": {"d": [1.0]}}``; fuzz_api seed 31): numpy read
-  them as rows, ``evaluate`` scored them and ``fuse`` stopped with numpy's ValueError.
+  them as rows, ``evaluate`` scored them and ``fuse`` stopped with numpy's ValueError;
+- ``report -m P.99999999999999999999`` (campaign seed 3121): per-topic values near 1e-17, whose
+  plot axis rounded every tick to 0 and divided by zero (an internal error).
 """
 
 from __future__ import annotations
@@ -329,3 +331,13 @@ def test_text_scores_in_a_dict_are_refused_as_pytrec_eval_refuses_them(max_docs)
     numbers = {"q": {"d1": Decimal("0.5"), "d2": np.float32(2.0), "d3": True}}
     assert trecqr.evaluate(qrels, numbers, ["map"], max_docs=max_docs).aggregate() == {
         "map": 1 / 3}
+
+
+def test_report_of_values_near_zero_draws_its_axes(tmp_path):
+    """P at a cutoff of 2**63 - 1 gives per-topic values near 1e-17: the page is written."""
+    page = tmp_path / "r.html"
+    res = run_cli(["report", FX / "qrels.txt", FX / "manual_bm25.run", FX / "convdr.run", "-m",
+                   "P.99999999999999999999", "--permutations", "20", "--bootstrap", "20",
+                   "-o", page])
+    assert res.exit_code == 0, res.stderr
+    assert "internal error" not in res.stderr and page.stat().st_size > 1000

@@ -362,6 +362,8 @@ def test_round_axis_short_names_and_upper_bound_errors():
     assert nice_axis(-1.0, 1.0)[2:] == ([-1.0, -0.5, 0.0, 0.5, 1.0], 1)
     assert nice_axis(0.0, 0.013)[2:] == ([0.0, 0.005, 0.01, 0.015], 3)
     assert nice_axis(-0.9, 0.05)[2][-2:] == [0.0, 0.2]
+    tiny = nice_axis(0.0, 1.1e-17)  # P at a cutoff of 2**63 - 1: per-topic values near 1e-17
+    assert tiny[1] > tiny[0] == 0.0 and len(set(tiny[2])) == len(tiny[2]) >= 3
     assert short_names([LONG.format(n) for n in ORGANISERS]) == list(ORGANISERS)
     assert short_names(["docrun_org_convdr.run", "docrun_org_manual_bm25.run"]) == \
         ["convdr", "manual_bm25"]

@@ -42,11 +42,13 @@ def nice_axis(lo: float, hi: float, count: int = 5) -> tuple:
     raw = (hi - lo) / count
     power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * (1 - 1e-9))
-    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
-    ticks = [round(i * step, 12) + 0.0 for i in range(first, last + 1)]  # + 0.0: no -0.0
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))
     if round(step / 10.0 ** -decimals, 6) % 1:  # 2.5 x 10^k: one place more
         decimals += 1
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    # rounded to the step's own places (not a fixed 12: a step of 1e-17, P at a cutoff of
+    # 2**63, would round every tick to 0); + 0.0: no -0.0
+    ticks = [round(i * step, decimals + 1) + 0.0 for i in range(first, last + 1)]
     return ticks[0], ticks[-1], ticks, decimals
 
 
