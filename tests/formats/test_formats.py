@@ -670,19 +670,3 @@ def test_a_table_exporting_an_arrow_stream_is_read_as_its_table():
                                          r"\(no stream\)$"):
         evaluate(str(qrels), _Exporter(error=pa.ArrowInvalid("no stream")), ["map"])
 
-
-def test_hugging_face_datasets_in_memory_and_streamed():
-    """A Dataset is read as its Arrow view; a streamed IterableDataset, as rows of dicts."""
-    datasets = pytest.importorskip("datasets")
-    from trecqr.formats.inputs import decide
-
-    qrels = datasets.Dataset.from_dict({"query-id": ["q1", "q1", "q2"],
-                                        "corpus-id": ["d1", "d2", "d3"], "score": [1, 0, 2]})
-    run = datasets.Dataset.from_dict({"query_id": ["q1", "q1", "q2"],
-                                      "doc_id": ["d1", "d2", "d3"], "score": [0.5, 1.5, 1.0]})
-    streamed = (qrels.to_iterable_dataset(), run.to_iterable_dataset())
-    assert [decide(x).kind for x in (qrels, *streamed)] == ["arrow", "iterable", "iterable"]
-    want = evaluate({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}},
-                    {"q1": {"d1": 0.5, "d2": 1.5}, "q2": {"d3": 1.0}}, ["map", "P.1"])
-    for given in ((qrels, run), streamed):
-        assert evaluate(*given, ["map", "P.1"]).per_query() == want.per_query()
