@@ -30,8 +30,8 @@ from trecqr.errors import InputError
 from trecqr.formats.qrels import Qrels, parse_grade, warn_truncated
 from trecqr.formats.run import Run
 from trecqr.formats.tables import qrels_from_table, run_from_table
-from trecqr.formats.textio import (arrow_fields, nonblank_lines, python_lines, raw_head,
-                                   read_source, sample_head)
+from trecqr.formats.textio import (arrow_fields, jsonl_head, nonblank_lines, python_lines,
+                                   raw_head, read_source, sample_head)
 
 _BEIR_HEADER = ("query-id", "corpus-id", "score")
 
@@ -50,15 +50,6 @@ def _three_fields(head: bytes, comments: bool) -> bool:
         if seen == 50:
             break
     return seen > 0
-
-
-def _jsonl_first_line(head: bytes) -> bool:
-    line = head.lstrip().split(b"\n", 1)[0]
-    try:
-        doc = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-    return isinstance(doc, dict) and not any(isinstance(v, dict) for v in doc.values())
 
 
 def file_kind(path, *, comments: bool = True) -> str:
@@ -92,7 +83,7 @@ def sniff(path, *, comments: bool = True) -> tuple[str, bytes | None]:
         return "trec", magic
     stripped = head.lstrip()
     if stripped[:1] == b"{":
-        return ("jsonl" if _jsonl_first_line(stripped) else "trec"), magic
+        return ("jsonl" if jsonl_head(stripped) else "trec"), magic
     return ("3col" if _three_fields(head, comments) else "trec"), magic
 
 

@@ -89,7 +89,7 @@ class LineLocator:
         """The line of each row of a JSONL input (its non-blank lines are its rows, in order),
         None for a row past them; None for any other input."""
         src = self._source_again()
-        if src is None or not src.data.lstrip().startswith(b"{"):
+        if src is None or not jsonl_head(src.data[:1 << 16]):  # as the sniffer reads it
             return None
         lines = nonblank_lines(src)
         return [lines[row] if row < len(lines) else None for row in rows]
@@ -101,6 +101,17 @@ class LineLocator:
             return read_source(self.source)
         except InputError:
             return None
+
+
+def jsonl_head(head: bytes) -> bool:
+    """Whether a text's first line is one flat JSON object: JSON lines, where a pytrec_eval
+    dict saved as JSON (``{"q1": {"d1": 1}}``) is nested and goes to the TREC readers."""
+    line = head.lstrip().split(b"\n", 1)[0]
+    try:
+        doc = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and not any(isinstance(v, dict) for v in doc.values())
 
 
 def nonblank_lines(src: Source) -> list[int]:
