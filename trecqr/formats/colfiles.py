@@ -14,7 +14,7 @@
 * **3-column qrels**, ``qid<TAB>docid<TAB>grade`` (BEIR and MS MARCO's TSV qrels; BEIR's header
   line ``query-id corpus-id score`` is skipped). MS MARCO's ``qid 0 docid rel`` is TREC already.
 
-:func:`file_kind` tells them apart from the first 64 KiB of the file, so the TREC readers keep
+:func:`sniff` tells them apart from the first 64 KiB of the file, so the TREC readers keep
 every other file (and its errors) as before. Text files may be compressed as TREC files may.
 """
 
@@ -52,16 +52,11 @@ def _three_fields(head: bytes, comments: bool) -> bool:
     return seen > 0
 
 
-def file_kind(path, *, comments: bool = True) -> str:
-    """``parquet``, ``feather``, ``jsonl``, ``3col`` or ``trec`` (everything else, including
-    stdin, file objects and files that cannot be opened: the TREC readers report those)."""
-    return sniff(path, comments=comments)[0]
-
-
 def sniff(path, *, comments: bool = True) -> tuple[str, bytes | None]:
-    """(:func:`file_kind`, the first 64 KiB of the file as stored, or None when it is not a
-    regular file that could be read): the TREC readers take those bytes, so a small file is
-    opened once."""
+    """(kind, the first 64 KiB of the file as stored, or None when it is not a regular file
+    that could be read). The kind is ``parquet``, ``feather``, ``jsonl``, ``3col`` or ``trec``
+    (everything else, including stdin, file objects and files that cannot be opened: the TREC
+    readers report those). The TREC readers take the bytes, so a small file is opened once."""
     if hasattr(path, "read") or str(path) == "-":
         return "trec", None
     name = os.fspath(path)
