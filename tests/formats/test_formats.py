@@ -670,3 +670,25 @@ def test_a_table_exporting_an_arrow_stream_is_read_as_its_table():
                                          r"\(no stream\)$"):
         evaluate(str(qrels), _Exporter(error=pa.ArrowInvalid("no stream")), ["map"])
 
+
+
+def test_bytes_paths_are_read_as_their_text_paths(tmp_path):
+    """A path given as bytes (as ``open`` takes one) is decided as the same path in text: its
+    Parquet or JSONL is found by content, and an error names the path, not its repr."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    qrels, run = TE / "qrels.test", TE / "results.test"
+    r = read_run(str(run))
+    table = pa.table({"query_id": r.qid, "doc_id": r.docno, "score": r.score})
+    pq.write_table(table, tmp_path / "run.parquet")
+    (tmp_path / "run.jsonl").write_text(
+        "".join(f'{{"qid": "{q}", "docno": "{d}", "score": {s!r}}}\n' for q, d, s in
+                zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist())))
+    want = evaluate(str(qrels), str(run), ["map", "P.10"]).per_query()
+    for path in (run, tmp_path / "run.parquet", tmp_path / "run.jsonl"):
+        got = evaluate(os.fsencode(qrels), os.fsencode(path), ["map", "P.10"]).per_query()
+        assert got == want, path
+    missing = os.fsencode(tmp_path / "no.run")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(tmp_path / 'no.run'))}: "):
+        evaluate(os.fsencode(qrels), missing, ["map"])

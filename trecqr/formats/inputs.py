@@ -50,6 +50,8 @@ def decide(obj, *, comments: bool = True) -> Input:
     """The :class:`Input` of ``obj`` (comments: the file sniffer's, trec_eval 10.0's rule)."""
     if isinstance(obj, dict):  # first: the pytrec_eval drop-in's input, once per call
         return Input("dict", obj)
+    if isinstance(obj, bytes):  # a path, as for open(): sniffed and named as its text is
+        obj = os.fsdecode(obj)
     if isinstance(obj, (Run, Qrels)):
         return Input("columns", obj)
     if isinstance(obj, str) and obj.startswith(IRDS):

@@ -50,10 +50,7 @@ def _given(obj, cls, role: str):
 
 def _refuse_other(obj, role: str) -> None:
     """An input of no kind the table above lists (a number, None, a lazy frame...): one line
-    that says what goes there, where the file readers would fail on it as a path. Bytes are
-    a path, as for ``open``."""
-    if isinstance(obj, bytes):
-        return
+    that says what goes there, where the file readers would fail on it as a path."""
     what, value = ("a run", "score") if role == "run" else ("qrels", "grade")
     lazy = "; a lazy frame: collect() it first" if hasattr(obj, "collect") else ""
     raise InputError(f"<{role} {type(obj).__name__}>", None,
