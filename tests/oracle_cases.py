@@ -204,6 +204,21 @@ def _hf_datasets(c):
     return qrels, run.sort("row")
 
 
+def _duckdb(c):
+    """DuckDB relations (Arrow PyCapsule exporters, read again on each call): SQL over the rows
+    that renames the columns, in the file's order (ORDER BY: without it a relation's order is
+    its scan's, and ir_measures' means follow the rows' order in their last bits)."""
+    import duckdb
+
+    q, d, s, qq, qd, g = c
+    con = duckdb.connect()
+    con.register("run_rows", pa.table({"n": np.arange(len(s)), "q": q, "d": d, "s": s}))
+    con.register("qrels_rows", pa.table({"n": np.arange(len(g)), "q": qq, "d": qd, "g": g}))
+    return (con.sql("SELECT q AS query_id, d AS doc_id, g AS relevance FROM qrels_rows "
+                    "ORDER BY n"),
+            con.sql("SELECT q AS qid, d AS docno, s AS score FROM run_rows ORDER BY n"))
+
+
 # every kind a user may hand in: (qrels, run) made from the TREC files' rows
 KINDS = {
     "trec files": lambda files, c, tmp: files,
@@ -216,6 +231,7 @@ KINDS = {
     "Arrow views": lambda files, c, tmp: _arrow_views(c),
     "polars DataFrames": lambda files, c, tmp: _polars(c),
     "Hugging Face Datasets": lambda files, c, tmp: _hf_datasets(c),
+    "DuckDB relations": lambda files, c, tmp: _duckdb(c),
     "trecqr Qrels and Run": lambda files, c, tmp: (trecqr.load_qrels(files[0]),
                                                    trecqr.load_run(files[1])),
     "ranx objects": lambda files, c, tmp: _ranx(files, frames=False),

@@ -67,7 +67,8 @@ def test_relevance_evaluator_equals_pytrec_eval_on_every_measure(data):
 
 
 RE_KINDS = ["dicts", "ir_measures DataFrame", "PyTerrier DataFrame", "Arrow table",
-            "Arrow views", "polars DataFrames", "Hugging Face Datasets", "trecqr Qrels and Run",
+            "Arrow views", "polars DataFrames", "Hugging Face Datasets", "DuckDB relations",
+            "trecqr Qrels and Run",
             "ranx objects", "ir_datasets iterators"]
 
 
