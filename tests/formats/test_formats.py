@@ -658,12 +658,19 @@ class _Exporter:
         return self.table.__arrow_c_stream__(requested_schema)
 
 
-def test_a_table_exporting_an_arrow_stream_is_read_as_its_table():
+def _te_run_table():
+    """(qrels path, run path, the run as an Arrow table) of trec_eval's test files."""
     import pyarrow as pa
 
     qrels, run = TE / "qrels.test", TE / "results.test"
     r = read_run(str(run))
-    table = pa.table({"query_id": r.qid, "doc_id": r.docno, "score": r.score})
+    return qrels, run, pa.table({"query_id": r.qid, "doc_id": r.docno, "score": r.score})
+
+
+def test_a_table_exporting_an_arrow_stream_is_read_as_its_table():
+    import pyarrow as pa
+
+    qrels, run, table = _te_run_table()
     want = evaluate(str(qrels), str(run), ["map", "P.10"]).per_query()
     assert evaluate(str(qrels), _Exporter(table), ["map", "P.10"]).per_query() == want
     with pytest.raises(InputError, match=r"^<run _Exporter>: not readable as an Arrow table "
@@ -675,16 +682,13 @@ def test_a_table_exporting_an_arrow_stream_is_read_as_its_table():
 def test_bytes_paths_are_read_as_their_text_paths(tmp_path):
     """A path given as bytes (as ``open`` takes one) is decided as the same path in text: its
     Parquet or JSONL is found by content, and an error names the path, not its repr."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    qrels, run = TE / "qrels.test", TE / "results.test"
-    r = read_run(str(run))
-    table = pa.table({"query_id": r.qid, "doc_id": r.docno, "score": r.score})
+    qrels, run, table = _te_run_table()
     pq.write_table(table, tmp_path / "run.parquet")
-    (tmp_path / "run.jsonl").write_text(
-        "".join(f'{{"qid": "{q}", "docno": "{d}", "score": {s!r}}}\n' for q, d, s in
-                zip(r.qid.to_pylist(), r.docno.to_pylist(), r.score.tolist())))
+    (tmp_path / "run.jsonl").write_text("".join(
+        f'{{"qid": "{q}", "docno": "{d}", "score": {s!r}}}\n' for q, d, s in
+        zip(*(table[c].to_pylist() for c in ("query_id", "doc_id", "score")))))
     want = evaluate(str(qrels), str(run), ["map", "P.10"]).per_query()
     for path in (run, tmp_path / "run.parquet", tmp_path / "run.jsonl"):
         got = evaluate(os.fsencode(qrels), os.fsencode(path), ["map", "P.10"]).per_query()
