@@ -180,3 +180,39 @@ def test_runids_a_trec_line_cannot_hold_are_refused_before_any_work(tmp_path):
             assert res.exit_code == 2, (args, bad, res.stderr)
             assert "cannot be one field of a TREC line" in res.stderr, res.stderr
     nothing_left(tmp_path)
+
+
+C21 = DATA / "cast2021" / "2021_manual_evaluation_topics_v1.0.json"
+
+
+@pytest.mark.parametrize("args,line", [
+    (["convert", "cast", "--topics", C21, "--topics-out", "t.tsv"],
+     "--topics-out needs --query-field (raw, manual, automatic or context)"),
+    (["convert", "cast", "--topics", C21, "--query-field", "raw"],
+     "--query-field needs --topics-out OUT (the topics file to write)"),
+    (["convert", "cast", "--topics", C21, "--qrels-out", "q.txt"],
+     "--qrels-out needs --qrels FILE (the CAsT qrels to check)"),
+    (["convert", "ikat", "--topics", DATA / "ikat" / "2023_test_topics.json", "--topics-out",
+      "t.tsv"], "--topics-out needs --query-field (raw, resolved or context)"),
+    (["convert", "ikat", "--query-field", "raw"],
+     "--query-field needs --topics-out OUT (the topics file to write)"),
+    (["diff", "a.txt", "--run", R], "--run needs --qrels QRELS (to evaluate --run against)"),
+    (["diff", "a.txt", "--qrels", Q], "--qrels needs --run RUN (the run to evaluate, compared "
+                                      "with A)"),
+])
+def test_an_option_given_without_its_partner_names_the_partner(tmp_path, args, line):
+    """Options that mean something only together: the one given alone is named with the one
+    it needs and what that one takes, in one line, before any file is read or written."""
+    res = run_cli(args, cwd=tmp_path)
+    assert res.exit_code == 2 and res.stderr == f"trecqr: {line}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scai_run_without_run_out_is_a_usage_error(tmp_path):
+    """convert qrecc refuses before its job starts, as click refuses an option: the usage
+    lines, then the partner named."""
+    res = run_cli(["convert", "qrecc", "--run-out", "r.run"], cwd=tmp_path)
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == ("Error: --run-out needs --scai-run FILE (the SCAI run "
+                                           "to convert)")
+    assert list(tmp_path.iterdir()) == []

@@ -18,7 +18,7 @@ from trecqr.datasets.turn_ids import check_style, restyle
 from trecqr.errors import UsageError
 from trecqr.formats.writer import atomic_write_text
 from trecqr.cli.lifecycle import run_guarded
-from trecqr.cli.options import CONTEXT
+from trecqr.cli.options import CONTEXT, alternatives, needed_together
 from trecqr.cli.types import OutputFile
 
 
@@ -54,10 +54,10 @@ def cast_command(topics_path, query_field, topics_out, turn_ids, provenance_out,
     the qrels."""
 
     def job():
-        if (qrels_path is None) != (qrels_out is None):
-            raise UsageError("--qrels and --qrels-out go together")
-        if (query_field is None) != (topics_out is None):
-            raise UsageError("--query-field and --topics-out go together")
+        needed_together(("--qrels", qrels_path, "FILE (the CAsT qrels to check)"),
+                        ("--qrels-out", qrels_out, "OUT (where the checked qrels go)"))
+        needed_together(("--query-field", query_field, f"({alternatives(cast.FIELD_CHOICES)})"),
+                        ("--topics-out", topics_out, "OUT (the topics file to write)"))
         if topics_out is None and provenance_out is None and meta_out is None \
                 and qrels_out is None:
             raise UsageError("nothing to write: give --topics-out, --provenance-run, "
@@ -136,8 +136,8 @@ def qrecc_command(qrels_in, qrels_out, turns_in, topics_out, query_field, rewrit
 
     Turns without gold are left out of the qrels and counted (on stderr).
     """
-    if (scai_run is None) != (run_out is None):
-        raise click.UsageError("--scai-run and --run-out go together")
+    needed_together(("--scai-run", scai_run, "FILE (the SCAI run to convert)"),
+                    ("--run-out", run_out, "OUT (where its TREC run goes)"), click.UsageError)
     if scai_run is not None:
         turns, pairs, empty = run_guarded(lambda: convert_scai_run(scai_run, run_out))
         click.echo(f"qrecc: SCAI run: {pairs} (turn, passage) pairs for {turns} turns"

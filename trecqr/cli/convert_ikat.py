@@ -17,7 +17,7 @@ from trecqr.errors import UsageError
 from trecqr.formats.run import write_run
 from trecqr.formats.writer import atomic_write_text
 from trecqr.cli.lifecycle import run_guarded
-from trecqr.cli.options import CONTEXT
+from trecqr.cli.options import CONTEXT, alternatives, needed_together
 from trecqr.cli.types import OutputFile
 
 
@@ -42,8 +42,8 @@ from trecqr.cli.types import OutputFile
 def ikat_command(topics_path, query_field, topics_out, meta_out, run_path, run_out, ptkb_run_out):
     """TREC iKAT topics (PTKB as metadata) and official JSON runs to TREC files."""
     def job():
-        if (query_field is None) != (topics_out is None):
-            raise UsageError("--query-field and --topics-out go together")
+        needed_together(("--query-field", query_field, f"({alternatives(ikat.QUERY_FIELDS)})"),
+                        ("--topics-out", topics_out, "OUT (the topics file to write)"))
         outputs = (topics_out, meta_out, run_out, ptkb_run_out)  # an empty name is a name
         if (topics_out is not None or meta_out is not None) and topics_path is None:
             raise UsageError("--topics-out and --meta-out need --topics")

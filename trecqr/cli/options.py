@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from trecqr.errors import UsageError
 from trecqr.cli.types import CInteger, FiniteFloat, OutputFile
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}  # every command answers -h
@@ -80,6 +81,25 @@ def label_option(f):
     return click.option("--label", "labels", multiple=True, metavar="MEASURE=LABEL",
                         help="A measure's label in the tables and plots (e.g. "
                              "ndcg_cut.3=nDCG@3; default MRR, NDCG@3, ...); repeatable.")(f)
+
+
+def alternatives(names) -> str:
+    """``a, b or c``: the values an option takes, as a message says them."""
+    *rest, last = names
+    return f"{', '.join(rest)} or {last}" if rest else last
+
+
+def needed_together(first: tuple, second: tuple, error=UsageError) -> None:
+    """Two options that mean something only together, each ``(option, value, what it takes)``:
+    the one given alone is named with the one it needs and what that one takes
+    (``--topics-out needs --query-field (raw, resolved or context)``), so the line says what
+    to add. ``error``: the exception, click's where a command refuses before its job starts."""
+    (name_a, value_a, takes_a), (name_b, value_b, takes_b) = first, second
+    if (value_a is None) == (value_b is None):
+        return
+    if value_b is None:
+        raise error(f"{name_a} needs {name_b} {takes_b}")
+    raise error(f"{name_b} needs {name_a} {takes_a}")
 
 
 def say_written(output, what: str = "report") -> None:

@@ -15,7 +15,8 @@ from trecqr.report.bounds import attach, run_bounds
 from trecqr.report.labels import parse_pairs
 from trecqr.cli.lifecycle import quiet_notes, run_guarded
 from trecqr.cli.options import (CONTEXT, comparison_options, correction_options, label_option,
-                      qrels_runs_measures, say_written, table_output_options, topic_options)
+                                needed_together, qrels_runs_measures, say_written,
+                                table_output_options, topic_options)
 from trecqr.cli.types import OutputFile
 
 
@@ -146,8 +147,8 @@ def diff_command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
     input.
     """
     def job():
-        if (qrels is None) != (run is None):
-            raise UsageError("--qrels and --run go together")
+        needed_together(("--qrels", qrels, "QRELS (to evaluate --run against)"),
+                        ("--run", run, "RUN (the run to evaluate, compared with A)"))
         if qrels is not None:
             if b is not None:
                 raise UsageError("give either B or --qrels/--run, not both")
