@@ -16,6 +16,8 @@ from conftest import DATA, TE, run_cli
 from fault_cases import FX, Q, R, trecqr, one_line, usage_error, nothing_left, eval_error
 from fault_cases import qrels, run  # noqa: F401 (fixtures)
 
+C21 = DATA / "cast2021" / "2021_manual_evaluation_topics_v1.0.json"
+
 
 def test_utility_with_a_collection_size_past_int32():
     res = trecqr(["eval", "-N", "2147483648", "-m", "utility", Q, R])
@@ -180,9 +182,6 @@ def test_runids_a_trec_line_cannot_hold_are_refused_before_any_work(tmp_path):
             assert res.exit_code == 2, (args, bad, res.stderr)
             assert "cannot be one field of a TREC line" in res.stderr, res.stderr
     nothing_left(tmp_path)
-
-
-C21 = DATA / "cast2021" / "2021_manual_evaluation_topics_v1.0.json"
 
 
 @pytest.mark.parametrize("args,line", [
