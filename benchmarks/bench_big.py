@@ -139,7 +139,8 @@ def main() -> None:
     big = a.out / f"run.x{a.copies}.txt"
     qbig = copies(qrels7, a.out / f"qrels.x{a.copies}.txt", a.copies)
     made = [qbig]
-    trecqr = [sys.executable, "-c", "from trecqr.runtime.launch import entry; entry()", "eval", "--quiet"]
+    trecqr = [sys.executable, "-c", "from trecqr.runtime.launch import entry; entry()",
+              "eval", "--quiet"]
     cases = {
         "grouped": (lambda: run7, qrels7, n7),
         "shuffled": (lambda: shuffled(run7, a.out / "run.shuffled.txt"), qrels7, n7),

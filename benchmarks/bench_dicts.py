@@ -25,7 +25,8 @@ MEASURES = {"5": ["map", "ndcg_cut.3", "recip_rank", "P.10", "recall.100"], "all
 CHILD = r"""
 import gc, json, resource, sys, time
 import numpy as np
-mod_name, which, nq, nd, check = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+mod_name, which, nq, nd, check = (sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+                                  sys.argv[5])
 rng = np.random.default_rng(0)
 qrels, run = {}, {}
 for q in range(nq):

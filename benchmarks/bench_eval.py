@@ -58,7 +58,8 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--queries", type=int, default=6980)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
@@ -71,8 +72,8 @@ def main() -> None:
     # the console script of this Python environment (what a venv puts on PATH), not a version
     # manager's shim in front of it, which would add its own start-up to every run
     script = Path(sys.executable).parent / "trecqr"
-    trecqr = [str(script)] if script.exists() else [sys.executable, "-c",
-                                                    "from trecqr.runtime.launch import entry; entry()"]
+    trecqr = [str(script)] if script.exists() else [
+        sys.executable, "-c", "from trecqr.runtime.launch import entry; entry()"]
     tools = {"trecqr": trecqr + ["eval", "--quiet", *mflags, str(qrels), str(run)]}
     if a.trec_eval:
         tools["trec_eval"] = [a.trec_eval, *mflags, str(qrels), str(run)]

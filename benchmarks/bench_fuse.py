@@ -89,7 +89,8 @@ def run_path(folder: str, r: int, cut: str = "") -> str:
 
 def make_qrels(queries: int, docs: int, seed: int = 1):
     rng = np.random.default_rng(seed)
-    return qrels_from_dict({f"q{q}": {f"d{q}_{j}": 1 for j in rng.choice(2 * docs, 20, replace=False)}
+    return qrels_from_dict({f"q{q}": {f"d{q}_{j}": 1
+                                      for j in rng.choice(2 * docs, 20, replace=False)}
                             for q in range(queries)})
 
 

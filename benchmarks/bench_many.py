@@ -58,7 +58,8 @@ def main() -> None:
     a = ap.parse_args()
     qrels = a.data / "cast2021" / "qrels-docs.2021.qrel"
     runs = [str(p) for p in make_runs(a.data, a.out, a.runs)]
-    trecqr = [sys.executable, "-c", "from trecqr.runtime.launch import entry; entry()", "eval", "--quiet"]
+    trecqr = [sys.executable, "-c", "from trecqr.runtime.launch import entry; entry()",
+              "eval", "--quiet"]
     rows = []
     t_one, out_one = timed([trecqr + MEASURES + [str(qrels)] + runs])
     t_j1, out_j1 = timed([trecqr + MEASURES + ["-j", "1", str(qrels)] + runs])

@@ -1,6 +1,6 @@
 """How fast the report page opens and sorts in headless Chromium: QReCC's 8,209 test turns
-with gold, three seeded runs of 10 passages (tests/report/test_report_html.py's ``qrecc_test_runs``),
-the question types as groups.
+with gold, three seeded runs of 10 passages (tests/report/test_report_html.py's
+``qrecc_test_runs``), the question types as groups.
 
 Usage: python benchmarks/bench_report_html.py [--repeat 3]
 

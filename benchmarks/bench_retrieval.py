@@ -93,7 +93,8 @@ def make_collection(passages: int, queries: int, seed: int = 0) -> tuple[Path, P
                 words = vocab[draw(int(lens.sum()))]
                 ends = np.cumsum(lens)
                 fh.write("".join(
-                    json.dumps({"id": f"d{start + i}", "contents": " ".join(words[e - ln:e])}) + "\n"
+                    json.dumps({"id": f"d{start + i}",
+                                "contents": " ".join(words[e - ln:e])}) + "\n"
                     for i, (e, ln) in enumerate(zip(ends.tolist(), lens.tolist()))))
         os.replace(tmp, coll)
     if not topics.exists():
@@ -122,8 +123,8 @@ def timed(cmd: list[str]) -> tuple[float, int]:
 
 def trecqr_cmd() -> list[str]:
     script = Path(sys.executable).parent / "trecqr"
-    return [str(script)] if script.exists() else [sys.executable, "-c",
-                                                  "from trecqr.runtime.launch import entry; entry()"]
+    return [str(script)] if script.exists() else [
+        sys.executable, "-c", "from trecqr.runtime.launch import entry; entry()"]
 
 
 def pyserini_available() -> bool:
@@ -132,7 +133,8 @@ def pyserini_available() -> bool:
         return False
     from trecqr.retrieval import java_runtime
 
-    return bool(os.environ.get("JAVA_HOME") or java_runtime.pick_java_home() or shutil.which("java"))
+    return bool(os.environ.get("JAVA_HOME") or java_runtime.pick_java_home()
+                or shutil.which("java"))
 
 
 def trecqr_index(collection: Path, out: Path, k1: float, b: float, backend: str = "bm25s",
@@ -215,7 +217,8 @@ def demo_agreement(work: Path, pyserini: bool) -> list[tuple[str, str, dict]]:
 
 def main() -> None:
     global DATA
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", "--passages", dest="passages", type=int, default=100_000,
                     help="synthetic passages (default 100,000 for a quick run; the README's table "
                          "uses 1,000,000)")
@@ -226,7 +229,8 @@ def main() -> None:
     ap.add_argument("--index-threads", type=int, default=None,
                     help="Lucene indexing threads (default: trecqr's, the CPUs up to 8)")
     ap.add_argument("--data", type=Path, default=DATA,
-                    help="folder for the synthetic collections and indexes (default benchmarks/data)")
+                    help="folder for the synthetic collections and indexes "
+                         "(default benchmarks/data)")
     ap.add_argument("--no-lucene", action="store_true", help="bm25s only, even with Pyserini")
     ap.add_argument("--skip-agreement", action="store_true")
     a = ap.parse_args()
@@ -276,7 +280,8 @@ def main() -> None:
     print("\n" + "\n".join(lines))
     if pyserini:
         print(f"\nsynthetic queries, Lucene vs bm25s (k1=0.9 b=0.4): Jaccard@10 "
-              f"{synth['jaccard']:.3f}, identical top-1 {synth['top1']:.1%} ({synth['queries']} queries)")
+              f"{synth['jaccard']:.3f}, identical top-1 {synth['top1']:.1%} "
+              f"({synth['queries']} queries)")
 
     if not a.skip_agreement:
         if not pyserini:

@@ -2,13 +2,14 @@
 
 Usage (from the project root):
 
-    nice python3 benchmarks/kill_eval.py --tries 50 --queries 2000    # a 2,000 x 1,000 = 2M-line run
+    nice python3 benchmarks/kill_eval.py --tries 50 --queries 2000  # a 2,000 x 1,000 = 2M-line run
 
 The run and qrels come from benchmarks/make_data.py (MS MARCO-sized rows, seeded). One
 uninterrupted `trecqr eval -q -m all_trec -o out.txt QRELS RUN` gives the reference output and
 its duration T; then each try starts the same command in a fresh folder (half of them over an
 existing out.txt holding an older output), sends SIGTERM, SIGHUP or SIGINT after a random delay
-in [0, 2 T] (on a loaded machine a run takes longer than T), and checks: no ``.trecqr-*`` temporary file is left; out.txt is absent, the
+in [0, 2 T] (on a loaded machine a run takes longer than T), and checks: no ``.trecqr-*``
+temporary file is left; out.txt is absent, the
 reference output, or (when it existed) the older output, never anything else; the exit status
 is 0 (finished first) or 128 + the signal, with one line on stderr ("trecqr: interrupted",
 "trecqr: terminated (SIGTERM)"); a signal that arrives while the interpreter starts, before

@@ -4,7 +4,8 @@ here. Each function returns {key: n} (or {(run, key): n}): the number of topics 
 states for that name's mean. Fields read:
 
 - eval (stderr): the coverage line ``trecqr: N topics evaluated; K only in qrels (...); ...``:
-  N for every name (``N qrels topics (-c: ...)`` under -c); a per-name segment ``NAMES: N ...`` (``RR@3, nDCG@3: 34 qrels topics (...);
+  N for every name (``N qrels topics (-c: ...)`` under -c); a per-name segment ``NAMES: N ...``
+  (``RR@3, nDCG@3: 34 qrels topics (...);
   recip_rank: 25 evaluated``) overrides it for the names it lists.
 - eval --format json: ``topics.evaluated`` for every name; ``averaged_over[name].n`` overrides
   it for each name it lists.

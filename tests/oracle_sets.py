@@ -1,6 +1,6 @@
-"""The measure-set axis of tests/api/test_oracle_matrix.py: pytrec_eval's every measure, ir_measures'
-registry name by name, the ir_measures names trecqr computes natively (cwl_eval, gdeval, Compat,
-Accuracy) and the cut runs that exercise their providers' tie orders."""
+"""The measure-set axis of tests/api/test_oracle_matrix.py: pytrec_eval's every measure,
+ir_measures' registry name by name, the ir_measures names trecqr computes natively (cwl_eval,
+gdeval, Compat, Accuracy) and the cut runs that exercise their providers' tie orders."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ AD_HOC = {
     "Judged": ["Judged@10", "Judged"],
     "MRR": ["MRR@10"], "RR": ["RR", "RR@3", "RR(rel=2)@10"],
     "NDCG": ["NDCG@3"], "nDCG": ["nDCG", "nDCG@3", "nDCG@10", "nDCG(dcg='exp-log2')@10",
-                                 "nDCG(judged_only=True)@5", "nDCG(gains={0:0,1:1,2:3,3:7,4:15})@5"],
+                                 "nDCG(judged_only=True)@5",
+                                 "nDCG(gains={0:0,1:1,2:3,3:7,4:15})@5"],
     "NERR10": ["NERR10(max_rel=4)", "NERR10(p=0.8,max_rel=4)"],
     "NERR11": ["NERR11(max_rel=4)", "NERR11(T=3.0,max_rel=4)"],
     "NERR8": ["NERR8(max_rel=4)@10"], "NERR9": ["NERR9(max_rel=4)@10"],

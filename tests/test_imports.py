@@ -36,9 +36,10 @@ from import_graph import import_lines, modules
 # why an import inside a function is kept there (the import's own cost, from this machine)
 LAZY = {
     # the command line's start-up: `trecqr -h`, `--version` and every command pay for these
-    ("trecqr.runtime.launch", "trecqr.cli"): "the early signal handlers are installed before click, "
-                                     "numpy and pyarrow load (~100 ms in which a Ctrl-C would "
-                                     "otherwise print a traceback)",
+    ("trecqr.runtime.launch", "trecqr.cli"): "the early signal handlers are installed "
+                                             "before click, numpy and pyarrow load (~100 ms "
+                                             "in which a Ctrl-C would otherwise print a "
+                                             "traceback)",
     ("trecqr.retrieval", "trecqr.retrieval.bm25"): "the package's lazy export table "
                                                    "(build_index, search...): `import "
                                                    "trecqr.retrieval` stays light",
@@ -50,10 +51,11 @@ LAZY = {
     ("trecqr.cli.eval", "trecqr.protocols.presets"): "--protocol only: the presets pull in the "
                                                     "dataset adapters and the official "
                                                     "evaluators (~80 ms of every eval)",
-    ("trecqr.runtime.workers", "multiprocessing"): "only when a pool starts: one run's `trecqr eval` "
-                                           "skips multiprocessing (~25 ms)",
-    ("trecqr.runtime.workers", "concurrent.futures"): "with multiprocessing, above (its process pool, "
-                                              "~25 ms together)",
+    ("trecqr.runtime.workers", "multiprocessing"): "only when a pool starts: one run's "
+                                                   "`trecqr eval` skips multiprocessing "
+                                                   "(~25 ms)",
+    ("trecqr.runtime.workers", "concurrent.futures"): "with multiprocessing, above (its "
+                                                      "process pool, ~25 ms together)",
     # optional extras and heavy libraries, loaded by the one function that uses them
     ("trecqr.formats.objects", "trecqr.formats.ranx_columns"): "ranx objects only: it imports "
                                                              "numba (~0.5 s), which ranx "
@@ -86,8 +88,8 @@ LAZY = {
                                                          "(~2.7 s)",
     ("trecqr.retrieval.dense_encoders", "transformers.utils"): "transformers, above (its "
                                                                "logging)",
-    ("trecqr.retrieval.java_runtime", "pyserini"): "lucene indexes only; lucene extra (Java: the JVM "
-                                             "starts with its classes, seconds)",
+    ("trecqr.retrieval.java_runtime", "pyserini"): "lucene indexes only; lucene extra (Java: "
+                                                   "the JVM starts with its classes, seconds)",
     ("trecqr.retrieval.java_runtime", "pyserini.pyclass"): "pyserini, above",
     # formats/, scorer/, measures/, api*.py and compat/: optional engines and ir_measures
     ("trecqr.cli.eval_runs", "distributed"): "scoring on a Dask cluster only; dask extra (~1 s)",
@@ -134,14 +136,17 @@ LAZY = {
                                                        "commands that score",
     ("trecqr.cli.lifecycle", "trecqr.engine.idspace"): "--quiet's filters: pyarrow only for the "
                                                        "commands that score",
-    ("trecqr.runtime.launch", "trecqr.cli.failures"): "the last guard's line: after the early signal "
-                                              "handlers, on the error path only",
+    ("trecqr.runtime.launch", "trecqr.cli.failures"): "the last guard's line: after the "
+                                                      "early signal handlers, on the error "
+                                                      "path only",
     ("trecqr.engine.selection", "trecqr.measures.catalog"): "the nearest names of an unknown "
                                                               "measure: the error path only",
-    ("trecqr.runtime.memory", "scipy"): "scipy.stats (~1.3 s) for the t-tests and t bands of compare "
-                                "and plots only, once a memory cap is known to leave room",
-    ("trecqr.runtime.launch", "trecqr.runtime.memory"): "after the early signal handlers: ctypes and resource "
-                                        "(10-40 ms) would come before them",
+    ("trecqr.runtime.memory", "scipy"): "scipy.stats (~1.3 s) for the t-tests and t bands of "
+                                        "compare and plots only, once a memory cap is known "
+                                        "to leave room",
+    ("trecqr.runtime.launch", "trecqr.runtime.memory"): "after the early signal handlers: "
+                                                        "ctypes and resource (10-40 ms) would "
+                                                        "come before them",
 }
 
 # may write to the terminal or end the process themselves (besides trecqr/cli/)
@@ -205,7 +210,8 @@ def test_the_rules_see_what_they_should():
     """The resolver and the checks on known lines, so that a broken walker cannot pass."""
     known = modules()
     got = {(m, t): inner for m, p in known.items() for t, _, inner in imports(m)}
-    assert got[("trecqr.runtime.launch", "trecqr.cli")] is True  # from .cli import entry, in entry()
+    # from .cli import entry, in entry()
+    assert got[("trecqr.runtime.launch", "trecqr.cli")] is True
     assert got[("trecqr.cli.eval", "trecqr.cli.engine_choice")] is False  # top of the module
     assert got[("trecqr.retrieval", "trecqr.retrieval.bm25")] is True  # a submodule, by name
     assert got[("trecqr.cli", "click")] is False and _is_cli("trecqr.cli.lifecycle")

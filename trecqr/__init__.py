@@ -18,7 +18,8 @@ import importlib
 from trecqr.version import __version__
 
 _EXPORTS = {
-    "evaluate": ".api.evaluation", "Results": ".api.evaluation", "load_qrels": ".api.evaluation", "load_run": ".api.evaluation",
+    "evaluate": ".api.evaluation", "Results": ".api.evaluation",
+    "load_qrels": ".api.evaluation", "load_run": ".api.evaluation",
     "evaluate_many": ".api.many",
     "RelevanceEvaluator": ".api.pytrec", "compute_aggregated_measure": ".api.pytrec",
     "parse_qrel": ".api.pytrec", "parse_run": ".api.pytrec", "supported_measures": ".api.pytrec",
@@ -27,7 +28,8 @@ _EXPORTS = {
     "Qrels": ".formats", "Run": ".formats", "read_qrels": ".formats", "read_run": ".formats",
     "write_qrels": ".formats", "write_run": ".formats",
     "compare": ".report.compare",
-    "agree_labels": ".report.agree", "agree_rankings": ".report.agree", "agree_repro": ".report.agree",
+    "agree_labels": ".report.agree", "agree_rankings": ".report.agree",
+    "agree_repro": ".report.agree",
     "bounds": ".report.bounds",
     "register_ir_measures": ".api.irm_provider",
     "fuse": ".fusion.entry", "optimize_fusion": ".fusion.optimize",

@@ -25,8 +25,9 @@ def preload() -> None:
 
     for name in ("trecqr.report.compare", "trecqr.report.breakdown", "trecqr.report.plots",
                  "trecqr.report.diff", "trecqr.datasets.collapse", "trecqr.datasets.qrecc.files",
-                 "trecqr.datasets.topiocqa", "trecqr.datasets.cast.topics", "trecqr.datasets.topics",
-                 "trecqr.datasets.rewrites.topics", "trecqr.datasets.sessions.logs", "trecqr.generative.gen",
+                 "trecqr.datasets.topiocqa", "trecqr.datasets.cast.topics",
+                 "trecqr.datasets.topics", "trecqr.datasets.rewrites.topics",
+                 "trecqr.datasets.sessions.logs", "trecqr.generative.gen",
                  "trecqr.generative.suggest", "trecqr.retrieval.commands",
                  "trecqr.workflows.cqr", "trecqr.retrieval.bm25", "trecqr.fusion",
                  "trecqr.datasets.ikat.topics", "trecqr.datasets.ikat.runs", "matplotlib.pyplot",

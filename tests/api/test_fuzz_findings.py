@@ -162,7 +162,8 @@ def test_huge_grade_with_ndcg_ends():
 def test_big_grades_equal_trec_eval(tmp_path):
     """Grades of 100,000 and 70,000, with and without fractional gain parameters (the
     fractional ones sort the whole list as glibc's merge sort does): trec_eval 9.0.8's own
-    output, byte for byte (recorded from a trec_eval 9.0.8 binary built from its source; it takes 90 s there)."""
+    output, byte for byte (recorded from a trec_eval 9.0.8 binary built from its source; it takes
+    90 s there)."""
     res = _eval_subprocess(tmp_path, "1 0 d1 100000\n1 0 d2 1\n1 0 d3 0\n2 0 d4 3\n2 0 d5 70000\n",
                            RUN2, ["ndcg", "ndcg_cut.1", "ndcg.1=0.5,3=70001"])
     assert res.returncode == 0, res.stderr

@@ -120,7 +120,8 @@ except ModuleNotFoundError as exc:
 def test_a_command_without_its_extra_names_it(tmp_path, args, extra):
     res = core(args, cwd=tmp_path)
     assert res.returncode == 2, res.stderr
-    assert res.stderr == f"trecqr {args[0]} needs the {extra} extra: pip install 'trecqr[{extra}]'\n"
+    assert res.stderr == (f"trecqr {args[0]} needs the {extra} extra: "
+                          f"pip install 'trecqr[{extra}]'\n")
     assert os.listdir(tmp_path) == []
 
 

@@ -169,7 +169,8 @@ def test_bad_grade(tmp_path, run, grade):
 
 
 def test_grade_out_of_range(tmp_path, run):
-    bad = bad_file(tmp_path, "q", edited(QRELS_LINES, 2, lambda f: f[:3] + ["99999999999999999999"]))
+    bad = bad_file(tmp_path, "q",
+                   edited(QRELS_LINES, 2, lambda f: f[:3] + ["99999999999999999999"]))
     assert eval_error([bad, run]) == f"{bad}:2: grade '99999999999999999999' is out of range"
 
 
@@ -245,7 +246,8 @@ def test_only_comments(tmp_path, qrels):
     only = bad_file(tmp_path, "c", ["# a comment", "  # another"])
     assert eval_error(["--compat", "10.0", qrels, only]) == (
         f"{only}: no data lines (only blank or comment lines)")
-    assert eval_error([qrels, only]) == f"{only}:1: expected at least 6 fields {RUN_FIELDS}, found 3"
+    assert eval_error([qrels, only]) == (
+        f"{only}:1: expected at least 6 fields {RUN_FIELDS}, found 3")
 
 
 @pytest.mark.parametrize("data,line,byte", [
@@ -255,7 +257,8 @@ def test_only_comments(tmp_path, qrels):
 ], ids=["nul_in_line_2", "all_bytes", "escape_codes"])
 def test_binary_garbage(tmp_path, qrels, data, line, byte):
     bad = bad_file(tmp_path, "bin", data=data)
-    assert eval_error([qrels, bad]) == f"{bad}:{line}: binary data (byte 0x{byte:02x}); not a text file"
+    assert eval_error([qrels, bad]) == (
+        f"{bad}:{line}: binary data (byte 0x{byte:02x}); not a text file")
 
 
 def test_real_binary_file(tmp_path, qrels):
@@ -289,7 +292,8 @@ def test_corrupt_gzip(tmp_path, qrels):
     flipped = bytearray(good)
     flipped[-6] ^= 0xFF  # inside the CRC32 trailer
     bad_crc = bad_file(tmp_path, "crc.gz", data=bytes(flipped))
-    assert eval_error([qrels, bad_crc]).startswith(f"{bad_crc}: corrupt gzip data (CRC check failed")
+    assert eval_error([qrels, bad_crc]).startswith(
+        f"{bad_crc}: corrupt gzip data (CRC check failed")
     header_only = bad_file(tmp_path, "hdr.gz", data=b"\x1f\x8bgarbage")
     assert eval_error([qrels, header_only]).startswith(f"{header_only}: corrupt gzip data (")
 

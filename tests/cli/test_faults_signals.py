@@ -305,8 +305,8 @@ def test_signal_while_the_command_line_is_imported():
 
 def test_resource_tracker_is_started_quiet():
     """A pool's resource tracker runs with the -W option that silences its leaked-semaphore
-    report (trecqr.runtime.workers.QUIET_TRACKER): after a signal, that report came as four more lines
-    after trecqr's one. Checked on the tracker's own command line, in a fresh interpreter."""
+    report (trecqr.runtime.workers.QUIET_TRACKER): after a signal, that report came as four more
+    lines after trecqr's one. Checked on the tracker's own command line, in a fresh interpreter."""
     code = ("import multiprocessing.resource_tracker as rt\n"
             "from trecqr.runtime.workers import worker_pool\n"
             "with worker_pool(1) as pool:\n"

@@ -65,7 +65,8 @@ MARK = "@@trecqr-docs-test-step@@"
 SKIPPED = [
     ("README.md", "installs packages and runs the whole test suite; CI runs both (bash .ci/run)"),
     ("docs/cqr.md", "starts a JVM and loads torch (about 2 minutes on the shared test machine); "
-                    "tests/retrieval/test_retrieval_lucene.py and tests/retrieval/test_retrieval_dense.py run both "
+                    "tests/retrieval/test_retrieval_lucene.py and "
+                    "tests/retrieval/test_retrieval_dense.py run both "
                     "backends on the demo collections and pin their numbers"),
     ("docs/fidelity.md", "needs checkouts of pytrec_eval, trec_eval and ir_measures"),
     ("docs/install.md", "builds a wheel and installs it with its dependencies in a fresh venv "
@@ -374,7 +375,8 @@ def test_matcher_rules():
     assert line_matches("map all 0.1785", "map                   \tall\t0.1785")
     assert not line_matches("map all 0.1785", "map all 0.1786")
     assert not line_matches("map all 0.1785", "map all 0.17850")  # exact text in shell output
-    assert line_matches("collapse: 23900 passages ... dropped", "collapse: 23900 passages -> x dropped")
+    assert line_matches("collapse: 23900 passages ... dropped",
+                        "collapse: 23900 passages -> x dropped")
     assert unmatched(["a 1", "...", "c 3"], "a 1\nb 2\nc 3\n") is None
     assert unmatched(["c 3", "a 1"], "a 1\nb 2\nc 3\n") == "a 1"  # order counts
     # python values: decimals shown are compared at their places, quotes are one
@@ -386,7 +388,8 @@ def test_matcher_rules():
 def test_a_changed_number_fails(tmp_path):
     doc = tmp_path / "doc.md"
     (tmp_path / "fixtures").mkdir()
-    good = ("```bash\ntrecqr eval -m map fixtures/cast2021/qrels.txt fixtures/cast2021/manual_bm25.run\n"
+    good = ("```bash\ntrecqr eval -m map fixtures/cast2021/qrels.txt "
+            "fixtures/cast2021/manual_bm25.run\n"
             "#   map all {}\n```\n")
     real = ROOT / "fixtures"
     for value, ok in (("0.2047", True), ("0.2048", False)):

@@ -131,7 +131,8 @@ def test_cast2021_streamed_grouped_and_interleaved(compat, tag, tmp_path, pieces
 
 
 def _expected_cast(tag):
-    path = Path(__file__).parents[1] / "expected" / "cast2021" / f"docrun_org_manual_bm25.{tag}.txt.gz"
+    path = (Path(__file__).parents[1] / "expected" / "cast2021"
+            / f"docrun_org_manual_bm25.{tag}.txt.gz")
     return gzip.decompress(path.read_bytes()).decode()
 
 

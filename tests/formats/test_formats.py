@@ -387,14 +387,16 @@ def test_bad_dicts_and_frames():
     import pandas as pd
     with pytest.raises(InputError, match=r"<qrels dict>: query '1' doc 'a': grade 'x' is not"):
         qrels_from_dict({"1": {"a": "x"}})
-    with pytest.raises(InputError, match=r"<run dict>: query '1' doc 'b': score nan is not a finite number"):
+    with pytest.raises(InputError,
+                       match=r"<run dict>: query '1' doc 'b': score nan is not a finite number"):
         run_from_dict({"1": {"a": 1.0, "b": float("nan")}})
     # one DataFrame reader (formats.tables): a grade column under ranx's name is read
     assert qrels_from_frame(pd.DataFrame({"query_id": [1], "doc_id": ["a"], "score": [1]})) \
         .grade.tolist() == [1]
     with pytest.raises(InputError, match=r"<qrels DataFrame>: no relevance column \(one of "):
         qrels_from_frame(pd.DataFrame({"query_id": [1], "doc_id": ["a"], "judged": [1]}))
-    with pytest.raises(InputError, match=r"<run DataFrame>: row 1: score inf is not a finite number"):
+    with pytest.raises(InputError,
+                       match=r"<run DataFrame>: row 1: score inf is not a finite number"):
         run_from_frame(pd.DataFrame({"query_id": [1, 1], "doc_id": ["a", "b"],
                                      "score": [1.0, float("inf")]}))
     with pytest.raises(InputError, match=r"<run DataFrame>: row 0: score 'high' is not a number"):

@@ -17,7 +17,8 @@ from trecqr.formats.objects import ranx_table  # noqa: E402
 
 # as ranx stores them: topics in code point order, each topic's documents by score or grade
 RUN = [("q1", "ü", 2.0), ("q1", "d€", 1.5), ("q1", "😀x", 0.1), ("q1", "plain", -1.0),
-       ("q3", "only", 7.0), ("é😀", "a", 0.30000000000000004), ("é😀", "長い文書", 1e-300)]
+       ("q3", "only", 7.0), ("é😀", "a", 0.30000000000000004),
+       ("é😀", "長い文書", 1e-300)]
 QRELS = [("q1", "😀x", 3), ("q1", "d€", 0), ("é😀", "a", 2), ("é😀", "長い文書", -1)]
 
 

@@ -60,7 +60,8 @@ def index(tmp_path_factory):
     assert (n_results, len(passages)) == (4449, 2739)
     assert passages[0]["id"].startswith("clueweb12-") and passages[0]["contents"]
     manifest = build_index(coll, tmp / "idx", show_progress=False)
-    assert (manifest["documents"], manifest["terms"]) == (2739, 14558)  # distinct index terms (bm25s adds "" to its vocab)
+    # distinct index terms (bm25s adds "" to its vocab)
+    assert (manifest["documents"], manifest["terms"]) == (2739, 14558)
     idx = load_index(tmp / "idx")
     _DIRS[id(idx)] = str(tmp / "idx")
     return idx

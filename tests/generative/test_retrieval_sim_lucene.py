@@ -1,8 +1,8 @@
 """sim_ret, sim_ret+ and sim_ret++ on a Lucene index, and RM3 against Anserini's own.
 
-The collection is the real one of tests/generative/test_retrieval_sim.py (TREC Session 2013 result titles
-and snippets, 2,739 passages), indexed by Lucene (Pyserini 0.22.1) with document vectors, and
-the queries are the 465 distinct queries of the Session 2013 sessions."""
+The collection is the real one of tests/generative/test_retrieval_sim.py (TREC Session 2013
+result titles and snippets, 2,739 passages), indexed by Lucene (Pyserini 0.22.1) with document
+vectors, and the queries are the 465 distinct queries of the Session 2013 sessions."""
 
 from __future__ import annotations
 

@@ -79,15 +79,18 @@ def test_bpref_nonrelevant_count_follows_relevance_level():
 def test_infap(compat):
     eps = 0.00001
     # a at 0-based rank 1: 0 relevant and 1 judged nonrelevant above it
-    a = 1.0 / (1.0 + 1.0) + (1.0 / (1.0 + 1.0)) * ((0 + 1 + 0) / 1.0) * ((0 + eps) / (0 + 1 + 2 * eps))
+    a = (1.0 / (1.0 + 1.0)
+         + (1.0 / (1.0 + 1.0)) * ((0 + 1 + 0) / 1.0) * ((0 + eps) / (0 + 1 + 2 * eps)))
     # b at rank 4: 1 relevant, 1 nonrelevant, 1 pooled-unjudged (e) above it; x not in pool
-    b = 1.0 / (4.0 + 1.0) + (4.0 / (4.0 + 1.0)) * ((1 + 1 + 1) / 4.0) * ((1 + eps) / (1 + 1 + 2 * eps))
+    b = (1.0 / (4.0 + 1.0)
+         + (4.0 / (4.0 + 1.0)) * ((1 + 1 + 1) / 4.0) * ((1 + eps) / (1 + 1 + 2 * eps)))
     assert values(["infAP"], compat)["infAP"] == {"q1": seq(a, b) / 3, "q2": 0.0}
 
 
 def test_infap_relevant_first_document_counts_one():
     v = values(["infAP"], run={"q1": {"a": 2.0, "b": 1.0}})
-    assert v["infAP"]["q1"] == seq(1.0, 1.0 / 2.0 + (1.0 / 2.0) * (1 / 1.0) * ((1 + 1e-5) / (1 + 2e-5))) / 3
+    assert v["infAP"]["q1"] == seq(
+        1.0, 1.0 / 2.0 + (1.0 / 2.0) * (1 / 1.0) * ((1 + 1e-5) / (1 + 2e-5))) / 3
 
 
 # --------------------------------------------------------------------------- interpolated

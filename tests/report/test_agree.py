@@ -136,7 +136,8 @@ def test_rankings_are_scipys_on_evals_means(second_qrels):
     runs = [data_path("cast2021", r) for r in CAST_RUNS]
     got = _cli_json(["rankings", official, second_qrels, *runs, "-m", "ndcg_cut.3", "-m",
                      "map"])
-    assert got["runs"] == CAST_RUNS and got["measures"] == ["ndcg_cut_3", "map"]  # in the order given
+    # in the order given
+    assert got["runs"] == CAST_RUNS and got["measures"] == ["ndcg_cut_3", "map"]
     for m, name in (("map", "map"), ("ndcg_cut.3", "ndcg_cut_3")):
         x = np.array([trecqr.evaluate(official, r, [m]).aggregate()[name] for r in runs])
         y = np.array([trecqr.evaluate(second_qrels, r, [m]).aggregate()[name] for r in runs])

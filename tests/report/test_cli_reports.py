@@ -121,12 +121,15 @@ def test_reports_written_to_a_file_say_so(tmp_path):
         assert result.exit_code == 0, result.output
         assert result.stdout == "" and out.stat().st_size > 0
         assert result.stderr.endswith(f"trecqr: {what} written to {out}\n")
-    assert run_cli(["eval", "--quiet", *runs[:2], "-m", "map", "-o", tmp_path / "e.txt"]).exit_code == 0
+    assert run_cli(["eval", "--quiet", *runs[:2], "-m", "map",
+                    "-o", tmp_path / "e.txt"]).exit_code == 0
     result = run_cli(["diff", tmp_path / "e.txt", tmp_path / "e.txt", "-o", tmp_path / "d.txt"])
-    assert result.exit_code == 0 and result.stderr == f"trecqr: diff written to {tmp_path / 'd.txt'}\n"
+    assert (result.exit_code == 0
+            and result.stderr == f"trecqr: diff written to {tmp_path / 'd.txt'}\n")
     topics = tmp_path / "t.tsv"
     topics.write_text("106_1\tbreast cancer\n")
-    result = run_cli(["cqr", "--qrels", CAST / "qrels.txt", "--collection", CAST / "collection.jsonl",
+    result = run_cli(["cqr", "--qrels", CAST / "qrels.txt",
+                      "--collection", CAST / "collection.jsonl",
                       "--topics", topics, "-o", tmp_path / "r.json", "--format", "json", "--quiet"])
     assert result.exit_code == 0, result.output
     assert result.stderr == f"trecqr: report written to {tmp_path / 'r.json'}\n"

@@ -190,7 +190,8 @@ def test_latex_table_file_from_the_cast_runs(tmp_path):
     runs = [str(folder / f"docrun_org_{n}.run") for n in ("manual_bm25", "manual_ance", "convdr")]
     result = CliRunner().invoke(command, [str(folder / "qrels-docs.2021.qrel"), *runs, "-m", "map",
                                           "-m", "ndcg_cut.3", "--permutations", "200",
-                                          "--bootstrap", "200", "--format", "latex", "-o", str(out)])
+                                          "--bootstrap", "200", "--format", "latex",
+                                          "-o", str(out)])
     assert result.exit_code == 0, result.output
     tex = out.read_text()
     for name in ("docrun\\_org\\_manual\\_bm25.run (baseline)", "docrun\\_org\\_manual\\_ance.run",

@@ -167,7 +167,8 @@ def test_two_baselines_each_with_its_marker():
     line = next(ln for ln in text.splitlines() if ln.startswith(run("convdr_bert")))
     assert line.split()[1:] == ["0.2203\u2021", "0.4110"]
     md = render(cmp, "markdown")
-    assert "| docrun\\_org\\_manual\\_ance.run | 0.2667\u2020\u2021 | **0.5300**\u2020\u2021 |" in md
+    assert ("| docrun\\_org\\_manual\\_ance.run | 0.2667\u2020\u2021 | "
+            "**0.5300**\u2020\u2021 |") in md
     assert "| docrun\\_org\\_convdr.run (baseline \u2021) | 0.2024 | 0.3542 |" in md
     tex = render(cmp, "latex")
     assert r"docrun\_org\_convdr\_bert.run & 0.2203$^{\ddagger}$ & 0.4110 \\" in tex
@@ -181,7 +182,8 @@ def test_two_baselines_each_with_its_marker():
     assert d["marks"][run("convdr")]["map"] == ""
     from trecqr.report.html import summary_html  # the page's summary table: the same markers
     page = summary_html(cmp, [], 10, 4)
-    assert 'id="markers">baselines \u2020 docrun_org_manual_bm25.run, \u2021 docrun_org_convdr.run' in page
+    assert ('id="markers">baselines \u2020 docrun_org_manual_bm25.run, '
+            '\u2021 docrun_org_convdr.run') in page
     assert f'data-run="{run("manual_ance")}" data-measure="map" data-value="' in page
     cell = page.split(f'data-run="{run("manual_ance")}" data-measure="map"')[1].split("</td>")[0]
     assert cell.endswith("0.2667\u2020\u2021")

@@ -19,7 +19,8 @@ import pytest
 
 from conftest import DATA, ROOT, run_cli
 
-_spec = importlib.util.spec_from_file_location("make_latex_table", ROOT / "docs" / "make_latex_table.py")
+_spec = importlib.util.spec_from_file_location("make_latex_table",
+                                               ROOT / "docs" / "make_latex_table.py")
 make_latex_table = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_latex_table)
 

@@ -74,7 +74,8 @@ def test_cqr_protocol_table_reads_the_qrels_and_each_run_once(tmp_path, monkeypa
         return read_run(path, *a, **kw)
 
     from trecqr.formats import objects  # the input layer: every file is read through it
-    from trecqr.engine import rankings as core_rankings  # the core reads a run given as a path itself
+    # the core reads a run given as a path itself
+    from trecqr.engine import rankings as core_rankings
 
     monkeypatch.setattr(objects, "read_qrels", count_qrels)
     monkeypatch.setattr(objects, "read_run", count_run)

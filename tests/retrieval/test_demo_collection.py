@@ -120,6 +120,7 @@ def test_cast_demo_rebuild_is_identical_and_counts(tmp_path):
     manual = read_topics(CAST_FIX / "topics-manual.tsv").as_dict()
     auto = read_topics(CAST_FIX / "topics-automatic.tsv").as_dict()
     raw = read_topics(CAST_FIX / "topics-raw.tsv").as_dict()
-    assert manual["106_2"] == "Once it breaks out, how likely is lobular carcinoma breast cancer to spread?"
+    assert manual["106_2"] == ("Once it breaks out, how likely is lobular carcinoma breast cancer "
+                               "to spread?")
     assert auto["106_2"] == "Once the cancer breaks out, how likely is it to spread?"
     assert raw["106_2"] == "Once it breaks out, how likely is it to spread?"

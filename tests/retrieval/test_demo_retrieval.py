@@ -25,8 +25,8 @@ EXPECTED = {  # trec_eval's 4-decimal values of this run
 def scores(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
     index = folder / "index"
-    result = run_cli(["index", DEMO / "collection.jsonl", "-o", index, "--k1", "0.82", "--b", "0.68",
-                      "--quiet"])
+    result = run_cli(["index", DEMO / "collection.jsonl", "-o", index, "--k1", "0.82",
+                      "--b", "0.68", "--quiet"])
     assert result.exit_code == 0, result.stderr
     out = {}
     for field in EXPECTED:

@@ -67,9 +67,9 @@ def test_analyzer_stopwords_stemming():
 def test_analyzer_matches_lucene_default_english_analyzer():
     """Expected lists are Anserini 0.22.1's DefaultEnglishAnalyzer (Lucene) output, pinned:
     Porter's C version (no stemming of 1-2 letter words, logi -> log, bli -> ble), Lucene's
-    StandardTokenizer classes (No digits such as ½ ² break words, ® © ™ ♭ are tokens, soft hyphens
-    and combining marks stay inside words, one token per ideograph, katakana and Thai runs, emoji
-    with modifiers) and Java's char-by-char lowercasing (no final sigma)."""
+    StandardTokenizer classes (No digits such as ½ ² break words, ® © ™ ♭ are tokens, soft
+    hyphens and combining marks stay inside words, one token per ideograph, katakana and Thai
+    runs, emoji with modifiers) and Java's char-by-char lowercasing (no final sigma)."""
     assert analyze("US technology possibly vs ks ms it's a s") == [
         "us", "technolog", "possibl", "vs", "ks", "ms", "s"]
     assert analyze("Psychology, biotechnologies and assembly: 13\u00be m\u00b2 \u00bd cup") \
@@ -307,7 +307,8 @@ def test_bm25s_index_built_in_worker_processes_is_bit_for_bit_the_same(tmp_path,
     names = sorted(p.name for p in (tmp_path / "one").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "two").iterdir())
     for name in names:
-        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
+        assert ((tmp_path / "one" / name).read_bytes()
+                == (tmp_path / "two" / name).read_bytes()), name
 
 
 def _one_passage_at_a_time(texts):
@@ -322,9 +323,11 @@ def _one_passage_at_a_time(texts):
     return list(local), np.array(ids, np.int32).tobytes(), np.array(lens, np.int32).tobytes()
 
 
-ODD_TEXTS = ["ΣΑΣ ΟΔΟΣ", "İstanbul İİ", "don't U.S. 3.14 1,000 _x __ a_b", "日本語のテキスト カタカナ",
-             "emoji 👍🏽 👨\u200d👩\u200d👧 🇫🇷", "soft\u00adhyphen e\u0301", "x\u200by",
-             "The Cat's cats' café", "", "   ", "a\x1cb\x1fc", "ℹ️ ©®™ ½ ²", "ﬁne ß straße",
+ODD_TEXTS = ["ΣΑΣ ΟΔΟΣ", "İstanbul İİ", "don't U.S. 3.14 1,000 _x __ a_b",
+             "日本語のテキスト カタカナ",
+             "emoji 👍🏽 👨\u200d👩\u200d👧 🇫🇷", "soft\u00adhyphen e\u0301",
+             "x\u200by", "The Cat's cats' café", "", "   ", "a\x1cb\x1fc",
+             "ℹ️ ©®™ ½ ²", "ﬁne ß straße",
              "3.14.15 1,000,000 a.b.c", "a\x00b", "\x00", " \x00 x \x00", "ab\x00\x00cd Σ\x00σ"]
 
 

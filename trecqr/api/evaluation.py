@@ -165,7 +165,8 @@ class Results(ResultsViews):
         for i, qid in enumerate(self.evaluation.qids):
             result[qid] = {c.name: _py(c.values[i]) for c in cols
                            if c.measure.name != "runid"
-                           and not (getattr(c.measure, "sparse", False) and c.values[i] != c.values[i])}
+                           and not (getattr(c.measure, "sparse", False)
+                                    and c.values[i] != c.values[i])}
         if self.defaults:  # qrels topics the run lacks (ir_measures), in their sorted place
             for qid, values in self.defaults.items():
                 result.setdefault(qid, {}).update(values)

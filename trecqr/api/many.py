@@ -192,7 +192,8 @@ def run_many(fn, relevance: Relevance, runs, args: tuple = (), *, executor=None,
     rel = relevance.travelling(primed=True)
     # the workers ignore SIGINT, SIGTERM and SIGHUP: a Ctrl-C is this process's to handle
     # (guard.worker_pool ends them on the way out)
-    with worker_pool(workers, [*_PRELOAD, fn.__module__], _prime, (relevance.key, relevance.value)) as pool:
+    with worker_pool(workers, [*_PRELOAD, fn.__module__], _prime,
+                     (relevance.key, relevance.value)) as pool:
         return _collect([pool.submit(_call, fn, rel, run, args) for run in runs])
 
 

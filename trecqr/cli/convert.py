@@ -272,7 +272,8 @@ def topiocqa_command(qrels_in, qrels_out, turns_in, topics_out, topics_format, q
                              else topiocqa.turns_to_qrels(turns))
             if types is not None and topics_out is None:
                 missing_t, extra_t = topiocqa.turn_type_coverage(types, qrels)
-                lines.append(f"topiocqa: turn types cover {len(qrels.qid.unique()) - len(missing_t)}"
+                covered = len(qrels.qid.unique()) - len(missing_t)
+                lines.append(f"topiocqa: turn types cover {covered}"
                              f" qrels turns; {len(missing_t)} without a type, {len(extra_t)} "
                              "typed turns not in the qrels")
             out_q = restyle(qrels, qid_style) if qid_style else qrels

@@ -55,8 +55,10 @@ def collapse_command(run, output, runid):
 @click.option("--run", "run_out", type=OutputFile(), default=None,
               help="Write a run from --scores.")
 @click.option("--scores", default=None,
-              help="Candidate scores: TSV/JSONL, or for hredqs a score file (one line per candidate).")
-@click.option("--column", default=None, help="hredqs score file: column name or index (default last).")
+              help="Candidate scores: TSV/JSONL, or for hredqs a score file "
+                   "(one line per candidate).")
+@click.option("--column", default=None,
+              help="hredqs score file: column name or index (default last).")
 @click.option("--missing", type=click.Choice([MISSING_ZERO, MISSING_LAST]), default=MISSING_ZERO,
               show_default=True, help="Target missing from the candidates: zero (trec_eval) or "
                                       "last (HRED-qs: 1/len).")
@@ -76,8 +78,9 @@ def sessions_command(fmt, path, rnk, tgt, split, gap, keep_duplicates, topics_ou
     def run():
         if results_out is not None and fmt != "trec-session":
             raise UsageError("--results-out is for trec-session files")
-        insts = sessions.load_sessions_instances(fmt, path, split=split, gap=gap if gap > 0 else None,
-                                        dedup=not keep_duplicates, rnk=rnk, tgt=tgt)
+        insts = sessions.load_sessions_instances(fmt, path, split=split,
+                                                 gap=gap if gap > 0 else None,
+                                                 dedup=not keep_duplicates, rnk=rnk, tgt=tgt)
         if results_out is not None:
             click.echo(f"results: {sessions.write_results_collection(path, results_out)} passages",
                        err=True)
@@ -198,7 +201,8 @@ def topics_command(input_path, output_path, in_format, out_format, qid_style, qi
     """Convert a topics file between TREC, TSV and JSONL, optionally restyling turn ids."""
 
     def run():
-        topics = topic_files.read_topics(input_path, in_format, qid_field=qid_field, query_field=query_field)
+        topics = topic_files.read_topics(input_path, in_format, qid_field=qid_field,
+                                         query_field=query_field)
         if qid_style is not None:
             topics = topics.restyle(qid_style)
         topic_files.write_topics(topics, output_path, out_format)

@@ -71,7 +71,8 @@ def ikat_command(topics_path, query_field, topics_out, meta_out, run_path, run_o
             prun, counts = ikat_runs.passage_run(doc, name)
         ptkb_lines = None
         if ptkb_run_out is not None:
-            ptkb_lines = ikat_runs.ptkb_run(doc, name) if doc is not None else ikat.topics_ptkb_run(topics)
+            ptkb_lines = (ikat_runs.ptkb_run(doc, name) if doc is not None
+                          else ikat.topics_ptkb_run(topics))
         if pairs is not None:
             fmt = cast.write_topics(pairs, topics_out)
             click.echo(f"ikat: query field {query_field}; wrote {topics_out} ({fmt})", err=True)

@@ -19,7 +19,8 @@ def evaluate_rendered(qrels, run, spec, out):
     """One of several runs, in a worker: (its output text, its coverage line)."""
     fmt, query, summary, places = out
     ev = evaluate_one(qrels, run, *spec)
-    return outputs.render(ev, fmt, query=query, summary=summary, places=places), outputs.coverage_line(ev)
+    text = outputs.render(ev, fmt, query=query, summary=summary, places=places)
+    return text, outputs.coverage_line(ev)
 
 
 def bounds_rendered(qrels, run, spec, out):

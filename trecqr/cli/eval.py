@@ -114,7 +114,8 @@ def eval_command(qrels, runs, query, complete, nosummary, judged_only, max_docs,
             if not quiet:
                 click.echo(outputs.coverage_line(ev), err=True)
             return
-        text, lines = eval_runs(bounds_rendered if bounds else evaluate_rendered, qrels, paths, spec,
+        render = bounds_rendered if bounds else evaluate_rendered
+        text, lines = eval_runs(render, qrels, paths, spec,
                                 (fmt, query, not nosummary, places), several=several,
                                 jobs=jobs, scheduler=scheduler)
         atomic_write_text(output, text)

@@ -71,7 +71,8 @@ def chosen_line(name, value, measure, score) -> str:
     if name is None:
         return "fuse: --optimize: trained on --train-qrels (no parameter to search)"
     shown = ",".join(f"{w:g}" for w in value) if isinstance(value, list) else f"{value:g}"
-    return f"fuse: --optimize {measure}: {name}={shown} ({measure} {score:.4f} on the training runs)"
+    return (f"fuse: --optimize {measure}: {name}={shown} "
+            f"({measure} {score:.4f} on the training runs)")
 
 
 @click.command("fuse", context_settings=CONTEXT)

@@ -147,8 +147,8 @@ def suggest_command(fmt, sessions_path, candidates, rnk, scores, tgt, column, ge
                 raise UsageError("FORMAT tasks scores the suggestion run SESSIONS against "
                                  "--qrels; --candidates, --rnk, --scores, --generated and "
                                  "--sim-ret are for session formats")
-            result = suggest.suggest_tasks(sessions_path, div_qrels, div_measures or suggest.TASKS_MEASURES,
-                                   div_order)
+            result = suggest.suggest_tasks(sessions_path, div_qrels,
+                                           div_measures or suggest.TASKS_MEASURES, div_order)
             emit(result, out_format, per_instance, list(result["per_instance"].values()),
                  suggest.result_table)
             return
@@ -162,7 +162,8 @@ def suggest_command(fmt, sessions_path, candidates, rnk, scores, tgt, column, ge
                          fusion_depth=fusion_depth,
                          rm3=rm3_params(rm3_fb_docs, rm3_fb_terms, rm3_original_weight,
                                         rm3_no_filter))
-        emit(result, out_format, per_instance, list(result["per_instance"].values()), suggest.result_table)
+        emit(result, out_format, per_instance, list(result["per_instance"].values()),
+             suggest.result_table)
 
     run_guarded(run)
 

@@ -173,7 +173,8 @@ def run_main(main) -> None:
     except (BrokenPipeError, OSError, ValueError) as exc:
         if code == 0:
             if not isinstance(exc, BrokenPipeError):
-                echo_line(f"trecqr: <stdout>: cannot write: {getattr(exc, 'strerror', None) or exc}")
+                reason = getattr(exc, 'strerror', None) or exc
+                echo_line(f"trecqr: <stdout>: cannot write: {reason}")
             code = 1
     try:
         sys.stderr.flush()

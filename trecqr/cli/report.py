@@ -103,8 +103,8 @@ def _run_names(runs, short_names, run_names):
 @topic_options
 @correction_options
 @table_output_options(["text", "json", "csv"])
-def breakdown_command(qrels, runs, measures, quiet, by, labels, max_depth, baseline, groups, complete,
-                      level, compat, correction, alpha, fmt, places, output):
+def breakdown_command(qrels, runs, measures, quiet, by, labels, max_depth, baseline, groups,
+                      complete, level, compat, correction, alpha, fmt, places, output):
     """Per-group (turn depth, turn type, label) means, counts and t-tests vs a baseline."""
     def job():
         if quiet:
@@ -135,9 +135,11 @@ def breakdown_command(qrels, runs, measures, quiet, by, labels, max_depth, basel
               help="Write the report here.")
 @click.option("--qrels", default=None, metavar="QRELS",
               help="With --run: B is trecqr's evaluation of RUN against QRELS (no B file).")
-@click.option("--run", "run", default=None, metavar="RUN", help="The run to evaluate (with --qrels).")
+@click.option("--run", "run", default=None, metavar="RUN",
+              help="The run to evaluate (with --qrels).")
 @click.option("--eval-args", default="", metavar="'ARGS'",
-              help="trecqr eval options for that evaluation, as one string, e.g. '-q -c -m all_trec'.")
+              help="trecqr eval options for that evaluation, as one string, "
+                   "e.g. '-q -c -m all_trec'.")
 def diff_command(a, b, tol, ignore, fmt, output, qrels, run, eval_args):
     """Compare two trec_eval-format outputs A and B (e.g. trec_eval's and trecqr's), or a
     trec_eval output A with trecqr's evaluation of a run (--qrels QRELS --run RUN --eval-args).
@@ -188,7 +190,8 @@ def _plot_and_say(fn, output):
 
 @click.group("plot", context_settings=CONTEXT)
 def plot_command():
-    """Plots (PNG, SVG or PDF, from -o's extension): measure by turn depth, per-topic differences, distributions."""
+    """Plots (PNG, SVG or PDF, from -o's extension): measure by turn depth, per-topic
+    differences, distributions."""
 
 
 @plot_command.command("depth", context_settings=CONTEXT)
@@ -199,9 +202,9 @@ def plot_command():
               show_default=True, help="Pool depths >= N as 'N+' (0: no cap).")
 def depth_cmd(qrels, runs, measure, complete, level, compat, title, output, max_depth):
     """Mean measure per turn depth, one line per run, 95% t confidence bands."""
-    _plot_and_say(lambda: plots.plot_depth(qrels, list(runs), measure, output=output, max_depth=max_depth,
-                           title=title, complete=complete, relevance_level=level,
-                           compat=compat), output)
+    _plot_and_say(lambda: plots.plot_depth(qrels, list(runs), measure, output=output,
+                                           max_depth=max_depth, title=title, complete=complete,
+                                           relevance_level=level, compat=compat), output)
 
 
 @plot_command.command("diff", context_settings=CONTEXT)

@@ -159,8 +159,9 @@ def index_command(collection, out_dir, backend_name, k1, b, preset, model, batch
 @click.option("--run-id", default=None, type=RunTag(),
               help="Run tag [default: trecqr-<backend>].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def search_command(index_dir, topics, out_path, k, topics_format, dataset, dataset_file, query_field, rewrites,
-                   missing, min_results, k1, b, preset, threads, pyserini_scores, run_id, quiet):
+def search_command(index_dir, topics, out_path, k, topics_format, dataset, dataset_file,
+                   query_field, rewrites, missing, min_results, k1, b, preset, threads,
+                   pyserini_scores, run_id, quiet):
     """Search an index (any backend) with a topics file or a dataset's turns; write a TREC run.
 
     Give either TOPICS or --dataset with --dataset-file (and --query-field/--rewrites).

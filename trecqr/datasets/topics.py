@@ -348,6 +348,7 @@ def write_topics(topics: Topics, path, format: str | None = None) -> int:
     if changed:
         what = ("tabs/newlines replaced by spaces" if fmt == "tsv"
                 else "white space collapsed to single spaces")
-        warnings.warn(f"{changed} of {len(topics)} queries changed to fit the {fmt} format ({what})")
+        warnings.warn(f"{changed} of {len(topics)} queries changed to fit the {fmt} format "
+                      f"({what})")
     atomic_write_text(path, text)
     return changed

@@ -21,8 +21,9 @@
   ``last-k``   the last k turns of context (2k items: k questions and their answers) + question,
                joined with ``" [SEP] "`` (k=0 is the raw question);
 
-  or a supplied rewrite (:func:`rewrite_topics`, :func:`trecqr.datasets.rewrites.topics.read_rewrites`
-  with the ``raw|drop|error`` policy for missing rewrites). Gold qrels from the turns:
+  or a supplied rewrite (:func:`rewrite_topics`,
+  :func:`trecqr.datasets.rewrites.topics.read_rewrites` with the ``raw|drop|error`` policy for
+  missing rewrites). Gold qrels from the turns:
   ``Gold_passage.id`` (raw JSON) or ``positive_ctxs[0].passage_id`` (DPR); turns without one
   are left out of the qrels and counted.
 

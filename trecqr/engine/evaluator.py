@@ -105,7 +105,8 @@ def finish_evaluation(rk: Rankings, options: Options, per_measure, zscores=None)
     columns = []
     for measure, params, values in per_measure:
         names = measure.value_names(params)
-        summary = measure.summarize(values, sctx) if measure.summary != "none" else [None] * len(names)
+        summary = (measure.summarize(values, sctx) if measure.summary != "none"
+                   else [None] * len(names))
         for j, name in enumerate(names):
             columns.append(Column(name, measure, values[:, j], summary[j]))
     return Evaluation(list(rk.qids), columns, rk.runid, options, rk, zscores is not None, missing)

@@ -1,8 +1,8 @@
 """The evaluation core: one function, :func:`execute`, runs a plan (:mod:`.plan`) on inputs.
 
 Every door reaches it: ``trecqr.evaluate``, ``evaluate_many``, ``RelevanceEvaluator``,
-``trecqr eval`` and the commands built on :func:`trecqr.api.evaluation.score_trec` (compare, breakdown,
-cqr, presets). Per call, trec_eval's rankings are built once (:func:`.rankings.rank`),
+``trecqr eval`` and the commands built on :func:`trecqr.api.evaluation.score_trec` (compare,
+breakdown, cqr, presets). Per call, trec_eval's rankings are built once (:func:`.rankings.rank`),
 whatever the mix of names: trec_eval's names are computed on them, and so is every ir_measures
 name that its pytrec_eval provider computes (another relevance level, -J or nDCG gains is a
 view of the same rankings, :func:`.rankings.variant`). Names ranked in another order
@@ -23,7 +23,8 @@ from operator import itemgetter
 
 import numpy as np
 
-from trecqr.engine.evaluator import Column, EvalContext, Evaluation, compute_values, finish_evaluation
+from trecqr.engine.evaluator import (Column, EvalContext, Evaluation, compute_values,
+                                     finish_evaluation)
 from trecqr.engine.stream import Fallback, score_stream, wants_stream
 from trecqr.engine.rankings import Ranked, qrels_topics, rank, variant
 from trecqr.rankings.irm import judged_at_cutoff, ranking, rr_at_cutoff

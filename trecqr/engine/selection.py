@@ -13,7 +13,8 @@ from trecqr.measures.base import REGISTRY, Measure, Params
 from trecqr.measures.table import MODULE_OF, NICKNAMES, TABLE
 
 
-def select(args: list[str] | tuple[str, ...], compat: str = "9.0.8") -> list[tuple[Measure, Params]]:
+def select(args: list[str] | tuple[str, ...],
+           compat: str = "9.0.8") -> list[tuple[Measure, Params]]:
     """Measures (with parsed parameters) named by trec_eval-style ``-m`` arguments."""
     table = TABLE[compat]
     nick = NICKNAMES[compat]

@@ -42,7 +42,8 @@ def _chunk(arr: pa.Array) -> np.ndarray:
     if dtype is None:
         raise TypeError(f"no numpy view of Arrow type {arr.type}")
     buf = arr.buffers()[1]
-    return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize)
+    return np.frombuffer(buf, dtype=dtype, count=len(arr),
+                         offset=arr.offset * np.dtype(dtype).itemsize)
 
 
 def as_numpy(arr) -> np.ndarray:

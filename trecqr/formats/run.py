@@ -20,8 +20,8 @@ from trecqr.errors import InputError
 from trecqr.formats.arrays import (Listed, arrow_indices, arrow_numbers, as_numpy, id_array,
                                    key_id, key_ids, string_array)
 from trecqr.formats.order import trec_order
-from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines, read_source,
-                     refuse_bom)
+from trecqr.formats.textio import (LineLocator, Source, arrow_fields, json_document, python_lines,
+                                   read_source, refuse_bom)
 from trecqr.formats.writer import atomic_write_fields, refuse_split_fields
 
 from trecqr.formats import _scan as _scanner

@@ -38,8 +38,8 @@ def _new_file_mode(path: str) -> int:
 def atomic_write_bytes(path, parts) -> None:
     """Write the byte strings (or buffers) in parts to path, ``-`` for stdout, atomically.
 
-    Inside :func:`trecqr.runtime.transactions.output_transaction` (every command's work) a file that did not
-    exist before is removed again if the command fails later."""
+    Inside :func:`trecqr.runtime.transactions.output_transaction` (every command's work) a file
+    that did not exist before is removed again if the command fails later."""
     if str(path) == "-":
         _write_stdout(parts)
         return

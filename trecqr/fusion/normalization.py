@@ -150,8 +150,8 @@ def borda(pool: Pool) -> Pool:
     return pool.with_scores(score, pos, length)
 
 
-_BY_NAME = {"min-max": min_max, "min-max-inverted": min_max_inverted, "max": max_norm, "sum": sum_norm, "zmuv": zmuv,
-            "rank": rank_norm, "borda": borda}
+_BY_NAME = {"min-max": min_max, "min-max-inverted": min_max_inverted, "max": max_norm,
+            "sum": sum_norm, "zmuv": zmuv, "rank": rank_norm, "borda": borda}
 
 
 def canonical(name):

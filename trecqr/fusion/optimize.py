@@ -38,6 +38,10 @@ def weight_grid(n_runs: int, step: float = 0.1) -> list:
     return [list(seq) for seq in product(*[weights] * n_runs) if sum(seq) == 1.0]
 
 
+#: the methods with one parameter, whose grids trials() knows
+_TUNABLE = ("combgmnz", "logn_isr", "rbc", "rrf", "probfuse", "slidefuse")
+
+
 def trials(method: str, n_runs: int) -> tuple:
     """(parameter name, values) of method's grid."""
     if method in WEIGHTED:
@@ -52,7 +56,7 @@ def trials(method: str, n_runs: int) -> tuple:
     if method == "slidefuse":
         return "w", list(range(1, 101))
     raise UsageError(f"{method} has no parameter to optimise (ranx's optimize_fusion "
-                     f"supports {', '.join(WEIGHTED + ('combgmnz', 'logn_isr', 'rbc', 'rrf', 'probfuse', 'slidefuse') + ONLY_TRAINED)})")
+                     f"supports {', '.join(WEIGHTED + _TUNABLE + ONLY_TRAINED)})")
 
 
 def grid_search(qrels, runs, method: str = "wsum", norm="min-max", measure: str = "ndcg"):

@@ -1,7 +1,7 @@
 """``trecqr gen PRED REF``: generative metrics over (id, text) pairs matched by id.
 
-PRED is read with :func:`trecqr.datasets.rewrites.topics.read_rewrites` (JSONL with the id and rewrite
-fields found automatically, e.g. ``GPT_rewrite`` as a string or chat-completion object, or
+PRED is read with :func:`trecqr.datasets.rewrites.topics.read_rewrites` (JSONL with the id and
+rewrite fields found automatically, e.g. ``GPT_rewrite`` as a string or chat-completion object, or
 ``--pred-field``; TSV ``id<TAB>text``). An empty or null prediction is scored as the empty
 string (counted as ``empty_predictions``). REF is read with
 :func:`trecqr.datasets.topics.read_topics`; in JSONL its text field is ``--ref-field``, else

@@ -5,7 +5,8 @@ Sessions (any format of :mod:`trecqr.datasets.sessions.logs`) become next-query 
 
 Discriminative side (``--candidates SCORES``, or for ``hredqs`` ``--rnk RNK --scores FILE``)
     The model's candidate scores are turned into a TREC run and the targets into qrels
-    (:func:`~trecqr.datasets.sessions.logs.to_run` / :func:`~trecqr.datasets.sessions.logs.to_qrels`),
+    (:func:`~trecqr.datasets.sessions.logs.to_run` /
+    :func:`~trecqr.datasets.sessions.logs.to_qrels`),
     and MRR is trecqr's ``recip_rank`` (trec_eval's) on them -- the same number
     ``trecqr convert sessions ... --qrels Q --run R`` followed by ``trecqr eval -m recip_rank Q R``
     gives. A target missing from its candidate list counts per ``--missing``: ``zero``

@@ -45,7 +45,8 @@ def _cexp(v: float) -> float:
 
 
 _ATOF = re.compile(
-    r"[ \t\n\v\f\r]*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)"
+    r"[ \t\n\v\f\r]*([+-]?)"
+    r"(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)"
     r"|((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))",
     re.IGNORECASE | re.ASCII)  # C's isdigit: ASCII digits only
 

@@ -59,7 +59,8 @@ class DCG(Measure):
 @register
 class IdealDCG(Measure):
     name = "ideal_dcg"
-    explanation = "Discounted Cumulative Gain of the ideal ranking of the judged documents." + _GAINS_HELP
+    explanation = ("Discounted Cumulative Gain of the ideal ranking of the judged documents."
+                   + _GAINS_HELP)
     params = ParamPairs()
     since = "10.0"
 

@@ -8,7 +8,8 @@ from trecqr.measures.base import DoubleCutoffs, Measure, register
 
 
 def rel_in_top(b, k: np.ndarray) -> np.ndarray:
-    """Relevant documents in the top k of each topic (k per topic; ranks beyond num_ret add none)."""
+    """Relevant documents in the top k of each topic (k per topic; ranks beyond num_ret add
+    none)."""
     if b.depth == 0:
         return np.zeros(b.n, np.int64)
     idx = np.clip(np.minimum(k, b.num_ret), 1, b.depth) - 1

@@ -153,7 +153,8 @@ class Batch:
         return np.arange(1, self.depth + 1, dtype=np.float64)
 
     def at(self, cumulative: np.ndarray, k: int) -> np.ndarray:
-        """Value of a cumulative (n, depth) array at rank k (the last rank if the ranking is shorter)."""
+        """Value of a cumulative (n, depth) array at rank k (the last rank if the ranking is
+        shorter)."""
         if self.depth == 0:
             return np.zeros(self.n, dtype=cumulative.dtype)
         return cumulative[:, min(k, self.depth) - 1]

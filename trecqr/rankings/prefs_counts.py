@@ -26,7 +26,8 @@ import numpy as np
 
 from trecqr.runtime.deferred import pa, pc
 from trecqr.formats.run import Run
-from trecqr.rankings.prefs_groups import RowNames, TopicPrefs, class_group_counts, matrix_group_counts
+from trecqr.rankings.prefs_groups import (RowNames, TopicPrefs, class_group_counts,
+                                          matrix_group_counts)
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval 10.0 -c: ranking of a topic not in the run
 

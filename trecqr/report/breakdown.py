@@ -16,10 +16,10 @@ Per group and run: the mean (trec_eval's summation order) and count of the run's
 group, its topics being the table's population (:mod:`.populations`: every qrels topic with
 ``-c`` or ir_measures names, else the qrels topics the run has), so a group holding every topic
 gives ``trecqr eval``'s value; per group, measure and run other than the baseline: the mean
-difference against the baseline over the group's topics both runs have, and the paired two-sided t-test
-(scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, BH, BY, none) over the family
-of every (group x non-baseline run x measure) test, stated in the output. Topics without a
-label are left out and counted.
+difference against the baseline over the group's topics both runs have, and the paired two-sided
+t-test (scipy.stats.ttest_rel). P-values are adjusted (Holm default, Bonferroni, BH, BY, none)
+over the family of every (group x non-baseline run x measure) test, stated in the output. Topics
+without a label are left out and counted.
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ from trecqr.datasets.turn_ids import split_id
 from trecqr.errors import InputError, UsageError
 from trecqr.formats.textio import unreadable
 from trecqr.report.groups import group_order, memberships, read_groups
-from trecqr.report.populations import ScoreTable, score_table  # noqa: F401 (plots and html import them here)
+from trecqr.report.populations import ScoreTable, score_table  # noqa: F401 (plots, html use them)
 from trecqr.report.stats.corrections import adjust
 from trecqr.report.stats.paired import t_test
-from trecqr.report.text_table import aligned_table, fmt_p, fmt_value, json_number, plural, render_csv
+from trecqr.report.text_table import (aligned_table, fmt_p, fmt_value, json_number, plural,
+                                      render_csv)
 
 DEFAULT_MAX_DEPTH = 8
 TYPE_ORDER = ("first_turn", "topic_shift", "topic_return", "no_shift")

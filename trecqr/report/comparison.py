@@ -98,7 +98,8 @@ class Comparison:
         out: dict = {}
         for k, (b, _, _) in enumerate(self.markers()):
             for p in self.pairs:
-                if not p.significant or not p.diff or p.diff != p.diff or b not in (p.baseline, p.run):
+                if (not p.significant or not p.diff or p.diff != p.diff
+                        or b not in (p.baseline, p.run)):
                     continue
                 run, higher = (p.run, p.diff > 0) if p.baseline == b else (p.baseline, p.diff < 0)
                 out.setdefault((run, p.measure), []).append((k, 1 if higher else -1))

@@ -118,7 +118,8 @@ def compute(qrels, runs, measures, *, baseline=None, baselines=None, all_pairs: 
     else:
         pair_desc = (f"{plural(len(pair_idx), 'pair')} (every run vs baselines "
                      f"{', '.join(names[b] for b in base_idx)})")
-    family = f"{pair_desc} x {plural(len(cols), 'measure')} = {plural(len(pairs), TEST_UNITS[test])}"
+    family = (f"{pair_desc} x {plural(len(cols), 'measure')} = "
+              f"{plural(len(pairs), TEST_UNITS[test])}")
     note = table.population_line(sorted({p.n for p in pairs}))
     if common is not None:
         note += (f"; {'tukey-hsd' if tukey else 'ANOVA'}: the {len(common)} topics every run "

@@ -71,8 +71,8 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
                  rules: dict | None = None) -> str:
     """The means table with compare's marks, the pairs table and the coverage table.
 
-    upper: {name: ({measure: mean}, topics)} of runs shown as upper bounds (an oracle's choice, made with
-    the qrels): their rows are labelled so and carry no mark, as compare left them out.
+    upper: {name: ({measure: mean}, topics)} of runs shown as upper bounds (an oracle's choice,
+    made with the qrels): their rows are labelled so and carry no mark, as compare left them out.
     rules: {measure: whose rule it follows} (:func:`measure_rules`); the measures are headed
     by compare's labels (``cmp.label``: MRR, NDCG@3, ``--label``'s), each with its rule in its
     tooltip and in a note, so a reader sees both the paper's name and trec_eval's."""
@@ -132,7 +132,8 @@ def summary_html(cmp, coverage: list, k: int, places: int, upper: dict | None = 
         cells = [breakable(p.baseline), breakable(p.run),
                  f'<span title="{escape(rules[p.measure])}">{escape(cmp.label(p.measure))}</span>',
                  str(p.n),
-                 fmt_value(p.diff, places), f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
+                 fmt_value(p.diff, places),
+                 f"[{fmt_value(p.ci_low, places)}, {fmt_value(p.ci_high, places)}]",
                  fmt_value(p.effect_dz, 2), fmt_p(p.p_t, places), fmt_p(p.p_rand, places),
                  fmt_p(adj, places), "*" if p.significant else ""]
         out.append(f'<tr data-baseline="{escape(p.baseline)}" data-run="{escape(p.run)}" '
@@ -227,7 +228,8 @@ def comparison_page(cmp, qrels, runs, measures, *, rewrites=None, raw=None, manu
             not set(upper_bounds) <= set(names):
         raise UsageError(f"the runs {', '.join(names)} less the upper bounds are not those of "
                          f"the comparison ({', '.join(cmp.runs)})")
-    table = score_table(qrels, runs, measures, complete=cmp.extra.get("complete", cmp.topics == "complete"),
+    complete = cmp.extra.get("complete", cmp.topics == "complete")
+    table = score_table(qrels, runs, measures, complete=complete,
                         names=names, relevance_level=relevance_level, max_docs=max_docs,
                         judged_only=judged_only, compat=compat)
     if list(table.measures) != list(cmp.measures):

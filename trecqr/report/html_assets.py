@@ -27,7 +27,8 @@ h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:18px 0 6px}
 h3{font-size:13px;margin:10px 0 4px}
 table{border-collapse:collapse}td,th{padding:2px 6px;border-bottom:1px solid #e4e4e4}
 th{background:#f4f4f4;text-align:left;white-space:nowrap}
-#turns th{vertical-align:bottom;white-space:normal}#turns th .grp{display:block;color:#666;font-weight:400;
+#turns th{vertical-align:bottom;white-space:normal}
+#turns th .grp{display:block;color:#666;font-weight:400;
 font-size:11px}.wide{max-width:100%;overflow-x:auto}td.n,th.n{text-align:right}
 .note{color:#555;margin:2px 0}.plots{display:flex;flex-wrap:wrap;gap:8px}
 svg.plot{border:1px solid #ddd;background:#fff;font-size:10px}
@@ -49,7 +50,8 @@ th.docid{width:14em}td.docid{overflow-wrap:anywhere}
 overflow:hidden;cursor:pointer}.passage.open{display:block}
 tr.upper th .tag,.tag{font-weight:400;font-size:11px;color:#fff;background:#777;border-radius:3px;
 padding:0 4px}#hash-note{color:#c62828}
-.legend>span{display:inline-block}.legend .swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}
+.legend>span{display:inline-block}
+.legend .swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}
 .g0{color:#777}.grel{color:#1a7f37;font-weight:600}
 """
 
@@ -176,7 +178,8 @@ function openFromHash() {
     note.hidden = false; return; }
   if ($("turn").dataset.qid === id && !$("turn").hidden) return;
   const p = rows.indexOf(i);
-  if (p >= 0 && Math.floor(p / PAGE) !== state.page) { state.page = Math.floor(p / PAGE); render(); }
+  if (p >= 0 && Math.floor(p / PAGE) !== state.page) {
+    state.page = Math.floor(p / PAGE); render(); }
   showTurn(i); }
 function gradeText(i, c) { const g = D.grades[i][String(c)];
   return g === undefined ? "unjudged" : String(g); }

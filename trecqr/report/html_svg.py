@@ -11,8 +11,8 @@ Layout rules a reader relies on: the title has a line of its own and the note (c
 band is) the line under it, so a long title cannot run into the note (a title too long for the
 plot is shortened in the middle, its full text in a ``<title>`` tooltip); the value axis has
 round ticks (steps of 1, 2, 2.5 or 5 times a power of ten) and, whenever the range crosses or
-touches it, a tick at 0 (the distributions' value axis too); per-depth intervals of several runs are drawn side by side (dodged)
-as error bars, not as filled bands laid over each other.
+touches it, a tick at 0 (the distributions' value axis too); per-depth intervals of several runs
+are drawn side by side (dodged) as error bars, not as filled bands laid over each other.
 """
 
 from __future__ import annotations

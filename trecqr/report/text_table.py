@@ -1,6 +1,6 @@
-"""The aligned text tables, the CSV rows and the words and numbers of every report: compare, breakdown, cqr and the
-protocol tables print through :func:`aligned_table`, compare and breakdown write CSV through
-:func:`render_csv`, so a change of layout or number format is made once.
+"""The aligned text tables, the CSV rows and the words and numbers of every report: compare,
+breakdown, cqr and the protocol tables print through :func:`aligned_table`, compare and breakdown
+write CSV through :func:`render_csv`, so a change of layout or number format is made once.
 
 A table is its header, a rule of dashes (``rule``) and the rows, columns two spaces apart; the
 first ``left`` columns are left-aligned (names), the others right-aligned (numbers); trailing

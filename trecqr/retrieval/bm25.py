@@ -31,11 +31,11 @@ from trecqr.errors import InputError, UsageError
 from trecqr.runtime.progress import progress, progress_bar
 from trecqr.runtime.workers import worker_pool
 from trecqr.retrieval.analysis import ANALYZER_ID, LUCENE_STOPWORDS, Analyzer, analyze  # noqa: F401
-from trecqr.retrieval.collections import (collection_format, collection_label, is_irds, iter_collection,
-                          jsonl_docs, jsonl_line_blocks)
-from trecqr.retrieval.indexdir import (as_topics, atomic_index_dir, check_unique_docids, hits_to_run,
-                       order_hits, read_docids, read_manifest,
-                       thread_count, write_docids, write_manifest)
+from trecqr.retrieval.collections import (collection_format, collection_label, is_irds,
+                                          iter_collection, jsonl_docs, jsonl_line_blocks)
+from trecqr.retrieval.indexdir import (as_topics, atomic_index_dir, check_unique_docids,
+                                       hits_to_run, order_hits, read_docids, read_manifest,
+                                       thread_count, write_docids, write_manifest)
 
 BACKEND = "bm25s"
 DEFAULT_K1 = 0.9  # Pyserini's defaults (the TopiOCQA protocol's too)
@@ -131,8 +131,8 @@ def tokenise_batch(texts) -> tuple:
     order), and each distinct chunk analysed once (Analyzer.chunk_terms, cached across
     batches). The chunks' terms, in chunk first-seen order, are factorised again: a term's
     first occurrence there is its first in the batch, so the terms come out in first-seen
-    order, as one Analyzer() call per passage would give them (tests/retrieval/test_retrieval_bm25.py
-    compares the two)."""
+    order, as one Analyzer() call per passage would give them
+    (tests/retrieval/test_retrieval_bm25.py compares the two)."""
     global _ANALYZER
     if _ANALYZER is None:
         _ANALYZER = Analyzer()

@@ -30,10 +30,11 @@ official 2021 topic files (daltonj/treccastweb): ``collection.jsonl`` holds ever
 response passage (``passage`` text, id ``<canonical_result_id>-<passage_id>`` as in the CAsT 2021
 passage runs, e.g. ``MARCO_D59865-7``), once per id (one id, ``MARCO_D684519-2``, is given two
 different texts by the organisers' file; like the QReCC half, its distinct texts are joined with a
-space in turn order); white space runs are collapsed to one space; ``qrels.txt`` makes each turn's own canonical
-passage its one relevant passage (a known-item task: find the passage the organisers' system
-answered the turn with); ``topics-raw.tsv``, ``topics-manual.tsv`` and ``topics-automatic.tsv``
-hold the raw utterance, the manual and the automatic rewrite of every turn with a canonical passage.
+space in turn order); white space runs are collapsed to one space; ``qrels.txt`` makes each
+turn's own canonical passage its one relevant passage (a known-item task: find the passage the
+organisers' system answered the turn with); ``topics-raw.tsv``, ``topics-manual.tsv`` and
+``topics-automatic.tsv`` hold the raw utterance, the manual and the automatic rewrite of every
+turn with a canonical passage.
 The two files must agree on the turns, raw utterances and canonical passages.
 
 Run it as ``python -m trecqr.retrieval.demo [SOURCE.jsonl] [OUT_DIR]`` (defaults: the shared data

@@ -56,9 +56,10 @@ import numpy as np
 
 from trecqr.errors import InputError, UsageError
 from trecqr.runtime.progress import info, progress
-from trecqr.retrieval.collections import (collection_format, collection_label, is_irds, iter_collection,
-                          valid_docid)
-from trecqr.retrieval.indexdir import atomic_index_dir, is_lucene_dir, thread_count, write_docids, write_manifest
+from trecqr.retrieval.collections import (collection_format, collection_label, is_irds,
+                                          iter_collection, valid_docid)
+from trecqr.retrieval.indexdir import (atomic_index_dir, is_lucene_dir, thread_count, write_docids,
+                                       write_manifest)
 from trecqr.retrieval.java_runtime import anserini_jar, java_binary, versions
 from trecqr.retrieval.lucene_search import (BACKEND, DEFAULT_B, DEFAULT_K1, check_rm3, describe,
                             feedback_terms, load_index, search)

@@ -28,7 +28,8 @@ import numpy as np
 
 from trecqr.errors import InputError, UsageError
 from trecqr.runtime.progress import progress
-from trecqr.retrieval.indexdir import as_topics, hits_to_run, is_lucene_dir, order_hits, read_manifest, thread_count
+from trecqr.retrieval.indexdir import (as_topics, hits_to_run, is_lucene_dir, order_hits,
+                                       read_manifest, thread_count)
 from trecqr.retrieval.java_runtime import jvm
 
 BACKEND = "lucene"

@@ -10,8 +10,8 @@ module's first line, is outside their reach.
 Memory can run out anywhere, the error path included (a ``MemoryError`` while the command line
 explains the first one). :func:`entry` is the last guard: whatever escapes, one line on stderr
 and exit 2, written from bytes made before anything could fail. Under an address-space limit
-too small for numpy's import, it says so first (:func:`trecqr.runtime.memory.startup_problem`): OpenBLAS
-would otherwise print its own message and exit 1.
+too small for numpy's import, it says so first (:func:`trecqr.runtime.memory.startup_problem`):
+OpenBLAS would otherwise print its own message and exit 1.
 """
 
 import gc

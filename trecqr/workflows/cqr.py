@@ -326,7 +326,8 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         measures = dict(trec_names, **{"RR@3": rr3})
         return CqrReport(rows, os.path.abspath(index) if tmp_index is None else "<temporary>",
                          built, manifest.get("k1"), manifest.get("b"), k,
-                         None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels), preset, threshold, measures,
+                         None if tmp_runs else os.path.abspath(runs_dir), os.fspath(qrels),
+                         preset, threshold, measures,
                          manifest["backend"], loaded.describe(manifest), protocol,
                          protocol_rows, candidate_queries, complete)
     finally:

@@ -1,7 +1,8 @@
 """``trecqr cqr --candidates``: the rows of a rewrites input with several candidates per turn.
 
-What each policy (:mod:`trecqr.datasets.rewrites.candidates`) makes, and how its row is named (NAME is
-the input's row name; with the one policy ``first``, the row keeps NAME, as before candidates):
+What each policy (:mod:`trecqr.datasets.rewrites.candidates`) makes, and how its row is named
+(NAME is the input's row name; with the one policy ``first``, the row keeps NAME, as before
+candidates):
 
 ``first``        NAME.first: candidate 1's run;
 ``each``         NAME.c1 ... NAME.cN: one run per candidate;

@@ -20,8 +20,8 @@ from cast_inputs import MEASURES, cast_scores
 from trecqr.errors import UsageError
 from trecqr.report.stats import anova, paired
 
-# Sakai, "情報アクセス評価方法論" (2015), Table 5.1: three systems x 20 topics, as elinor's
-# documentation quotes it (kampersanda/elinor, src/statistical_tests/
+# Sakai, "情報アクセス評価方法論" (2015), Table 5.1: three systems x 20 topics, as
+# elinor's documentation quotes it (kampersanda/elinor, src/statistical_tests/
 # two_way_anova_without_replication.rs) with the book's results to 4 places.
 SAKAI_5_1 = np.array([
     [0.70, 0.30, 0.20, 0.60, 0.40, 0.40, 0.00, 0.70, 0.10, 0.30,

@@ -1,5 +1,5 @@
-"""trecqr.report.stats.paired and trecqr.report.stats.corrections against their references, on the CAsT
-2021 organisers' runs (map and ndcg_cut.3 per topic): scipy's t-test and Wilcoxon test,
+"""trecqr.report.stats.paired and trecqr.report.stats.corrections against their references, on the
+CAsT 2021 organisers' runs (map and ndcg_cut.3 per topic): scipy's t-test and Wilcoxon test,
 statsmodels' multipletests, and trecqr compare's own kernels (report/compare.py), which these
 modules are to replace."""
 

@@ -3,16 +3,18 @@
 Every year's topic file goes through :func:`read_cast_topics`; the year is told from the file's
 shape (:func:`detect_year`), never from its name:
 
-=====  ==========================================================  =================================
+=====  ==========================================================  ========================
 year   shape                                                       published turns
-=====  ==========================================================  =================================
-2019   turns carry only ``number`` and ``raw_utterance``            479 in 50 topics (evaluation)
+=====  ==========================================================  ========================
+2019   turns carry only ``number`` and ``raw_utterance``            479 in 50 topics
+                                                                   (evaluation)
 2020   ``manual_canonical_result_id`` / ``automatic_...``           216 in 25 topics
 2021   ``canonical_result_id`` + ``passage_id`` (+ ``passage``)     239 in 26 topics
-2022   tree: ``participant`` User/System turns with ``parent``      205 evaluated user turns, 18 topics
-2022   flattened-duplicated: one conversation per root-to-leaf      50 paths over 18 topics, the same
-       path, string turn numbers ``1-3``, ``response`` on the turn  205 user turns
-=====  ==========================================================  =================================
+2022   tree: ``participant`` User/System turns with ``parent``      205 evaluated user turns,
+                                                                   18 topics
+2022   flattened-duplicated: one conversation per root-to-leaf      50 paths over 18 topics,
+       path, string turn numbers ``1-3``, ``response`` on the turn  the same 205 user turns
+=====  ==========================================================  ========================
 
 CAsT 2022 topics are trees. A user turn's context is its branch: the user utterances and system
 responses met following ``parent`` from the turn up to the root (oldest first), not the file

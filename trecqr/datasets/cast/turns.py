@@ -2,9 +2,9 @@
 
 The reading half of :mod:`trecqr.datasets.cast.topics`: each year's JSON shape (2019-2021 linear
 conversations, 2022 trees and flattened-duplicated paths) has its own walk to user turns, their
-context and their responses' provenance; :mod:`trecqr.datasets.cast.topics` tells the year, keeps the
-evaluated turns and writes topics and qrels. :func:`trecqr.datasets.records.load_json` reads the files, as it does iKAT's and the report
-groups', with the same one-line errors.
+context and their responses' provenance; :mod:`trecqr.datasets.cast.topics` tells the year,
+keeps the evaluated turns and writes topics and qrels. :func:`trecqr.datasets.records.load_json`
+reads the files, as it does iKAT's and the report groups', with the same one-line errors.
 """
 
 from __future__ import annotations

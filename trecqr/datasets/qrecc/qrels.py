@@ -46,8 +46,9 @@ def _parse_turn_id(qid: str, source: str, line: int | None) -> tuple[str, str]:
     try:
         conv, turn, style = split_id(qid)
     except UsageError:
-        raise InputError(source, line, f"turn id {qid!r} is not <conv>_<turn> in a known style "
-                                       "(e.g. 1_2, 1-2, QReCC-Test_1_2, topiocqa-dev_1_1)") from None
+        raise InputError(source, line,
+                         f"turn id {qid!r} is not <conv>_<turn> in a known style "
+                         "(e.g. 1_2, 1-2, QReCC-Test_1_2, topiocqa-dev_1_1)") from None
     return f"{conv}_{turn}", style
 
 

@@ -167,8 +167,8 @@ def qrecc_topics(turns: list, query_field: str = "raw", *, rewrites=None, missin
     query_field: ``raw`` (``Question``), ``human`` (``Rewrite``/``Truth_rewrite``),
     ``context`` (earlier questions and answers, oldest first, then the question, joined by sep,
     ``" [SEP] "`` by default; a first turn is its question alone) or ``rewrite`` (the file
-    ``rewrites``, read by :func:`trecqr.datasets.rewrites.topics.read_rewrites`, matched to the turns
-    by (conversation, turn) whatever its id style). A missing or empty human or supplied
+    ``rewrites``, read by :func:`trecqr.datasets.rewrites.topics.read_rewrites`, matched to the
+    turns by (conversation, turn) whatever its id style). A missing or empty human or supplied
     rewrite follows ``missing``: ``raw`` (the question), ``drop`` or ``error``. Metadata:
     ``conversation_source`` (quac, nq, trec) where the file gives it.
     """

@@ -1,6 +1,7 @@
 """Reading a rewrites file (JSONL from model inference, or TSV) into ids and candidate values,
 before any missing-rewrite policy: :func:`parse_rewrites`, which
-:mod:`trecqr.datasets.rewrites.topics` and :mod:`trecqr.datasets.rewrites.candidates` then match to the turns.
+:mod:`trecqr.datasets.rewrites.topics` and :mod:`trecqr.datasets.rewrites.candidates` then match
+to the turns.
 
 Kept apart from the policies because reading is where a file's shape is judged: a field named
 by an option that no record has is refused first (listing the file's fields), the id and

@@ -137,9 +137,10 @@ def read_rewrites(path, *, format: str | None = None, id_field=None, rewrite_fie
                   missing: str = "raw", raw=None, qid_style: str | None = None,
                   human=None, options: dict | None = None) -> Rewrites:
     """Read model rewrites (JSONL or TSV) into topics, applying the missing-rewrite policy; a
-    record with several candidates gives its first usable one (trecqr.datasets.rewrites.candidates reads
-    them all). human: the human rewrites for ``missing="human"`` (Topics or {qid: text};
-    default: each record's own human-rewrite field). options: see :func:`parse_rewrites`."""
+    record with several candidates gives its first usable one
+    (trecqr.datasets.rewrites.candidates reads them all). human: the human rewrites for
+    ``missing="human"`` (Topics or {qid: text}; default: each record's own human-rewrite field).
+    options: see :func:`parse_rewrites`."""
     check_policy(missing)
     parsed = parse_rewrites(path, format=format, id_field=id_field, rewrite_field=rewrite_field,
                             options=options)

@@ -88,13 +88,15 @@ from trecqr.datasets.sessions.model import (
 )
 from trecqr.datasets.sessions.model import dedup_queries as _dedup
 from trecqr.datasets.sessions.model import read_session_text as _read_text
-from trecqr.datasets.sessions.readers import (  # the readers of HRED-qs .ses files and aol-ia, public here too
+# the readers of HRED-qs .ses files and aol-ia, public here too
+from trecqr.datasets.sessions.readers import (
     iter_qlogs,
     load_aolia_sessions,
     read_aolia_qlogs,
     read_hredqs_sessions,
 )
-from trecqr.datasets.sessions.trec import (  # instances as TREC files, and candidate scores: public here too
+# instances as TREC files, and candidate scores: public here too
+from trecqr.datasets.sessions.trec import (
     line_records,
     read_candidate_scores,
     read_hredqs_scores,
@@ -176,7 +178,8 @@ def read_webis_smc(path, *, split: str = "time", gap: float | None = DEFAULT_GAP
         if n == 1 and cols[0] == "UserID":
             continue
         if len(cols) < 6:
-            raise InputError(name, n, f"expected at least 6 tab-separated fields, found {len(cols)}")
+            raise InputError(name, n,
+                             f"expected at least 6 tab-separated fields, found {len(cols)}")
         users.append(cols[0])
         queries.append(cols[1])
         times.append(_parse_time(cols[2], name, n))
