@@ -38,25 +38,26 @@ def weight_grid(n_runs: int, step: float = 0.1) -> list:
     return [list(seq) for seq in product(*[weights] * n_runs) if sum(seq) == 1.0]
 
 
-#: the methods with one parameter, whose grids trials() knows
-_TUNABLE = ("combgmnz", "logn_isr", "rbc", "rrf", "probfuse", "slidefuse")
+#: the methods with one parameter: its name and its grid, as ranx's optimize_fusion searches it
+_GRIDS = {
+    "combgmnz": ("gamma", lambda: _grid(0.01, 1.0, 0.01)),
+    "logn_isr": ("sigma", lambda: _grid(0.01, 1.0, 0.01)),
+    "rbc": ("phi", lambda: _grid(0.01, 1.0, 0.01)),
+    "rrf": ("k", lambda: list(range(10, 101, 10))),
+    "probfuse": ("n_segments", lambda: list(range(1, 101))),
+    "slidefuse": ("w", lambda: list(range(1, 101))),
+}
 
 
 def trials(method: str, n_runs: int) -> tuple:
     """(parameter name, values) of method's grid."""
     if method in WEIGHTED:
         return "weights", weight_grid(n_runs)
-    if method in ("combgmnz", "logn_isr", "rbc"):
-        name = {"combgmnz": "gamma", "logn_isr": "sigma", "rbc": "phi"}[method]
-        return name, _grid(0.01, 1.0, 0.01)
-    if method == "rrf":
-        return "k", list(range(10, 101, 10))
-    if method == "probfuse":
-        return "n_segments", list(range(1, 101))
-    if method == "slidefuse":
-        return "w", list(range(1, 101))
+    if method in _GRIDS:
+        name, grid = _GRIDS[method]
+        return name, grid()
     raise UsageError(f"{method} has no parameter to optimise (ranx's optimize_fusion "
-                     f"supports {', '.join(WEIGHTED + _TUNABLE + ONLY_TRAINED)})")
+                     f"supports {', '.join(WEIGHTED + tuple(_GRIDS) + ONLY_TRAINED)})")
 
 
 def grid_search(qrels, runs, method: str = "wsum", norm="min-max", measure: str = "ndcg"):
