@@ -90,14 +90,31 @@ def hand(turns, minilm):
 
 
 @pytest.fixture(scope="module")
-def aggregated(index, turns):
-    """{how: (vectors, chosen)} and {how: its run (k=100)} of the turns' three candidates."""
+def encoded(index, turns):
+    """The turns' three candidates encoded once (cv.encode_candidates), as cqr encodes them for
+    all its aggregations."""
     qids, cands = turns
-    vectors = {how: cv.candidate_query_vectors(index, cands, how=how, qids=qids)
-               for how in cv.HOWS}
-    runs = {how: cv.search_candidates(index, qids, cands, how=how, k=100, run_id=how)
-            for how in cv.HOWS}
+    return cv.encode_candidates(index, cands, qids=qids)
+
+
+@pytest.fixture(scope="module")
+def aggregated(index, turns, encoded):
+    """{how: (vectors, chosen)} and {how: its run (k=100)} of the turns' three candidates, from
+    the encoded candidates, but the mean's vectors, which candidate_query_vectors encodes
+    itself (search_candidates encoding them itself: the tests below)."""
+    qids, cands = turns
+    vectors = {how: cv.aggregate(encoded, how) for how in cv.HOWS}
+    vectors["mean"] = cv.candidate_query_vectors(index, cands, how="mean", qids=qids)
+    runs = {how: cv.search_candidates(index, qids, cands, how=how, k=100, run_id=how,
+                                      encoded=encoded) for how in cv.HOWS}
     return vectors, runs
+
+
+def test_encoded_once_or_each_time_the_same_vectors(aggregated, encoded):
+    """The embeddings encode_candidates gives every aggregation are those each call makes: the
+    same texts in the same batches."""
+    assert np.array_equal(aggregated[0]["mean"][0], cv.aggregate(encoded, "mean")[0])
+    assert encoded.counts == [3] * N_TURNS and encoded.responses is None
 
 
 def test_mean_and_sc_vectors_by_hand(aggregated, hand, turns):
@@ -254,6 +271,9 @@ def test_bad_input_is_a_usage_error(index, turns):
         cv.candidate_query_vectors(fake, cands, how="mean")
     with pytest.raises(UsageError, match="k must be at least 1"):
         cv.search_candidates(index, qids, cands, how="mean", k=0, run_id="x")
+    with pytest.raises(UsageError, match="embeddings of other candidates or responses"):
+        cv.search_candidates(index, qids[:2], cands[:2], how="sc", k=5, run_id="x",
+                             encoded=cv.encode_candidates(index, [c[:2] for c in cands[:2]]))
 
 
 def test_an_index_folder_is_loaded(index, turns):

@@ -63,12 +63,29 @@ def index(qrecc_demo_dense_index):
     return qrecc_demo_dense_index
 
 
+ENCODED: list = []  # the number of texts of each encoder call while `report` is made
+
+
 @pytest.fixture(scope="module")
 def report(files, index, tmp_path_factory):
     rewrites, qrels = files
-    return trecqr.cqr(qrels, rewrites=[rewrites], index=index, names=["ed"],
-                      rewrite_field=FIELDS, candidates=["each", "mean", "sc"],
-                      runs_dir=tmp_path_factory.mktemp("cand-dense-runs"))
+    real = dense._encode
+
+    def counting(model, texts, *a, **kw):
+        ENCODED.append(len(texts))
+        return real(model, texts, *a, **kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dense, "_encode", counting)
+        return trecqr.cqr(qrels, rewrites=[rewrites], index=index, names=["ed"],
+                          rewrite_field=FIELDS, candidates=["each", "mean", "sc"],
+                          runs_dir=tmp_path_factory.mktemp("cand-dense-runs"))
+
+
+def test_mean_and_sc_encode_the_candidates_once(report):
+    """each: a search per candidate (100 queries each); mean and sc: the 300 candidates
+    encoded once, for both."""
+    assert ENCODED == [100, 100, 100, 3 * N_TURNS]
 
 
 def test_mean_and_sc_rows(report):

@@ -37,7 +37,8 @@ fill or drop it first). A blank candidate is encoded as given, as LLM4CS would.
 
 All rewrites of all turns are encoded in one pass, as :func:`~.dense.search` encodes topics
 (one encoder call per chunk of batch_size x 16 texts), the responses in another; only the
-per-turn arithmetic is a Python loop over numpy arrays.
+per-turn arithmetic is a Python loop over numpy arrays. The embeddings (:class:`Encoded`) serve
+every aggregation: ``cqr --candidates mean,sc`` encodes an input's candidates once.
 
 The tie rule is the one departure from LLM4CS's code: its ``np.argmax`` on float32 sums would
 decide two-candidate turns on a cosine index by rounding alone (on the 927 QReCC demo turns
@@ -47,6 +48,7 @@ with GPT_rewrite and Editor_rewrite, it would pick the editor's on 217).
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -110,30 +112,50 @@ def closest_candidate(embeddings: np.ndarray) -> int:
     return int(np.flatnonzero(sums >= top - TIE_TOLERANCE * max(abs(top), 1e-30))[0])
 
 
-def candidate_query_vectors(index, candidates, *, how: str, responses=None, qids=None,
-                            batch_size: int = dense.DEFAULT_BATCH_SIZE,
-                            show_progress: bool = False):
-    """(vectors, chosen): one float32 query vector per turn (rows in turn order) by LLM4CS's
-    aggregation ``how``, and per turn the 0-based index of the candidate searched (``first``:
-    0; ``sc``: the self-consistent one), or None for ``mean``.
+class Encoded(NamedTuple):
+    """The embeddings every aggregation of the same candidates reads (rows: the turns'
+    candidates in order), so ``mean`` and ``sc`` of one input encode its candidates once."""
 
-    candidates: per turn a list of rewrite strings; responses: None or per turn a list of the
-    same length (a response per candidate); qids only name turns in errors.
-    """
+    rewrites: np.ndarray
+    responses: np.ndarray | None  # a row per candidate's response, or None
+    counts: list  # candidates per turn
+
+
+def _known(how: str) -> None:
     if how not in HOWS:
         raise UsageError(f"unknown candidate aggregation {how!r} (one of {', '.join(HOWS)})")
+
+
+def encode_candidates(index, candidates, *, responses=None, qids=None,
+                      batch_size: int = dense.DEFAULT_BATCH_SIZE, n_threads: int | None = None,
+                      show_progress: bool = False) -> Encoded:
+    """The candidates' embeddings (all turns in one pass, as queries are encoded) and the
+    responses' (as passages are); responses: None or per turn a list of the same length (a
+    response per candidate); qids only name turns in errors; n_threads: torch's for the call
+    (None: as it is)."""
     if batch_size < 1:
         raise UsageError("batch_size must be at least 1")
     handle = dense_handle(index)
     candidates = [list(c) for c in candidates]
     counts = _check(candidates, responses, qids)
     flat = [text for turn in candidates for text in turn]
-    rewrites = dense.encode_texts(handle, flat, batch_size, show_progress)
-    answers = None
-    if responses is not None:
-        answers = _encode_responses(handle, [t for turn in responses for t in turn], batch_size)
+    with dense.thread_limit(n_threads):
+        rewrites = dense.encode_texts(handle, flat, batch_size, show_progress)
+        answers = None
+        if responses is not None:
+            answers = _encode_responses(handle, [t for turn in responses for t in turn],
+                                        batch_size)
+    return Encoded(rewrites, answers, counts)
+
+
+def aggregate(encoded: Encoded, how: str):
+    """(vectors, chosen) of encoded candidates by LLM4CS's aggregation ``how``: one float32
+    query vector per turn, and per turn the 0-based index of the candidate searched
+    (``first``: 0; ``sc``: the self-consistent one), or None for ``mean``."""
+    _known(how)
+    rewrites, answers, counts = encoded
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    vectors = np.empty((len(candidates), rewrites.shape[1]), np.float32)
+    vectors = np.empty((len(counts), rewrites.shape[1]), np.float32)
     chosen = None if how == "mean" else []
     for i, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
         q = rewrites[a:b]
@@ -147,23 +169,41 @@ def candidate_query_vectors(index, candidates, *, how: str, responses=None, qids
     return vectors, chosen
 
 
+def candidate_query_vectors(index, candidates, *, how: str, responses=None, qids=None,
+                            batch_size: int = dense.DEFAULT_BATCH_SIZE,
+                            show_progress: bool = False):
+    """(vectors, chosen) of :func:`aggregate`: the candidates encoded
+    (:func:`encode_candidates`) and aggregated by ``how``."""
+    _known(how)
+    return aggregate(encode_candidates(index, candidates, responses=responses, qids=qids,
+                                       batch_size=batch_size, show_progress=show_progress), how)
+
+
 def search_candidates(index, qids, candidates, *, how: str, responses=None, k: int,
                       run_id: str, batch_size: int = dense.DEFAULT_BATCH_SIZE,
-                      n_threads: int | None = 1, show_progress: bool = False):
+                      n_threads: int | None = 1, show_progress: bool = False,
+                      encoded: Encoded | None = None):
     """(Run, chosen): the dense run of one aggregated query vector per turn
     (:func:`candidate_query_vectors`), as :func:`~.dense.search` makes runs (min(k, passages)
-    rows per turn, trec_eval order, float32 inner products), and the candidates chosen."""
+    rows per turn, trec_eval order, float32 inner products), and the candidates chosen.
+    encoded: these candidates' (and responses') :func:`encode_candidates`, when another
+    aggregation of them has encoded them already."""
     qids = [str(q) for q in qids]
     candidates = [list(c) for c in candidates]
+    _known(how)
     if k < 1:
         raise UsageError("k must be at least 1")
     if len(qids) != len(candidates):
         raise UsageError(f"{len(qids)} turns but {len(candidates)} lists of candidates")
+    if encoded is not None and (encoded.counts != [len(c) for c in candidates]
+                                or (encoded.responses is None) != (responses is None)):
+        raise UsageError("encoded= holds the embeddings of other candidates or responses")
     handle = dense_handle(index)
     with dense.thread_limit(n_threads):
-        vectors, chosen = candidate_query_vectors(
-            handle, candidates, how=how, responses=responses, qids=qids,
-            batch_size=batch_size, show_progress=show_progress)
+        if encoded is None:
+            encoded = encode_candidates(handle, candidates, responses=responses, qids=qids,
+                                        batch_size=batch_size, show_progress=show_progress)
+        vectors, chosen = aggregate(encoded, how)
         shown = [c[0] for c in candidates] if chosen is None else \
             [c[j] for c, j in zip(candidates, chosen)]
         topics = Topics(qids, shown, source=f"<{how} of candidates>")

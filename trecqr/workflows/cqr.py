@@ -52,7 +52,7 @@ from trecqr.runtime.output_paths import check_output_folder
 from trecqr.runtime.transactions import new_output_dir
 from trecqr.retrieval.backends import build_index, load_index
 from trecqr.retrieval.bm25 import DEFAULT_B, DEFAULT_K1
-from trecqr.retrieval.candidate_vectors import search_candidates
+from trecqr.retrieval.candidate_vectors import encode_candidates, search_candidates
 from trecqr.workflows.cqr_candidates import (candidate_rows, check_policies, cqr_runid,
                                               dense_lists)
 from trecqr.retrieval.indexdir import read_manifest
@@ -299,12 +299,20 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
                           None if tmp_runs else os.path.abspath(run_path), scores,
                           coverage, rw_info, notes, info)
 
+        encoded: dict = {}  # id(rewrites input) -> its candidates' embeddings
+
         def dense(how, runid, cands):
-            """LLM4CS' mean/sc run of a rewrites input (trecqr/retrieval/candidate_vectors.py)."""
+            """LLM4CS' mean/sc run of a rewrites input (trecqr/retrieval/candidate_vectors.py);
+            its candidates are encoded once, however many of the two it asks for."""
             qids, texts, replies, present = dense_lists(cands.sets, cands.responses)
+            if id(cands) not in encoded:
+                encoded[id(cands)] = encode_candidates(
+                    loaded, texts, responses=replies, qids=qids, n_threads=n_threads,
+                    show_progress=show_progress)
             run, chosen = search_candidates(loaded, qids, texts, how=how, responses=replies,
                                             k=k, run_id=runid, n_threads=n_threads,
-                                            show_progress=show_progress)
+                                            show_progress=show_progress,
+                                            encoded=encoded[id(cands)])
             if how == "mean":
                 return run, None
             return run, {q: present[j][c] for j, (q, c) in enumerate(zip(qids, chosen))}
