@@ -215,3 +215,24 @@ def test_scai_run_without_run_out_is_a_usage_error(tmp_path):
     assert res.stderr.splitlines()[-1] == ("Error: --run-out needs --scai-run FILE (the SCAI run "
                                            "to convert)")
     assert list(tmp_path.iterdir()) == []
+
+
+CAST_DEMO = FX / "cast2021-demo"
+
+
+@pytest.mark.parametrize("extra,line", [
+    (["--collection", CAST_DEMO / "collection.jsonl", "--max-seq-length", "128"],
+     "--max-seq-length is for --backend dense"),
+    (["--index", "idx", "--backend", "dense", "--max-seq-length", "128"],
+     "--max-seq-length builds the index of --collection (an --index was encoded when it was "
+     "built)"),
+    (["--index", "idx", "--backend", "dense", "--model", "m"],
+     "--model builds the index of --collection (an --index was encoded when it was built)"),
+])
+def test_cqr_encoding_options_without_a_dense_collection(tmp_path, extra, line):
+    """cqr's --model and --max-seq-length say how --collection's dense index is built: with
+    another backend, or an --index already built, they are refused, not ignored."""
+    res = run_cli(["cqr", "--qrels", CAST_DEMO / "qrels.txt", "--topics",
+                   CAST_DEMO / "topics-raw.tsv", *extra], cwd=tmp_path)
+    assert res.exit_code == 2 and res.stderr == f"trecqr: {line}\n"
+    assert list(tmp_path.iterdir()) == []

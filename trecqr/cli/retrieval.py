@@ -234,6 +234,9 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
               show_default=True, help="Backend for --collection (an --index knows its own).")
 @click.option("--model", default=None,
               help="dense: local sentence-transformers model folder for --collection.")
+@click.option("--max-seq-length", type=click.IntRange(1), default=None,
+              help="dense: truncate texts to N tokens for --collection (default: the "
+                   "preset's, else the model's).")
 @click.option("--dataset", type=click.Choice(DATASETS), default=None,
               help="Read turns from this dataset's file (--dataset-file): the raw questions "
                    "for rewrites, and the --query-field rows.")
@@ -288,9 +291,9 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
                    "--groups filters its turns.")
 @click.option("--manual", default=None, metavar="FILE",
               help="--html: the manual rewrites (topics) the page shows beside each row's.")
-def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, dataset_file,
-                query_fields, topics, rewrites, rewrite_fields, policies, with_response,
-                response_field, raw_path, missing, min_results, preset, k,
+def cqr_command(qrels, index_dir, collection, backend_name, model, max_seq_length, dataset,
+                dataset_file, query_fields, topics, rewrites, rewrite_fields, policies,
+                with_response, response_field, raw_path, missing, min_results, preset, k,
                 runs_dir, names, fmt, output, threads, quiet, protocol, groups, html_page,
                 manual):
     """Search each topics/rewrites input and report RR@3, MRR, NDCG@3, R@10, R@100 + coverage.
@@ -321,8 +324,15 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                                  f"with trecqr eval --protocol {protocol}")
         if collection is not None:
             check_collection(collection)
-        if model is not None and backend_name != "dense":
-            raise UsageError("--model is for --backend dense")
+        encoding = {key: value for key, value in (("model", model),
+                                                  ("max_seq_length", max_seq_length))
+                    if value is not None}  # of the dense index --collection builds
+        for name in encoding:
+            if backend_name != "dense":
+                raise UsageError(f"--{name.replace('_', '-')} is for --backend dense")
+            if collection is None:
+                raise UsageError(f"--{name.replace('_', '-')} builds the index of --collection "
+                                 "(an --index was encoded when it was built)")
         if response_field is not None and not with_response:
             raise UsageError("--response-field goes with --with-response")
         rd = runs_dir
@@ -337,7 +347,7 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, dataset, data
                                  index=index_dir, collection=collection, preset=preset, k=k,
                                  runs_dir=rd, names=names, n_threads=threads,
                                  show_progress=not quiet, backend=backend_name,
-                                 index_params={"model": model} if model is not None else None,
+                                 index_params=encoding or None,
                                  dataset=dataset, dataset_file=dataset_file,
                                  query_fields=query_fields, protocol=protocol,
                                  min_results=min_results, candidates=policies,
