@@ -220,3 +220,16 @@ def test_a_row_named_with_spaces_keeps_six_fields_a_line(index, tmp_path):
     assert {len(line.split()) for line in lines} == {6}
     assert {line.split()[5] for line in lines} == {"cqr-raw_question"}
     assert round(report.rows[0].scores["MRR"], 4) == EXPECTED["raw"]["MRR"]
+
+
+def test_index_params_without_a_collection_are_refused(tmp_path):
+    """index_params say how collection='s index is built: beside an index already built (its
+    passages encoded then) they are refused, not ignored, as cqr's --model and
+    --max-seq-length are on the command line."""
+    from trecqr.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"index_params \(max_seq_length\) build the index of "
+                                         "collection=, which is not given"):
+        cqr(QRELS, DEMO / "topics-raw.tsv", index=tmp_path / "idx",
+            index_params={"max_seq_length": 128})
+    assert list(tmp_path.iterdir()) == []

@@ -149,6 +149,9 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
         raise UsageError("give at least one topics or rewrites file")
     if index is None and collection is None:
         raise UsageError("give an index (--index) or a collection to index (--collection)")
+    if index_params and collection is None:  # not ignored: an index is encoded when built
+        raise UsageError(f"index_params ({', '.join(sorted(index_params))}) build the index of "
+                         "collection=, which is not given")
     policies = check_policies(candidates, backend if collection is not None else
                               read_manifest(index)["backend"])
     if not rewrites and any(c.name != "first" for c in policies):
