@@ -233,3 +233,19 @@ def test_index_params_without_a_collection_are_refused(tmp_path):
         cqr(QRELS, DEMO / "topics-raw.tsv", index=tmp_path / "idx",
             index_params={"max_seq_length": 128})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_backend_beside_an_index_must_be_its_own(index, tmp_path):
+    """--backend chooses how --collection is indexed; an --index alone knows its own, so a
+    backend given beside it that is not that one is refused before any search (it was
+    ignored), and its own is taken as given."""
+    res = run_cli(["cqr", "--qrels", QRELS, "--index", index, "--backend", "dense", "--topics",
+                   DEMO / "topics-raw.tsv", "--runs-dir", tmp_path / "runs"])
+    assert res.exit_code == 2 and res.stderr == (
+        f"trecqr: {index}: a bm25s index, not dense (the backend is chosen when a collection "
+        "is indexed; an index knows its own)\n")
+    assert list(tmp_path.iterdir()) == []
+    report = cqr(QRELS, [DEMO / "topics-raw.tsv"], index=index, backend="bm25s",
+                 preset="qrecc-test")
+    assert report.backend == "bm25s"
+    assert round(report.rows[0].scores["MRR"], 4) == EXPECTED["raw"]["MRR"]

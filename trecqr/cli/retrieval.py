@@ -230,8 +230,9 @@ def search_command(index_dir, topics, out_path, k, topics_format, dataset, datas
 @click.option("--collection", default=None,
               help="TSV/JSONL collection or irds:<dataset id> to index first (a temporary "
                    "index unless --index).")
-@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default="bm25s",
-              show_default=True, help="Backend for --collection (an --index knows its own).")
+@click.option("--backend", "backend_name", type=click.Choice(BACKENDS), default=None,
+              help="Backend for --collection [default: bm25s]; an --index alone knows its own "
+                   "(given beside one, it must be that one).")
 @click.option("--model", default=None,
               help="dense: local sentence-transformers model folder for --collection.")
 @click.option("--max-seq-length", type=click.IntRange(1), default=None,
@@ -328,11 +329,11 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, max_seq_lengt
                                                   ("max_seq_length", max_seq_length))
                     if value is not None}  # of the dense index --collection builds
         for name in encoding:
-            if backend_name != "dense":
-                raise UsageError(f"--{name.replace('_', '-')} is for --backend dense")
             if collection is None:
                 raise UsageError(f"--{name.replace('_', '-')} builds the index of --collection "
                                  "(an --index was encoded when it was built)")
+            if backend_name != "dense":
+                raise UsageError(f"--{name.replace('_', '-')} is for --backend dense")
         if response_field is not None and not with_response:
             raise UsageError("--response-field goes with --with-response")
         rd = runs_dir

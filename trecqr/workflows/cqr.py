@@ -115,7 +115,7 @@ def _column_results(q, run, rr3: str, threshold: int) -> tuple:
 def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, index=None,
         collection=None, preset: str | None = None, k: int | None = None, runs_dir=None,
         names=None, n_threads: int = 1, show_progress: bool = False,
-        collection_format: str | None = None, backend: str = "bm25s",
+        collection_format: str | None = None, backend: str | None = None,
         index_params: dict | None = None, dataset: str | None = None, dataset_file=None,
         query_fields=(), protocol: str | None = None,
         min_results: int | None = None, candidates=("first",), rewrite_field=None,
@@ -123,13 +123,15 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     """Search and score every topics/rewrites input; one :class:`CqrRow` per input.
 
     index: a trecqr index folder (any backend, or a bare Lucene index); with collection, the
-    folder to build it into with ``backend`` (kept); collection alone: built into a temporary
-    folder, removed afterwards. preset: k1/b for a BM25 build, the depth (unless k is given) and
-    the relevance threshold. runs_dir: where the runs are kept; without it they are written to a
-    temporary folder removed before returning (each row's ``run`` and the report's ``runs_dir``
-    are then None). dataset + dataset_file: read topics from the dataset (one row per query field
-    in query_fields, and rewrites are matched to the dataset's turns, falling back on its raw
-    questions); raw: a raw-question topics file playing that part without a dataset.
+    folder to build it into with ``backend`` (default bm25s; kept); collection alone: built into
+    a temporary folder, removed afterwards. An index alone knows its backend: a ``backend``
+    given beside it must be that one. preset: k1/b for a BM25 build, the depth (unless k is
+    given) and the relevance threshold. runs_dir: where the runs are kept; without it they are
+    written to a temporary folder removed before returning (each row's ``run`` and the report's
+    ``runs_dir`` are then None). dataset + dataset_file: read topics from the dataset (one row
+    per query field in query_fields, and rewrites are matched to the dataset's turns, falling
+    back on its raw questions); raw: a raw-question topics file playing that part without a
+    dataset.
     candidates: what to do with several candidate rewrites per turn (a rewrite field holding a
     list, or several names in rewrite_field): ``first``, ``each``, ``fuse[:METHOD]``, ``mean``,
     ``sc``, ``oracle``, or a list of them (one or more rows each; :mod:`.cqr_candidates`);
@@ -152,8 +154,14 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     if index_params and collection is None:  # not ignored: an index is encoded when built
         raise UsageError(f"index_params ({', '.join(sorted(index_params))}) build the index of "
                          "collection=, which is not given")
-    policies = check_policies(candidates, backend if collection is not None else
-                              read_manifest(index)["backend"])
+    if collection is None:
+        own = read_manifest(index)["backend"]
+        if backend not in (None, own):  # not ignored: the index was built with its own
+            raise UsageError(f"{os.fspath(index)}: a {own} index, not {backend} (the backend "
+                             "is chosen when a collection is indexed; an index knows its own)")
+        backend = own
+    backend = backend or "bm25s"
+    policies = check_policies(candidates, backend)
     if not rewrites and any(c.name != "first" for c in policies):
         raise hinted(UsageError("candidates policies choose among the candidates of a rewrites "
                                 "input, and there is none"), "give rewrites=", "give --rewrites")
