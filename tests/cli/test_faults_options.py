@@ -224,10 +224,11 @@ CAST_DEMO = FX / "cast2021-demo"
     (["--collection", CAST_DEMO / "collection.jsonl", "--max-seq-length", "128"],
      "--max-seq-length is for --backend dense"),
     (["--index", "idx", "--backend", "dense", "--max-seq-length", "128"],
-     "--max-seq-length builds the index of --collection (an --index was encoded when it was "
-     "built)"),
-    (["--index", "idx", "--backend", "dense", "--model", "m"],
-     "--model builds the index of --collection (an --index was encoded when it was built)"),
+     "index parameters say how a collection is indexed; an index already built keeps its own; "
+     "--max-seq-length needs --collection"),
+    (["--index", "idx", "--model", "m", "--max-seq-length", "128"],
+     "index parameters say how a collection is indexed; an index already built keeps its own; "
+     "--max-seq-length and --model need --collection"),
 ])
 def test_cqr_encoding_options_without_a_dense_collection(tmp_path, extra, line):
     """cqr's --model and --max-seq-length say how --collection's dense index is built: with

@@ -325,14 +325,12 @@ def cqr_command(qrels, index_dir, collection, backend_name, model, max_seq_lengt
                                  f"with trecqr eval --protocol {protocol}")
         if collection is not None:
             check_collection(collection)
+        # how --collection's dense index is built (beside an --index alone, cqr refuses them)
         encoding = {key: value for key, value in (("model", model),
                                                   ("max_seq_length", max_seq_length))
-                    if value is not None}  # of the dense index --collection builds
+                    if value is not None}
         for name in encoding:
-            if collection is None:
-                raise UsageError(f"--{name.replace('_', '-')} builds the index of --collection "
-                                 "(an --index was encoded when it was built)")
-            if backend_name != "dense":
+            if collection is not None and backend_name != "dense":
                 raise UsageError(f"--{name.replace('_', '-')} is for --backend dense")
         if response_field is not None and not with_response:
             raise UsageError("--response-field goes with --with-response")

@@ -152,8 +152,12 @@ def cqr(qrels, topics=(), *, rewrites=(), raw=None, missing: str | None = None, 
     if index is None and collection is None:
         raise UsageError("give an index (--index) or a collection to index (--collection)")
     if index_params and collection is None:  # not ignored: an index is encoded when built
-        raise UsageError(f"index_params ({', '.join(sorted(index_params))}) build the index of "
-                         "collection=, which is not given")
+        names = sorted(index_params)
+        raise hinted(UsageError("index parameters say how a collection is indexed; an index "
+                                "already built keeps its own"),
+                     f"index_params ({', '.join(names)}) need collection=",
+                     f"{' and '.join('--' + n.replace('_', '-') for n in names)} "
+                     f"need{'s' if len(names) == 1 else ''} --collection")
     if collection is None:
         own = read_manifest(index)["backend"]
         if backend not in (None, own):  # not ignored: the index was built with its own
